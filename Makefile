@@ -1,0 +1,37 @@
+# Fresh-machine entry points. Each target sets up its own virtual environment.
+# Python 3.12 is required (Mesa >= 3.5); where pyenv is present, 3.12.1 is selected.
+SHELL := /bin/bash
+PY ?= $(shell if command -v pyenv >/dev/null 2>&1 && pyenv versions --bare 2>/dev/null | grep -qx '3.12.1'; then echo "env PYENV_VERSION=3.12.1 python3"; elif command -v python3.12 >/dev/null 2>&1; then echo python3.12; else echo python3; fi)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test test-slow lint bench clean venv
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -c 'import sys; assert sys.version_info >= (3, 12), "Python 3.12+ required, got " + sys.version'
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/speedtrap demo
+
+test: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks experiments
+	$(BIN)/python -m pytest -q
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks experiments
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_pool.py
+
+clean:
+	rm -rf $(VENV) results .pytest_cache

@@ -1,0 +1,5 @@
+"""Mesa models: wiring, timing and measurement."""
+
+from speedtrap.models.base import EventModel
+
+__all__ = ["EventModel"]
