@@ -1,6 +1,30 @@
 """Inference physics and the serving pool. Knows nothing of developers; never imports Mesa."""
 
+from speedtrap.serving.economics import (
+    ProviderEconomics,
+    cost_usd_per_mtok,
+    provider_economics,
+    revenue_usd_per_chip_hour,
+)
+from speedtrap.serving.pareto import pareto_frontier
+from speedtrap.serving.pool import ServingPool
 from speedtrap.serving.pricing import request_cost_usd
+from speedtrap.serving.replica import ReplicaPhysics
+from speedtrap.serving.request import REQUEST_COLUMNS, Request
 from speedtrap.serving.speed import FixedRate, SharedRate, SpeedModel
 
-__all__ = ["FixedRate", "SharedRate", "SpeedModel", "request_cost_usd"]
+__all__ = [
+    "REQUEST_COLUMNS",
+    "FixedRate",
+    "ProviderEconomics",
+    "ReplicaPhysics",
+    "Request",
+    "ServingPool",
+    "SharedRate",
+    "SpeedModel",
+    "cost_usd_per_mtok",
+    "pareto_frontier",
+    "provider_economics",
+    "request_cost_usd",
+    "revenue_usd_per_chip_hour",
+]

@@ -1,0 +1,279 @@
+"""Benchmark: the serving pool as an M/M/c queue against an equivalent SimPy model.
+
+Workload (DESIGN.md §4): λ = 7.2 arrivals/s, μ = 1 /s, c = 8 slots; Erlang C gives Wq = 0.877 s.
+The pool runs it as ``OpenArrivalModel`` (a Mesa model) with ``FixedRate`` decoding: output
+tokens geometric with mean 1000 at 1000 tok/s per stream, c = replicas × batch cap. SimPy
+replays the very same arrivals and service times through ``simpy.Resource(capacity=c)``.
+Both run in this process; the script prints customers/s of each, the ratio pool/SimPy, the
+clock events per request, and both mean waits against Erlang C (± 4 batch-means standard
+errors). For reference it also times the pool on a minimal heap clock (no Mesa) and one bare
+Mesa event, which shows where the time goes.
+
+Run: ``python benchmarks/bench_pool.py [--customers 200000] [--layout 1x8]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import itertools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import simpy
+
+from speedtrap.analysis.queueing import mmc_mean_wait_s
+from speedtrap.config import Price, Tier
+from speedtrap.models.base import EventModel
+from speedtrap.models.open_arrival import ArrivalStream, OpenArrivalModel
+from speedtrap.serving.pool import ServingPool
+from speedtrap.serving.speed import FixedRate
+
+ARRIVAL_RATE_PER_S = 7.2
+SERVERS = 8
+DECODE_RATE_TOK_S = 1000.0
+MEAN_OUTPUT_TOKENS = 1000.0  # with the rate above: mean service 1 s, μ = 1
+WARMUP_FRACTION = 0.01
+
+
+@dataclass(frozen=True)
+class Timing:
+    """One engine's run of the workload."""
+
+    engine: str
+    customers: int
+    seconds: float
+    waits_s: np.ndarray  # queue waits in arrival order
+    events_per_request: float = float("nan")
+    cancelled_per_request: float = float("nan")
+
+    @property
+    def customers_per_s(self) -> float:
+        return self.customers / self.seconds
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The customers of one run: inter-arrival gaps and service demands (output tokens)."""
+
+    gaps_s: list[float]
+    output_tokens: list[int]
+
+
+def run_pool(
+    customers: int, *, replicas: int = 1, batch_cap: int = SERVERS, seed: int = 1
+) -> tuple[Timing, Workload]:
+    """The pool on its Mesa open-arrival driver, until ≈ ``customers`` have arrived and all left."""
+    horizon_s = customers / ARRIVAL_RATE_PER_S
+    start = time.perf_counter()
+    model = OpenArrivalModel(
+        speed=FixedRate(DECODE_RATE_TOK_S),
+        replicas=replicas,
+        tiers=[Tier(batch_cap=batch_cap)],
+        arrivals=[
+            ArrivalStream(
+                rate_per_s=ARRIVAL_RATE_PER_S,
+                mean_output_tokens=MEAN_OUTPUT_TOKENS,
+                input_tokens=0,
+                cached_tokens=0,
+            )
+        ],
+        arrivals_end_s=horizon_s,
+        rng=seed,
+    )
+    model.run_until(horizon_s)
+    while model.pool.in_system:
+        model.run_for(100.0)
+    seconds = time.perf_counter() - start
+    pool = model.pool
+    n = pool.submitted
+    finished = sorted(pool.finished, key=lambda r: r.id)
+    arrivals = [r.arrival_s for r in finished]
+    workload = Workload(
+        gaps_s=[b - a for a, b in zip([0.0, *arrivals[:-1]], arrivals, strict=True)],
+        output_tokens=[r.output_tokens for r in finished],
+    )
+    timing = Timing(
+        engine="pool (Mesa)",
+        customers=n,
+        seconds=seconds,
+        waits_s=np.array([r.queue_wait_s for r in finished]),
+        events_per_request=(pool.events_scheduled + n) / n,  # + one arrival event each
+        cancelled_per_request=pool.events_cancelled / n,
+    )
+    return timing, workload
+
+
+def run_simpy(workload: Workload, *, servers: int = SERVERS) -> Timing:
+    """The same customers through ``simpy.Resource(capacity=servers)``."""
+    gaps = workload.gaps_s
+    services = [k / DECODE_RATE_TOK_S for k in workload.output_tokens]
+    waits = [0.0] * len(gaps)
+    env = simpy.Environment()
+    servers_res = simpy.Resource(env, capacity=servers)
+
+    def customer(i: int):  # type: ignore[no-untyped-def]
+        arrived = env.now
+        with servers_res.request() as req:
+            yield req
+            waits[i] = env.now - arrived
+            yield env.timeout(services[i])
+
+    def source():  # type: ignore[no-untyped-def]
+        for i, gap in enumerate(gaps):
+            yield env.timeout(gap)
+            env.process(customer(i))
+
+    start = time.perf_counter()
+    env.process(source())
+    env.run()
+    seconds = time.perf_counter() - start
+    return Timing(engine="SimPy", customers=len(gaps), seconds=seconds, waits_s=np.array(waits))
+
+
+class _HeapEvent:
+    __slots__ = ("cancelled", "fn")
+
+    def __init__(self, fn: Callable[[], None]) -> None:
+        self.fn = fn
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class HeapClock:
+    """A minimal event clock (a heap of (time, seq, event) tuples, like SimPy's core), for reference."""
+
+    def __init__(self) -> None:
+        self.time = 0.0
+        self._heap: list[tuple[float, int, _HeapEvent]] = []
+        self._seq = itertools.count()
+
+    def schedule_event(
+        self, fn: Callable[[], None], *, at: float | None = None, after: float | None = None
+    ) -> _HeapEvent:
+        event = _HeapEvent(fn)
+        when = at if at is not None else self.time + (after or 0.0)
+        heapq.heappush(self._heap, (when, next(self._seq), event))
+        return event
+
+    def run(self) -> None:
+        heap = self._heap
+        while heap:
+            when, _, event = heapq.heappop(heap)
+            if not event.cancelled:
+                self.time = when
+                event.fn()
+
+
+class _Replay:
+    """Feeds a workload into a pool on a HeapClock."""
+
+    def __init__(self, clock: HeapClock, pool: ServingPool, workload: Workload) -> None:
+        self.clock, self.pool, self.workload, self.i = clock, pool, workload, 0
+
+    def arrive(self) -> None:
+        self.pool.submit(
+            tier="standard",
+            input_tokens=0,
+            cached_tokens=0,
+            output_tokens=self.workload.output_tokens[self.i],
+        )
+        self.i += 1
+        if self.i < len(self.workload.gaps_s):
+            self.clock.schedule_event(self.arrive, after=self.workload.gaps_s[self.i])
+
+
+def run_pool_heap_clock(workload: Workload, *, replicas: int = 1, batch_cap: int = SERVERS) -> Timing:
+    """The pool alone, driven by :class:`HeapClock` instead of Mesa (the pool's own cost)."""
+    start = time.perf_counter()
+    clock = HeapClock()
+    pool = ServingPool(
+        clock,
+        FixedRate(DECODE_RATE_TOK_S),
+        replicas=replicas,
+        tiers=[Tier(batch_cap=batch_cap)],
+        price=Price(),
+    )
+    replay = _Replay(clock, pool, workload)
+    clock.schedule_event(replay.arrive, after=workload.gaps_s[0])
+    clock.run()
+    seconds = time.perf_counter() - start
+    finished = sorted(pool.finished, key=lambda r: r.id)
+    return Timing(
+        engine="pool (heap clock)",
+        customers=len(finished),
+        seconds=seconds,
+        waits_s=np.array([r.queue_wait_s for r in finished]),
+        events_per_request=(pool.events_scheduled + len(finished)) / len(finished),
+        cancelled_per_request=pool.events_cancelled / len(finished),
+    )
+
+
+class _Tick:
+    def __init__(self, model: EventModel, n: int) -> None:
+        self.model, self.left = model, n
+
+    def fire(self) -> None:
+        self.left -= 1
+        if self.left:
+            self.model.schedule_event(self.fire, after=1.0)
+
+
+def mesa_event_cost_us(events: int = 100_000) -> float:
+    """Microseconds per bare Mesa event (schedule + pop + execute of a no-op bound method)."""
+    model = EventModel(rng=0)
+    tick = _Tick(model, events)
+    model.schedule_event(tick.fire, after=1.0)
+    start = time.perf_counter()
+    model.run_until(events + 1.0)
+    return (time.perf_counter() - start) / events * 1e6
+
+
+def mean_wait_check(waits_s: np.ndarray, theory_s: float, batches: int = 20) -> tuple[float, float, bool]:
+    """(mean wait, batch-means standard error, within 4 SE of theory) after a 1% warm-up."""
+    kept = waits_s[int(WARMUP_FRACTION * len(waits_s)) :]
+    means = np.array([b.mean() for b in np.array_split(kept, batches)])
+    se = float(means.std(ddof=1) / np.sqrt(batches))
+    mean = float(kept.mean())
+    return mean, se, abs(mean - theory_s) <= 4 * se
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--customers", type=int, default=200_000)
+    parser.add_argument("--layout", default="1x8", help="replicas x batch cap, product = 8 (1x8, 2x4, 8x1)")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    replicas, cap = (int(x) for x in args.layout.split("x"))
+    if replicas * cap != SERVERS:
+        parser.error(f"layout must give {SERVERS} slots, got {replicas * cap}")
+
+    theory = mmc_mean_wait_s(ARRIVAL_RATE_PER_S, 1.0, SERVERS)
+    pool, workload = run_pool(args.customers, replicas=replicas, batch_cap=cap, seed=args.seed)
+    sim = run_simpy(workload)
+    heap = run_pool_heap_clock(workload, replicas=replicas, batch_cap=cap)
+    print(f"M/M/c λ={ARRIVAL_RATE_PER_S}, μ=1, c={SERVERS} ({replicas} replicas × {cap} slots)")
+    print(f"Erlang C mean wait Wq = {theory:.3f} s")
+    for t in (pool, sim, heap):
+        mean, se, ok = mean_wait_check(t.waits_s, theory)
+        line = (
+            f"{t.engine:>18}: {t.customers} customers in {t.seconds:.2f} s = {t.customers_per_s:,.0f}/s; "
+            f"mean wait {mean:.3f} ± {se:.3f} s ({'OK' if ok else 'OFF'})"
+        )
+        if t.engine != "SimPy":
+            line += f"; events/request {t.events_per_request:.3f} (cancelled {t.cancelled_per_request:.3f})"
+        print(line)
+    print(
+        f"ratio pool/SimPy: {pool.customers_per_s / sim.customers_per_s:.2f} on a Mesa model, "
+        f"{heap.customers_per_s / sim.customers_per_s:.2f} on a minimal heap clock"
+    )
+    mesa_us = mesa_event_cost_us()
+    print(f"one bare Mesa event: {mesa_us:.1f} µs; SimPy: {1e6 / sim.customers_per_s:.1f} µs per customer")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,21 @@
+"""Closed-form models and statistics (pure functions; never imports Mesa)."""
+
+from speedtrap.analysis.queueing import (
+    erlang_b,
+    erlang_c,
+    littles_law_number,
+    mm1_ps_mean_sojourn_s,
+    mmc_mean_sojourn_s,
+    mmc_mean_wait_s,
+    priority_mmc_mean_wait_s,
+)
+
+__all__ = [
+    "erlang_b",
+    "erlang_c",
+    "littles_law_number",
+    "mm1_ps_mean_sojourn_s",
+    "mmc_mean_sojourn_s",
+    "mmc_mean_wait_s",
+    "priority_mmc_mean_wait_s",
+]

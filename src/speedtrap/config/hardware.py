@@ -1,0 +1,81 @@
+"""Accelerator hardware: memory, bandwidth, compute, latencies and rental price of one chip."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from speedtrap.config.base import Spec
+
+BYTES_PER_GB = 1e9
+BYTES_PER_TB = 1e12
+FLOP_PER_TFLOP = 1e12
+
+DEFAULT_ETA_MEM = 0.90
+"""Achieved / peak memory bandwidth: 0.87–0.92 (llm-analysis; measured GB200 bandwidth, DESIGN.md §5)."""
+
+DEFAULT_ETA_FLOP = 0.60
+"""Achieved / peak dense FLOP/s in large matrix multiplies: 0.5–0.7 (llm-analysis, DESIGN.md §5)."""
+
+DEFAULT_USABLE_MEMORY_FRACTION = 0.90
+"""Assumption: the share of chip memory that holds weights and KV cache; the rest is activations,
+runtime and fragmentation (vLLM's default ``gpu_memory_utilization`` is 0.9)."""
+
+
+class Hardware(Spec):
+    """One accelerator chip, as the decode-step roofline sees it (DESIGN.md §2, Serving).
+
+    Bandwidth and compute are per chip and are aggregated over a replica's chips. A decode step
+    costs ``max(memory time, compute time)`` plus fixed latencies: ``step_overhead_s`` per step,
+    ``layer_latency_s`` per layer, and ``multichip_layer_latency_s`` per layer when a replica spans
+    several chips (tensor/expert-parallel collectives). ``token_latency_floor_s`` is a hard minimum
+    per decode step. On SRAM machines (``memory_kind="sram"``) bandwidth is so high that the
+    per-layer pipeline latency sets the speed, and the number of chips a model needs follows from
+    the aggregate on-chip memory.
+    """
+
+    name: str = Field(min_length=1)
+    memory_kind: Literal["hbm", "sram"] = "hbm"
+    memory_gb: float = Field(gt=0, description="Memory per chip, GB (1e9 bytes).")
+    memory_bandwidth_tb_s: float = Field(gt=0, description="Peak memory bandwidth per chip, TB/s (1e12 B/s).")
+    peak_tflop_s: dict[str, float] = Field(
+        min_length=1, description="Dense peak TFLOP/s per chip by dtype, e.g. {'bf16': 989, 'fp8': 1979}."
+    )
+    eta_mem: float = Field(default=DEFAULT_ETA_MEM, gt=0, le=1)
+    eta_flop: float = Field(default=DEFAULT_ETA_FLOP, gt=0, le=1)
+    usable_memory_fraction: float = Field(default=DEFAULT_USABLE_MEMORY_FRACTION, gt=0, le=1)
+    step_overhead_s: float = Field(default=0.0, ge=0, description="Fixed time per decode step, s.")
+    layer_latency_s: float = Field(default=0.0, ge=0, description="Fixed time per layer per step, s.")
+    multichip_layer_latency_s: float = Field(
+        default=0.0, ge=0, description="Extra time per layer per step when a replica spans >1 chip, s."
+    )
+    token_latency_floor_s: float = Field(default=0.0, ge=0, description="Minimum time of one decode step, s.")
+    usd_per_chip_hour: float = Field(default=0.0, ge=0, description="Cost of one chip for one hour, USD.")
+
+    @field_validator("peak_tflop_s")
+    @classmethod
+    def _positive_compute(cls, value: dict[str, float]) -> dict[str, float]:
+        for dtype, tflop_s in value.items():
+            if not tflop_s > 0:
+                raise ValueError(f"peak_tflop_s[{dtype!r}] = {tflop_s} must be > 0")
+        return value
+
+    @property
+    def usable_memory_bytes(self) -> float:
+        """Bytes per chip available to weights and KV cache."""
+        return self.memory_gb * BYTES_PER_GB * self.usable_memory_fraction
+
+    @property
+    def effective_bandwidth_bytes_s(self) -> float:
+        """Achieved memory bandwidth per chip, bytes/s (peak × η_mem)."""
+        return self.memory_bandwidth_tb_s * BYTES_PER_TB * self.eta_mem
+
+    def effective_flop_s(self, dtype: str) -> float:
+        """Achieved dense FLOP/s per chip in ``dtype`` (peak × η_f); unknown dtypes name the known ones."""
+        try:
+            tflop_s = self.peak_tflop_s[dtype]
+        except KeyError:
+            known = ", ".join(sorted(self.peak_tflop_s))
+            raise KeyError(f"hardware {self.name} has no {dtype} compute (has: {known})") from None
+        return tflop_s * FLOP_PER_TFLOP * self.eta_flop

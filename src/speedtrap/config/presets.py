@@ -1,0 +1,311 @@
+"""Named presets: hardware, models and the three calibrated backends of DESIGN.md §2.
+
+Every number carries its source; "assumption" marks numbers without one. The backends' speeds are
+not stored here: they come out of the roofline (``speedtrap.serving.replica``) at each backend's
+typical load, and ``tests/validation/test_calibration.py`` checks them against DESIGN.md §2:
+
+* ``gpu-batched`` — a hypothetical frontier mixture-of-experts model (1T parameters, 64B active,
+  NVFP4 weights, 84 layers, fp8 KV cache: 172 KB/token) on one 8× B200 node, at 40 streams of
+  96k-token agent contexts (median agent input ≈96k tokens, SemiAnalysis). At that context each
+  stream's KV cache is 16.5 GB, so the KV memory caps the batch near 44 and a decode step is
+  dominated by KV reads: ≈66 tok/s per stream (target ≈65, DESIGN.md §5).
+* ``gpu-fast`` — the same fleet; its fast tier caps replicas at 8 streams, so a step reads a fifth
+  of the KV cache and is dominated by fixed latencies and the weight read: ≈168 tok/s (≈2.5×,
+  Anthropic fast-mode docs), at 6× the price and with the same time to first token.
+* ``wafer-distilled`` — a hypothetical distilled model (100B parameters, 10B active, 50 layers,
+  bf16) resident in the aggregate SRAM of 8 Cerebras WSE-3s at 8 streams of 96k tokens. SRAM
+  bandwidth makes memory time negligible; the per-layer pipeline latency (fitted to Cerebras'
+  Llama-3.1-8B figure) bounds a step: ≈1150 tok/s (Codex-Spark: >1000 tok/s), with 1.2× the
+  failures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from speedtrap.config.backend import Backend
+from speedtrap.config.hardware import Hardware
+from speedtrap.config.llm import LLM
+from speedtrap.config.tier import Price, Quality, Tier
+
+__all__ = [
+    "BACKEND_PRESETS",
+    "HARDWARE_PRESETS",
+    "LLM_PRESETS",
+    "UnknownPresetError",
+    "backend_preset",
+    "hardware_preset",
+    "llm_preset",
+]
+
+
+class UnknownPresetError(KeyError, ValueError):
+    """A preset name that is not registered; the message lists the known names."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+# --- hardware ---------------------------------------------------------------------------------
+
+_GPU_LATENCIES = {
+    # Assumption: ~0.5 ms per decode step of scheduling, sampling and CUDA-graph launch, ~5 µs per
+    # layer of kernel latency, and ~25 µs per layer for the two tensor/expert-parallel collectives
+    # across NVLink when a replica spans several GPUs (small-message all-reduce ≈10–15 µs each).
+    # With these, Llama-3.1-8B bf16 on one H100 at batch 1 runs at ≈167 tok/s (public: 150–200).
+    "step_overhead_s": 0.5e-3,
+    "layer_latency_s": 5e-6,
+    "multichip_layer_latency_s": 25e-6,
+}
+
+_WSE3_LAYER_LATENCY_S = 1.0 / (1800.0 * 32)
+"""Pipeline latency per layer per token on a WSE-3, s: fitted to Cerebras' published 1800 tok/s for
+Llama-3.1-8B (32 layers, one wafer, 2024), i.e. ≈17.4 µs. The published multi-wafer figures imply
+28 µs (70B, 450 tok/s, 2024) and 8 µs (405B, 969 tok/s): the fit is good to about a factor of 2."""
+
+_HARDWARE = [
+    Hardware(
+        name="h100-sxm",
+        memory_gb=80,  # NVIDIA H100 SXM datasheet
+        memory_bandwidth_tb_s=3.35,  # NVIDIA H100 SXM datasheet
+        peak_tflop_s={"bf16": 989, "fp8": 1979},  # dense, NVIDIA H100 SXM datasheet
+        usd_per_chip_hour=2.50,  # assumption: 2025 cloud rental market, ≈$2–3 per H100-hour
+        **_GPU_LATENCIES,
+    ),
+    Hardware(
+        name="h200",
+        memory_gb=141,  # NVIDIA H200 datasheet
+        memory_bandwidth_tb_s=4.8,  # NVIDIA H200 datasheet
+        peak_tflop_s={"bf16": 989, "fp8": 1979},  # dense; same Hopper die as the H100 (NVIDIA)
+        usd_per_chip_hour=3.50,  # assumption: rental market, ≈1.4× an H100-hour
+        **_GPU_LATENCIES,
+    ),
+    Hardware(
+        name="b200",
+        memory_gb=180,  # NVIDIA DGX B200: 1,440 GB HBM3e over 8 GPUs
+        memory_bandwidth_tb_s=8.0,  # NVIDIA DGX B200: 64 TB/s over 8 GPUs
+        peak_tflop_s={"bf16": 2250, "fp8": 4500, "fp4": 9000},  # dense, NVIDIA HGX B200 (half the sparse)
+        usd_per_chip_hour=5.00,  # assumption: rental market, ≈2× an H100-hour
+        **_GPU_LATENCIES,
+    ),
+    Hardware(
+        name="gb200",
+        memory_gb=186,  # NVIDIA GB200 NVL72: 13.4 TB HBM3e over 72 GPUs
+        memory_bandwidth_tb_s=8.0,  # NVIDIA GB200 NVL72: 576 TB/s over 72 GPUs (≈2.4× H100)
+        peak_tflop_s={"bf16": 2500, "fp8": 5000, "fp4": 10000},  # dense, NVIDIA GB200 NVL72 / 72
+        usd_per_chip_hour=6.00,  # assumption: rental market, ≈2.4× an H100-hour
+        **_GPU_LATENCIES,
+    ),
+    Hardware(
+        name="wse-3",
+        memory_kind="sram",
+        memory_gb=44,  # Cerebras WSE-3: 44 GB on-chip SRAM
+        memory_bandwidth_tb_s=21_000,  # Cerebras WSE-3: 21 PB/s
+        peak_tflop_s={"bf16": 125_000},  # Cerebras WSE-3: 125 PF AI compute
+        layer_latency_s=_WSE3_LAYER_LATENCY_S,
+        # Assumption: a CS-3 system costs a few million dollars (press estimates); $2.5M over three
+        # years of full use is ≈$95/h, plus power and hosting ≈ $100 per wafer-hour.
+        usd_per_chip_hour=100.0,
+    ),
+]
+
+# --- models -----------------------------------------------------------------------------------
+
+_LLMS = [
+    # Meta Llama 3.1 model cards / config.json: 8.03B / 70.6B / 405.9B parameters, GQA with 8 KV
+    # heads of dim 128, 131,072-token context, bf16 weights.
+    LLM(
+        name="llama-3.1-8b",
+        total_params_b=8.03,
+        bytes_per_param=2,
+        layers=32,
+        kv_heads=8,
+        head_dim=128,
+        context_window_tokens=131_072,
+    ),
+    LLM(
+        name="llama-3.1-70b",
+        total_params_b=70.6,
+        bytes_per_param=2,
+        layers=80,
+        kv_heads=8,
+        head_dim=128,
+        context_window_tokens=131_072,
+    ),
+    LLM(
+        name="llama-3.1-405b",
+        total_params_b=405.9,
+        bytes_per_param=2,
+        layers=126,
+        kv_heads=8,
+        head_dim=128,
+        context_window_tokens=131_072,
+    ),
+    # Qwen3-32B model card / config.json: 32.8B parameters, 64 layers, 8 KV heads of dim 128,
+    # 32,768-token native context, bf16.
+    LLM(
+        name="qwen3-32b",
+        total_params_b=32.8,
+        bytes_per_param=2,
+        layers=64,
+        kv_heads=8,
+        head_dim=128,
+        context_window_tokens=32_768,
+    ),
+    # OpenAI gpt-oss-120b model card: 116.8B parameters, 5.1B active, 36 layers, 8 KV heads of dim 64,
+    # 131,072-token context; MoE weights in MXFP4 (≈4.25 bits), the rest bf16: ≈0.56 bytes/param
+    # overall (the checkpoint is ≈65 GB; "fits a single 80 GB GPU"). Half the layers use a
+    # 128-token sliding window; full-attention KV is assumed here (an over-estimate).
+    LLM(
+        name="gpt-oss-120b",
+        total_params_b=116.8,
+        active_params_b=5.1,
+        bytes_per_param=0.56,
+        layers=36,
+        kv_heads=8,
+        head_dim=64,
+        context_window_tokens=131_072,
+    ),
+    # Assumption: the hypothetical frontier model behind gpu-batched/gpu-fast. A 1T-parameter
+    # mixture of experts with 64B active, NVFP4 weights (4-bit values + an 8-bit scale per 16:
+    # 0.5625 bytes/param), fp4 compute on Blackwell, 84 layers, GQA 8×128 with an fp8 KV cache,
+    # 200k-token window (Opus-class). Sized so that 8× B200 holds it with ~44 streams of 96k context.
+    LLM(
+        name="frontier-moe",
+        total_params_b=1000,
+        active_params_b=64,
+        bytes_per_param=0.5625,
+        compute_dtype="fp4",
+        layers=84,
+        kv_heads=8,
+        head_dim=128,
+        kv_bytes_per_element=1,
+        context_window_tokens=200_000,
+    ),
+    # Assumption: the hypothetical distilled model behind wafer-distilled (Codex-Spark-like, whose
+    # size is not public): a 100B-parameter mixture of experts, 10B active, 50 layers, bf16 weights
+    # and KV (Cerebras serves 16-bit weights), GQA 4×128, 128k-token window (Codex-Spark: 128k).
+    LLM(
+        name="distilled-moe",
+        total_params_b=100,
+        active_params_b=10,
+        bytes_per_param=2,
+        layers=50,
+        kv_heads=4,
+        head_dim=128,
+        context_window_tokens=128_000,
+    ),
+]
+
+# --- backends ---------------------------------------------------------------------------------
+
+AGENT_CONTEXT_TOKENS = 96_000
+"""Typical context of an agent request: median input ≈96k tokens (SemiAnalysis agent traces)."""
+
+_STANDARD_TIER = Tier(name="standard", priority=0, batch_cap=64, price_multiplier=1.0)
+# Fast mode: 6× the list price ($30/$150 vs $5/$25, Anthropic fast-mode docs); the batch cap of 8 is
+# an assumption sized so that per-stream speed is ≈2.5× the standard tier's (Anthropic: "up to 2.5×").
+_FAST_TIER = Tier(name="fast", priority=1, batch_cap=8, price_multiplier=6.0)
+
+_FRONTIER_STANDARD_BATCH = 40
+"""Assumption: streams per replica at the standard tier's typical load; KV memory caps it at 44 at
+96k-token contexts, and a provider runs close to that cap."""
+
+_FLEET_REPLICAS = 4
+"""Assumption: replicas serving the simulated team (each also serves other customers)."""
+
+
+def _frontier_fleet(name: str, *, default_tier: str, typical_batch: int) -> Backend:
+    """The GPU fleet behind gpu-batched and gpu-fast: the same hardware, model, tiers and quality."""
+    return Backend(
+        name=name,
+        hardware=_lookup(_HARDWARE_BY_NAME, "hardware", "b200"),
+        llm=_lookup(_LLM_BY_NAME, "model", "frontier-moe"),
+        chips_per_replica=8,  # one 8-GPU B200 node
+        replicas=_FLEET_REPLICAS,
+        tiers=[_STANDARD_TIER, _FAST_TIER],
+        default_tier=default_tier,
+        price=Price(),  # $5/$25 per MTok, Opus 4.6 list price
+        quality=Quality(),  # the frontier model: failure multiplier 1
+        typical_batch=typical_batch,
+        typical_context_tokens=AGENT_CONTEXT_TOKENS,
+        # The other customers fill each replica to the typical load around one simulated stream.
+        background_streams_per_replica=typical_batch - 1,
+        ttft_overhead_s=1.0,  # assumption (see DEFAULT_TTFT_OVERHEAD_S)
+        cache_writes=True,
+    )
+
+
+_WAFER_BATCH = 8
+"""Assumption: streams per wafer replica at the typical load (their 96k-token KV caches share SRAM)."""
+
+
+def _wafer_distilled() -> Backend:
+    return Backend(
+        name="wafer-distilled",
+        hardware=_lookup(_HARDWARE_BY_NAME, "hardware", "wse-3"),
+        llm=_lookup(_LLM_BY_NAME, "model", "distilled-moe"),
+        chips_per_replica=None,  # derived: enough wafers to hold weights + KV in aggregate SRAM
+        replicas=_FLEET_REPLICAS,
+        tiers=[_STANDARD_TIER],
+        default_tier="standard",
+        # Assumption: no public API price for Codex-Spark; the gpu-batched list price (DESIGN.md §5).
+        price=Price(),
+        quality=Quality(
+            failure_multiplier=1.2,  # DESIGN.md §5 default, range 1.15–1.8
+            # Assumption: the distilled model "gets confused and messes up tool calls" (reported of
+            # Codex-Spark); 2.5× the frontier model's 2% malformed tool calls.
+            tool_error_prob=0.05,
+        ),
+        typical_batch=_WAFER_BATCH,
+        typical_context_tokens=AGENT_CONTEXT_TOKENS,
+        background_streams_per_replica=_WAFER_BATCH - 1,
+        # Assumption: Codex-Spark's first token is ~50% faster (OpenAI, reported): half the GPU overhead.
+        ttft_overhead_s=0.5,
+        cache_writes=True,
+    )
+
+
+def _lookup[T](registry: Mapping[str, T], kind: str, name: str) -> T:
+    try:
+        return registry[name]
+    except KeyError:
+        known = ", ".join(sorted(registry))
+        raise UnknownPresetError(f"unknown {kind} preset {name!r} (known: {known})") from None
+
+
+_HARDWARE_BY_NAME = {hw.name: hw for hw in _HARDWARE}
+_LLM_BY_NAME = {llm.name: llm for llm in _LLMS}
+
+HARDWARE_PRESETS: Mapping[str, Hardware] = MappingProxyType(_HARDWARE_BY_NAME)
+"""Hardware presets by name."""
+
+LLM_PRESETS: Mapping[str, LLM] = MappingProxyType(_LLM_BY_NAME)
+"""Model presets by name."""
+
+BACKEND_PRESETS: Mapping[str, Backend] = MappingProxyType(
+    {
+        "gpu-batched": _frontier_fleet(
+            "gpu-batched", default_tier="standard", typical_batch=_FRONTIER_STANDARD_BATCH
+        ),
+        "gpu-fast": _frontier_fleet("gpu-fast", default_tier="fast", typical_batch=_FAST_TIER.batch_cap),
+        "wafer-distilled": _wafer_distilled(),
+    }
+)
+"""The three backends of the design card, by name."""
+
+
+def hardware_preset(name: str) -> Hardware:
+    """The hardware preset ``name``; an unknown name raises :class:`UnknownPresetError` listing the known."""
+    return _lookup(HARDWARE_PRESETS, "hardware", name)
+
+
+def llm_preset(name: str) -> LLM:
+    """The model preset ``name``; an unknown name raises :class:`UnknownPresetError` listing the known."""
+    return _lookup(LLM_PRESETS, "model", name)
+
+
+def backend_preset(name: str) -> Backend:
+    """The backend preset ``name``; an unknown name raises :class:`UnknownPresetError` listing the known."""
+    return _lookup(BACKEND_PRESETS, "backend", name)

@@ -1,0 +1,37 @@
+import pytest
+
+from speedtrap.config import backend_preset
+from speedtrap.serving.pareto import PARETO_COLUMNS, default_batches, pareto_frontier
+from speedtrap.serving.replica import ReplicaPhysics
+
+
+def test_default_batches_are_powers_of_two_plus_the_cap() -> None:
+    assert default_batches(1) == [1]
+    assert default_batches(8) == [1, 2, 4, 8]
+    assert default_batches(44) == [1, 2, 4, 8, 16, 32, 44]
+
+
+def test_frontier_trades_speed_per_user_for_throughput_per_chip() -> None:
+    physics = ReplicaPhysics.from_backend(backend_preset("gpu-batched"))
+    frame = pareto_frontier(physics, 96_000)
+    assert list(frame.columns) == PARETO_COLUMNS
+    assert frame["batch"].iloc[-1] == physics.max_batch(96_000)
+    assert frame["tok_s_per_user"].is_monotonic_decreasing
+    assert frame["tok_s_per_chip"].is_monotonic_increasing
+    for row in frame.itertuples():
+        assert row.tok_s_per_user == pytest.approx(physics.decode_rate_tok_s(row.batch, 96_000))
+        assert row.tok_s_per_replica == pytest.approx(row.batch * row.tok_s_per_user)
+        assert row.tok_s_per_chip == pytest.approx(row.tok_s_per_replica / physics.chips)
+        assert row.step_s == pytest.approx(physics.decode_step_s(row.batch, 96_000))
+    # small batches are latency-bound, large ones read KV cache: the mechanism of fast mode
+    assert frame["bound"].iloc[0] == "latency"
+    assert frame["bound"].iloc[-1] == "memory"
+
+
+def test_explicit_batches_and_limits() -> None:
+    physics = ReplicaPhysics.from_backend(backend_preset("gpu-batched"))
+    assert pareto_frontier(physics, 96_000, batches=[8, 1, 8])["batch"].tolist() == [1, 8]
+    with pytest.raises(ValueError, match=r"batches \[45\] outside 1..44"):
+        pareto_frontier(physics, 96_000, batches=[1, 45])
+    with pytest.raises(ValueError, match="no stream of 1e\\+08 context tokens fits"):
+        pareto_frontier(physics, 1e8)

@@ -1,0 +1,63 @@
+import dataclasses
+
+import pytest
+
+from speedtrap.config import backend_preset
+from speedtrap.serving.replica import ReplicaPhysics
+from speedtrap.serving.speed import SpeedModel
+
+
+def test_implements_the_speed_model_protocol() -> None:
+    physics = ReplicaPhysics.from_backend(backend_preset("gpu-batched"))
+    assert isinstance(physics, SpeedModel)
+    assert physics.kv_capacity_tokens > 0
+
+
+def test_from_backend_is_from_parts_of_its_fields() -> None:
+    backend = backend_preset("wafer-distilled")
+    assert ReplicaPhysics.from_backend(backend) == ReplicaPhysics.from_parts(
+        backend.hardware, backend.llm, backend.chips, ttft_overhead_s=backend.ttft_overhead_s
+    )
+
+
+def test_is_immutable() -> None:
+    physics = ReplicaPhysics.from_backend(backend_preset("gpu-fast"))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        physics.fixed_s = 0.0  # type: ignore[misc]
+
+
+def test_empty_batch_counts_as_one_stream() -> None:
+    physics = ReplicaPhysics.from_backend(backend_preset("gpu-batched"))
+    assert physics.decode_rate_tok_s(0, 96_000) == physics.decode_rate_tok_s(1, 96_000)
+
+
+def test_rates_and_throughputs_agree() -> None:
+    physics = ReplicaPhysics.from_backend(backend_preset("gpu-batched"))
+    rate = physics.decode_rate_tok_s(16, 50_000)
+    assert rate == pytest.approx(1 / physics.decode_step_s(16, 50_000))
+    assert physics.throughput_tok_s(16, 50_000) == pytest.approx(16 * rate)
+    assert physics.throughput_tok_s_per_chip(16, 50_000) == pytest.approx(16 * rate / 8)
+
+
+def test_prefill_is_overhead_plus_compute_on_uncached_tokens() -> None:
+    backend = backend_preset("gpu-batched")
+    physics = ReplicaPhysics.from_backend(backend)
+    assert physics.prefill_s(0) == backend.ttft_overhead_s
+    # Large prompts are compute-bound: 2 x active params x tokens / (chips x F x eta_f) + fixed latencies.
+    flop_s = backend.chips * backend.hardware.effective_flop_s(backend.llm.compute_dtype)
+    tokens = 200_000
+    expected = backend.ttft_overhead_s + 2 * backend.llm.active_params * tokens / flop_s + physics.fixed_s
+    assert physics.prefill_s(tokens) == pytest.approx(expected)
+    # A tiny prompt still reads the active weights once.
+    assert physics.prefill_compute_s(1) == pytest.approx(physics.weight_read_s + physics.fixed_s)
+    assert physics.ttft_s(4_000) == physics.prefill_s(4_000)
+    # prefill time never falls as the uncached input grows
+    times = [physics.prefill_s(n) for n in (0, 1, 10, 1_000, 10_000, 100_000)]
+    assert times == sorted(times)
+
+
+def test_decode_rate_is_cheap_to_call() -> None:
+    # The pool calls it on every join and leave: it must not rebuild anything from specs.
+    physics = ReplicaPhysics.from_backend(backend_preset("gpu-batched"))
+    fields = {f.name for f in dataclasses.fields(physics)}
+    assert {"weight_read_s", "kv_read_s_per_token", "compute_s_per_token", "fixed_s"} <= fields

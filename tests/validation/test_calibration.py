@@ -1,0 +1,112 @@
+"""The design card's headline numbers must come out of the physics (DESIGN.md §2 table, §5 sources).
+
+Targets are checked within ±10% at each preset's stated typical load; published hardware figures
+(Cerebras, H100) are checked loosely, with the band stated beside each."""
+
+import pytest
+
+from speedtrap.config import Backend, backend_preset
+from speedtrap.serving.replica import ReplicaPhysics
+
+TOLERANCE = 0.10
+
+
+def _typical_rate(name: str) -> float:
+    backend = backend_preset(name)
+    physics = ReplicaPhysics.from_backend(backend)
+    return physics.decode_rate_tok_s(backend.typical_batch, backend.typical_context_tokens)
+
+
+def _within(value: float, target: float, tolerance: float = TOLERANCE) -> bool:
+    return abs(value - target) <= tolerance * target
+
+
+def test_gpu_batched_streams_at_about_65_tok_s() -> None:
+    # Opus 4.6 standard speed ≈65–68 output tok/s (article; public measurements)
+    assert _within(_typical_rate("gpu-batched"), 65.0)
+
+
+def test_gpu_fast_is_about_2_5x_per_stream() -> None:
+    # Anthropic fast mode: up to 2.5× output tok/s (≈65 → ≈163–170)
+    fast, batched = _typical_rate("gpu-fast"), _typical_rate("gpu-batched")
+    assert _within(fast / batched, 2.5)
+    assert 0.9 * 163 <= fast <= 1.1 * 170
+
+
+@pytest.mark.parametrize("uncached_tokens", [0, 1_000, 4_000, 50_000])
+def test_gpu_fast_time_to_first_token_is_not_better(uncached_tokens: int) -> None:
+    fast = ReplicaPhysics.from_backend(backend_preset("gpu-fast")).ttft_s(uncached_tokens)
+    batched = ReplicaPhysics.from_backend(backend_preset("gpu-batched")).ttft_s(uncached_tokens)
+    assert fast >= batched
+
+
+def test_gpu_fast_costs_six_times_as_much() -> None:
+    batched, fast = backend_preset("gpu-batched"), backend_preset("gpu-fast")
+    multiplier = fast.tier().price_multiplier / batched.tier().price_multiplier
+    assert fast.price.input_usd_per_mtok * multiplier == 30.0
+    assert fast.price.output_usd_per_mtok * multiplier == 150.0
+
+
+def test_wafer_distilled_is_over_1000_tok_s_with_more_mistakes() -> None:
+    # Codex-Spark: >1000 tok/s on Cerebras WSE-3 (≈15× the standard GPU speed); failures ×1.2 default.
+    rate = _typical_rate("wafer-distilled")
+    assert rate >= 1000
+    assert rate / _typical_rate("gpu-batched") >= 15
+    wafer, gpu = backend_preset("wafer-distilled"), backend_preset("gpu-batched")
+    assert wafer.quality.failure_multiplier == 1.2
+    assert wafer.quality.tool_error_prob > gpu.quality.tool_error_prob  # assumption: more malformed calls
+
+
+def test_wafer_distilled_first_token_is_about_half_as_long() -> None:
+    # Codex-Spark: ~50% faster first token (OpenAI, reported)
+    wafer = ReplicaPhysics.from_backend(backend_preset("wafer-distilled")).ttft_s(4_000)
+    gpu = ReplicaPhysics.from_backend(backend_preset("gpu-batched")).ttft_s(4_000)
+    assert _within(wafer / gpu, 0.5)
+
+
+@pytest.mark.parametrize("name", ["gpu-batched", "gpu-fast", "wafer-distilled"])
+def test_typical_loads_fit_the_kv_memory(name: str) -> None:
+    backend = backend_preset(name)
+    physics = ReplicaPhysics.from_backend(backend)
+    assert backend.typical_batch <= physics.max_batch(backend.typical_context_tokens)
+
+
+def test_the_mechanisms_behind_the_speeds() -> None:
+    # gpu-batched: the step is dominated by reading 40 streams' 96k-token KV caches;
+    # gpu-fast: 8 streams' KV is less than the weights + fixed latencies; wafer: pipeline latency.
+    batched = ReplicaPhysics.from_backend(backend_preset("gpu-batched"))
+    kv_s = 40 * 96_000 * batched.kv_read_s_per_token
+    assert kv_s > 2 * (batched.weight_read_s + batched.fixed_s)
+    assert batched.bound(40, 96_000) == "memory"
+    assert 8 * 96_000 * batched.kv_read_s_per_token < batched.weight_read_s + batched.fixed_s
+    assert ReplicaPhysics.from_backend(backend_preset("wafer-distilled")).bound(8, 96_000) == "latency"
+
+
+def _single_stream_rate(model: str, hardware: str, chips: int | None = None) -> tuple[float, int]:
+    backend = Backend(
+        name="check", hardware=hardware, llm=model, chips_per_replica=chips, typical_context_tokens=2_048
+    )
+    physics = ReplicaPhysics.from_backend(backend)
+    return physics.decode_rate_tok_s(1, 2_048), backend.chips
+
+
+def test_cerebras_published_llama_speeds_in_the_ballpark() -> None:
+    # Cerebras (2024): Llama-3.1-8B 1800 tok/s on one wafer — the per-layer latency is fitted to it.
+    rate_8b, wafers_8b = _single_stream_rate("llama-3.1-8b", "wse-3")
+    assert wafers_8b == 1
+    assert _within(rate_8b, 1800)
+    # Llama-3.1-70B: 450 tok/s (Aug 2024); Cerebras later reported ~2100 tok/s. The model must land
+    # inside the published range.
+    rate_70b, wafers_70b = _single_stream_rate("llama-3.1-70b", "wse-3")
+    assert wafers_70b > 1
+    assert 450 <= rate_70b <= 2100
+    # Llama-3.1-405B: 969 tok/s. One per-layer latency does not fit all published figures; the
+    # 8B-fitted model is about 2× slow here, so the honest band is a factor of 2.5.
+    rate_405b, _ = _single_stream_rate("llama-3.1-405b", "wse-3")
+    assert 969 / 2.5 <= rate_405b <= 969 * 2.5
+
+
+def test_llama_8b_on_one_h100_at_batch_one() -> None:
+    # Public single-stream measurements of Llama-3.1-8B bf16 on one H100: ≈150–200 tok/s.
+    rate, _ = _single_stream_rate("llama-3.1-8b", "h100-sxm", chips=1)
+    assert 150 <= rate <= 200
