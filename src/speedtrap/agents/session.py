@@ -1,0 +1,186 @@
+"""The coding-agent Session: one attempt at a task, run as agent turns on one backend.
+
+A turn is a request through the backend's pool (queue → time to first token → decode at the
+live rate) followed by tool execution; then the next turn, a check-in with the developer every
+``checkin_every_turns`` turns, or — after the planned turns — the result for review. A malformed
+tool call (the backend quality's ``tool_error_prob``) returns an error at once and costs an
+extra turn.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import mesa
+
+from speedtrap.agents.task import Task, TurnDraws
+from speedtrap.serving.request import Request
+
+if TYPE_CHECKING:
+    from speedtrap.agents.backend import Backend
+    from speedtrap.agents.developer import Developer
+    from speedtrap.policies.base import Route
+
+INF = math.inf
+
+CHECKIN = 1
+"""``Session.need``: the agent stopped for a check-in."""
+REVIEW = 2
+"""``Session.need``: the agent finished; the result awaits review."""
+
+
+def _reached(t: float) -> float:
+    """A request timestamp, or ``inf`` when not reached yet (NaN)."""
+    return t if t == t else INF
+
+
+class Session(mesa.Agent):
+    """Attempt ``attempt`` (0: first session, k: k-th repair) of ``task`` on ``backend``.
+
+    ``wrong`` (drawn once, from the task's pre-drawn uniform and the backend's failure
+    probability) decides whether the result will be wrong; a wrong session runs
+    ``failed_turns_multiplier`` times the turns ("agents succeed fast but fail slowly").
+    """
+
+    def __init__(
+        self,
+        model: mesa.Model,
+        developer: Developer,
+        task: Task,
+        attempt: int,
+        route: Route,
+        backend: Backend,
+    ) -> None:
+        super().__init__(model)
+        mix = developer.task_mix
+        self.developer = developer
+        self.task = task
+        self.attempt = attempt
+        self.route = route
+        self.backend = backend
+        quality = backend.spec.quality
+        self.wrong = task.u_fail[attempt] < quality.failure_prob_for(task.difficulty)
+        self.tool_error_prob = quality.tool_error_prob
+        base = task.base_turns if attempt == 0 else max(1, round(mix.repair_turns_fraction * task.base_turns))
+        self.planned_turns = max(1, round(base * mix.failed_turns_multiplier)) if self.wrong else base
+        self.turns_done = 0
+        self.checkins_done = 0
+        self.output_tokens = 0
+        self.need = 0
+        self.left_at: float | None = None
+        self.request: Request | None = None
+        self.tool_end_s = INF
+        self._draws = TurnDraws(task, attempt, mix, developer.spec)
+        self._checkin_every = developer.spec.checkin_every_turns
+        self._compact_at = mix.compact_at_fraction * backend.context_window_tokens
+        self._compact_to = mix.compact_to_tokens
+        self._cache_ttl_s = mix.cache_ttl_s
+        self._cache_per_tier = mix.cache_per_tier
+        self._tier = route.tier
+        self._cache_key: object = None
+        task.attempts = attempt + 1
+        task.wrong_attempts += self.wrong
+        if backend.name not in task.backends:
+            task.backends.append(backend.name)
+
+    # ------------------------------------------------------------------ the turn loop
+
+    def advance(self) -> None:
+        """Run the next turn (the developer has handed the session to the agent)."""
+        self.need = 0
+        self._start_turn()
+
+    def _start_turn(self) -> None:
+        k = self.turns_done
+        draws = self._draws
+        draws.ensure(k)
+        out = draws.out[k]
+        dev = self.developer
+        route = dev.policy.for_turn(self.route, dev.focus is self)
+        if route.backend != self.route.backend:
+            raise ValueError(
+                f"policy moved a turn from backend {self.route.backend!r} to {route.backend!r}; "
+                "a session keeps its backend (only the tier may change per turn)"
+            )
+        tier = route.tier
+        task = self.task
+        now = self.model.time
+        context = task.context_tokens
+        if context + out > self._compact_at:
+            context = task.context_tokens = self._compact_to
+            task.cache_key = None
+        key = (self.backend.name, tier) if self._cache_per_tier else self.backend.name
+        cached = 0
+        if (
+            task.cache_key == key
+            and now - task.cache_time_s <= self._cache_ttl_s
+            and task.cache_prefix_tokens <= context
+        ):
+            cached = task.cache_prefix_tokens
+        self._tier = tier
+        self._cache_key = key
+        self.tool_end_s = INF
+        self.request = self.backend.submit(
+            tier=tier,
+            input_tokens=context,
+            cached_tokens=cached,
+            output_tokens=out,
+            on_done=self._on_request_done,
+            tag=(task.developer, task.index, self.attempt, k),
+        )
+
+    def _on_request_done(self, request: Request) -> None:
+        k = self.turns_done
+        draws = self._draws
+        task = self.task
+        now = self.model.time
+        task.cache_key = self._cache_key
+        task.cache_prefix_tokens = request.input_tokens
+        task.cache_time_s = now
+        task.context_tokens = request.input_tokens + request.output_tokens + draws.result[k]
+        task.requests += 1
+        task.turns += 1
+        task.input_tokens += request.input_tokens
+        task.cached_tokens += request.cached_tokens
+        task.output_tokens += request.output_tokens
+        task.cost_usd += request.cost_usd
+        if self._tier not in task.tiers:
+            task.tiers.append(self._tier)
+        self.output_tokens += request.output_tokens
+        if draws.u_tool[k] < self.tool_error_prob:
+            self.planned_turns += 1  # malformed tool call: rejected at once, the agent tries again
+            tool_s = 0.0
+        else:
+            tool_s = draws.tool_s[k]
+        self.tool_end_s = now + tool_s
+        self.model.schedule_event(self._on_tool_done, after=tool_s)
+
+    def _on_tool_done(self) -> None:
+        dev = self.developer
+        dev.note_turn_end(self)
+        self.turns_done += 1
+        self.request = None
+        if self.turns_done >= self.planned_turns:
+            self.need = REVIEW
+            dev.take_session(self)
+        elif self.turns_done % self._checkin_every == 0:
+            self.need = CHECKIN
+            dev.take_session(self)
+        else:
+            self._start_turn()
+
+    # ------------------------------------------------------------------ what the developer reads
+
+    def phases(self) -> tuple[float, float, float, float]:
+        """Admission, first token, last token and tool end of the current turn (``inf`` if not yet)."""
+        req = self.request
+        if req is None:
+            return (INF, INF, INF, INF)
+        return (_reached(req.admitted_s), _reached(req.first_token_s), _reached(req.done_s), self.tool_end_s)
+
+    def next_checkin_s(self) -> float:
+        """Seconds the developer needs for this check-in."""
+        s = self._draws.checkin_s(self.checkins_done)
+        self.checkins_done += 1
+        return s

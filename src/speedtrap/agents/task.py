@@ -1,0 +1,199 @@
+"""A task: its intrinsic, pre-drawn properties (the same whichever backend or policy serves it)
+and the record of how it went."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from speedtrap.agents.developer import Developer
+    from speedtrap.config.developer import Developer as DeveloperSpec
+    from speedtrap.config.work import TaskMix
+
+AGENT_STREAM = 3
+"""Spawn-key tag of the per-attempt agent-behaviour streams (tokens, tool time, tool errors)."""
+CHECKIN_STREAM = 4
+"""Spawn-key tag of the per-attempt human check-in streams."""
+_CHUNK = 32
+
+
+class Task:
+    """One unit of developer work with a difficulty class.
+
+    The pre-drawn fields come from the model's task, quality and human streams; per-turn agent
+    behaviour is drawn on demand from a stream keyed by (developer, task, attempt), so a task's
+    k-th turn has the same tokens and tool time under every backend and policy. ``u_fail[a]`` and
+    ``u_detect[a]`` are the uniforms that decide whether attempt ``a``'s result is wrong and
+    whether review catches it.
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "attempts",
+        "backends",
+        "base_turns",
+        "cache_key",
+        "cache_prefix_tokens",
+        "cache_time_s",
+        "cached_tokens",
+        "context_tokens",
+        "cost_usd",
+        "developer",
+        "diagnose_s",
+        "difficulty",
+        "end_s",
+        "escape_delay_s",
+        "fixed_by",
+        "hand_fix_s",
+        "index",
+        "initial_context_tokens",
+        "input_tokens",
+        "outcome",
+        "output_tokens",
+        "owner",
+        "prompt_s",
+        "requests",
+        "review_factor",
+        "rework_done_s",
+        "rework_s",
+        "seed_entropy",
+        "seed_key",
+        "start_s",
+        "surfaced_s",
+        "tiers",
+        "turns",
+        "u_detect",
+        "u_fail",
+        "u_hand",
+        "wrong_attempts",
+    )
+
+    def __init__(
+        self,
+        *,
+        developer: int,
+        index: int,
+        difficulty: str,
+        base_turns: int,
+        initial_context_tokens: int,
+        prompt_s: float,
+        u_fail: list[float],
+        u_detect: list[float],
+        u_hand: list[float],
+        review_factor: list[float],
+        diagnose_s: list[float],
+        hand_fix_s: float,
+        rework_s: float,
+        escape_delay_s: float,
+        seed_entropy: int | list[int],
+        seed_key: tuple[int, ...],
+    ) -> None:
+        self.developer = developer
+        self.index = index
+        self.difficulty = difficulty
+        self.base_turns = base_turns
+        self.initial_context_tokens = initial_context_tokens
+        self.prompt_s = prompt_s
+        self.u_fail = u_fail
+        self.u_detect = u_detect
+        self.u_hand = u_hand
+        self.review_factor = review_factor
+        self.diagnose_s = diagnose_s
+        self.hand_fix_s = hand_fix_s
+        self.rework_s = rework_s
+        self.escape_delay_s = escape_delay_s
+        self.seed_entropy = seed_entropy
+        self.seed_key = seed_key
+        self.owner: Developer | None = None
+        # the record
+        self.start_s = float("nan")
+        self.end_s = float("nan")
+        self.outcome = "open"
+        self.fixed_by = ""
+        self.attempts = 0
+        self.wrong_attempts = 0
+        self.turns = 0
+        self.requests = 0
+        self.input_tokens = 0
+        self.cached_tokens = 0
+        self.output_tokens = 0
+        self.cost_usd = 0.0
+        self.backends: list[str] = []
+        self.tiers: list[str] = []
+        self.surfaced_s = float("nan")
+        self.rework_done_s = float("nan")
+        # the agent's conversation: context size and prompt-cache state
+        self.context_tokens = initial_context_tokens
+        self.cache_key: object = None
+        self.cache_prefix_tokens = 0
+        self.cache_time_s = float("-inf")
+
+    def rng(self, stream: int, attempt: int) -> np.random.Generator:
+        """The generator of ``stream`` for one attempt at this task (keyed, not consumption-ordered)."""
+        seq = np.random.SeedSequence(self.seed_entropy, spawn_key=(stream, *self.seed_key, attempt))
+        return np.random.Generator(np.random.PCG64(seq))
+
+    def finish(self, now: float, outcome: str) -> None:
+        """Record that the developer is done with the task at ``now`` (``ok``, ``fixed``, ``escaped``)."""
+        self.end_s = now
+        self.outcome = outcome
+
+    def on_defect_surfaced(self) -> None:
+        """An escaped defect shows up: the owner must rework it."""
+        if self.owner is not None:
+            self.surfaced_s = self.owner.model.time
+            self.owner.take_rework(self)
+
+
+class TurnDraws:
+    """Per-turn agent behaviour of one attempt, drawn lazily in fixed-size chunks from the attempt's
+    own stream: output tokens, tool seconds, tool-result tokens, and the uniform that decides a
+    malformed tool call. Also the human's check-in durations for the attempt (its own stream)."""
+
+    __slots__ = (
+        "_attempt",
+        "_checkin",
+        "_checkin_rng",
+        "_dev",
+        "_mix",
+        "_rng",
+        "_task",
+        "out",
+        "result",
+        "tool_s",
+        "u_tool",
+    )
+
+    def __init__(self, task: Task, attempt: int, mix: TaskMix, developer: DeveloperSpec) -> None:
+        self._rng = task.rng(AGENT_STREAM, attempt)
+        self._task = task
+        self._mix = mix
+        self._dev = developer
+        self._checkin_rng: np.random.Generator | None = None
+        self._checkin: list[float] = []
+        self.out: list[int] = []
+        self.tool_s: list[float] = []
+        self.result: list[int] = []
+        self.u_tool: list[float] = []
+        self._attempt = attempt
+
+    def ensure(self, turn: int) -> None:
+        """Make sure turn ``turn`` (0-based) has been drawn."""
+        while turn >= len(self.out):
+            rng, mix = self._rng, self._mix
+            self.out.extend(
+                np.maximum(1, np.rint(mix.output_tokens.sample(rng, _CHUNK))).astype(int).tolist()
+            )
+            self.tool_s.extend(mix.tool_s.sample(rng, _CHUNK).tolist())
+            self.result.extend(np.rint(mix.tool_result_tokens.sample(rng, _CHUNK)).astype(int).tolist())
+            self.u_tool.extend(rng.random(_CHUNK).tolist())
+
+    def checkin_s(self, j: int) -> float:
+        """Seconds the developer spends on the attempt's ``j``-th check-in (0-based)."""
+        while j >= len(self._checkin):
+            if self._checkin_rng is None:
+                self._checkin_rng = self._task.rng(CHECKIN_STREAM, self._attempt)
+            self._checkin.extend(self._dev.checkin_s.sample(self._checkin_rng, 8).tolist())
+        return self._checkin[j]

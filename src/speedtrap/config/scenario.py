@@ -1,0 +1,153 @@
+"""A scenario: who works, on what, for how long, served by which backends under which policy.
+
+A run is one scenario × one seed. The clock counts working time only: a **developer-day** is
+``workday_s`` seconds of horizon (default 8 h = 28 800 s), so the default horizon of five
+developer-days is 144 000 s of continuous simulated work per developer.
+"""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, SerializeAsAny, field_validator, model_validator
+
+from speedtrap.config.backend import Backend
+from speedtrap.config.base import Spec
+from speedtrap.config.developer import Developer
+from speedtrap.config.policy import PolicySpec, policy_spec_class
+from speedtrap.config.presets import backend_preset
+from speedtrap.config.work import TaskMix
+
+WORKDAY_S = 8 * 3600.0
+"""Seconds in a developer-day: an 8-hour working day (the unit of the per-day summaries)."""
+
+DEFAULT_BACKEND = "gpu-batched"
+"""The backend a scenario uses when it names none: the full frontier model at large batch."""
+
+
+def _default_backends() -> dict[str, Backend]:
+    return {DEFAULT_BACKEND: backend_preset(DEFAULT_BACKEND)}
+
+
+def _default_policy() -> PolicySpec:
+    return policy_spec_class("always")()
+
+
+def resolve_backend_ref(name: str, ref: Any) -> Any:
+    """Turn one entry of ``Scenario.backends`` into data pydantic can validate as a :class:`Backend`.
+
+    * ``"gpu-fast"`` — a preset by name;
+    * ``{preset = "wafer-distilled", replicas = 2, quality = {failure_multiplier = 1.5}}`` — a
+      preset with fields deep-merged over it (quality overrides live here);
+    * any other table or a ``Backend`` — a full backend spec, validated as is.
+    """
+    if isinstance(ref, str):
+        return _preset(name, ref)
+    if isinstance(ref, dict) and "preset" in ref:
+        changes = dict(ref)
+        base = _preset(name, changes.pop("preset")).model_dump(mode="python")
+        return deep_merge(base, changes)
+    return ref
+
+
+def _preset(name: str, preset: Any) -> Backend:
+    if not isinstance(preset, str):
+        raise ValueError(f"backends.{name}.preset must be a preset name, got {preset!r}")
+    try:
+        return backend_preset(preset)
+    except KeyError as exc:
+        raise ValueError(f"backends.{name}: {exc.args[0]}") from None
+
+
+def deep_merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``changes`` merged in: nested tables merge key by key, other values replace."""
+    merged = copy.deepcopy(base)
+    for key, value in changes.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+class Scenario(Spec):
+    """Everything one simulation run needs besides its seed.
+
+    ``backends`` maps the names that the policy uses to backends; each entry is a preset name, a
+    preset with overrides (``{preset = ..., field = value, quality = {...}}``) or a full backend
+    spec, and is stored resolved, so ``with_overrides({"backends.gpu.quality.failure_multiplier":
+    1.5})`` reaches any field. ``policy`` is a table with a ``kind`` (see :mod:`speedtrap.policies`).
+    """
+
+    name: str = Field(default="scenario", min_length=1)
+    developers: int = Field(default=20, ge=1, description="Developers sharing the backends.")
+    horizon_s: float = Field(
+        default=5 * WORKDAY_S, gt=0, description="Simulated working seconds (default: five developer-days)."
+    )
+    workday_s: float = Field(default=WORKDAY_S, gt=0, description="Seconds in one developer-day.")
+    developer: Developer = Field(default_factory=Developer)
+    task_mix: TaskMix = Field(default_factory=TaskMix)
+    backends: dict[str, Backend] = Field(default_factory=_default_backends, min_length=1)
+    policy: SerializeAsAny[PolicySpec] = Field(default_factory=_default_policy)
+
+    @field_validator("backends", mode="before")
+    @classmethod
+    def _resolve_backends(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        return {name: resolve_backend_ref(name, ref) for name, ref in value.items()}
+
+    @field_validator("policy", mode="before")
+    @classmethod
+    def _policy_by_kind(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = {"kind": value}
+        if isinstance(value, dict):
+            kind = value.get("kind")
+            if not isinstance(kind, str):
+                raise ValueError("policy.kind is required (a policy name such as 'always')")
+            try:
+                spec_class = policy_spec_class(kind)
+            except KeyError as exc:
+                raise ValueError(f"policy.kind: {exc.args[0]}") from None
+            return spec_class.model_validate(value)
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Scenario:
+        difficulties = self.task_mix.difficulty_names
+        self.policy.check(self.backends, difficulties)
+        for name, backend in self.backends.items():
+            missing = [d for d in difficulties if d not in backend.quality.failure_prob]
+            if missing:
+                raise ValueError(
+                    f"task_mix.difficulties.{missing[0]}: backends.{name}.quality.failure_prob has no entry "
+                    f"for it (has: {', '.join(backend.quality.failure_prob)})"
+                )
+            window = backend.llm.context_window_tokens
+            if self.task_mix.compact_to_tokens >= self.task_mix.compact_at_fraction * window:
+                raise ValueError(
+                    f"task_mix.compact_to_tokens ({self.task_mix.compact_to_tokens}) must be below "
+                    f"compact_at_fraction × the context window of backends.{name} ({window} tokens)"
+                )
+        return self
+
+    @property
+    def developer_days(self) -> float:
+        """Developer-days simulated: developers × horizon_s / workday_s."""
+        return self.developers * self.horizon_s / self.workday_s
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> Scenario:
+        """Load and validate a scenario file (TOML); errors name the offending field."""
+        with Path(path).open("rb") as f:
+            return cls.model_validate(tomllib.load(f))
+
+    def to_toml(self) -> str:
+        """The fully resolved scenario as TOML text (loads back to an equal scenario)."""
+        import tomli_w
+
+        return tomli_w.dumps(self.model_dump(mode="json", exclude_none=True))

@@ -1,0 +1,266 @@
+"""The results of one run: tidy DataFrames and a flat summary.
+
+Summary schema (``RunResult.summary()``, all floats; a **developer-day** is ``workday_s`` seconds
+of horizon per developer, default 8 h, so ``developer_days = developers × horizon_s / workday_s``;
+shares are of all developer-seconds, so the ten ``share_*`` sum to 1):
+
+=========================  ===================================================================
+``developers``             developers simulated
+``horizon_s``              simulated working seconds per developer
+``developer_days``         developers × horizon_s / workday_s
+``tasks_started``          tasks begun within the horizon
+``tasks_completed``        tasks the developer finished (accepted after review, or fixed)
+``tasks_per_dev_day``      tasks_completed / developer_days
+``share_<category>``       share of developer time in each ledger category (10 keys: prompting,
+                           waiting_queue, waiting_ttft, waiting_generation, waiting_tool,
+                           reviewing, fixing, switching, other_work, idle)
+``waiting_share``          sum of the four ``share_waiting_*``
+``fixing_share``           = ``share_fixing`` (repairs and rework of escaped defects)
+``ok_share``               completed tasks right first time, share of tasks_completed
+``fixed_share``            completed tasks whose caught mistake was fixed, share of tasks_completed
+``escaped_share``          completed tasks accepted with an undetected mistake, share
+``defects_surfaced``       escaped defects that surfaced (and were reworked) within the horizon
+``usd_total``              US dollars billed for all finished requests
+``usd_per_task``           usd_total / tasks_completed (NaN without completed tasks)
+``usd_per_dev_day``        usd_total / developer_days
+``lead_time_p50_s``        median seconds from starting a task to finishing it (completed tasks)
+``lead_time_p95_s``        95th percentile of the same
+``requests``               finished requests
+``mean_queue_wait_s``      mean seconds a request waited for admission
+``mean_ttft_s``            mean seconds from a request's arrival to its first token
+``mean_decode_tok_s``      mean per-request decode speed, output tokens / decode seconds
+``backend_utilization``    busy own slots / own-slot capacity, time-averaged over all backends
+=========================  ===================================================================
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from speedtrap.config.scenario import Scenario
+from speedtrap.models.ledger import LEDGER_CATEGORIES, WAITING_CATEGORIES
+from speedtrap.serving.request import REQUEST_COLUMNS
+
+if TYPE_CHECKING:
+    from speedtrap.models.workflow import WorkflowModel
+
+COMPLETED_OUTCOMES = ("ok", "fixed", "escaped")
+"""Task outcomes that count as completed (``open``: still in progress at the horizon)."""
+
+SUMMARY_KEYS: tuple[str, ...] = (
+    "developers",
+    "horizon_s",
+    "developer_days",
+    "tasks_started",
+    "tasks_completed",
+    "tasks_per_dev_day",
+    *(f"share_{c}" for c in LEDGER_CATEGORIES),
+    "waiting_share",
+    "fixing_share",
+    "ok_share",
+    "fixed_share",
+    "escaped_share",
+    "defects_surfaced",
+    "usd_total",
+    "usd_per_task",
+    "usd_per_dev_day",
+    "lead_time_p50_s",
+    "lead_time_p95_s",
+    "requests",
+    "mean_queue_wait_s",
+    "mean_ttft_s",
+    "mean_decode_tok_s",
+    "backend_utilization",
+)
+"""Every key of :meth:`RunResult.summary`, in order (documented in this module's docstring)."""
+
+TASK_COLUMNS: dict[str, str] = {
+    "developer": "int64",
+    "task": "int64",
+    "difficulty": "str",
+    "base_turns": "int64",
+    "start_s": "float64",
+    "end_s": "float64",
+    "lead_time_s": "float64",
+    "outcome": "str",
+    "fixed_by": "str",
+    "attempts": "int64",
+    "wrong_attempts": "int64",
+    "turns": "int64",
+    "input_tokens": "int64",
+    "cached_tokens": "int64",
+    "output_tokens": "int64",
+    "cost_usd": "float64",
+    "backend": "str",
+    "tier": "str",
+    "surfaced_s": "float64",
+    "rework_done_s": "float64",
+}
+"""Columns of ``RunResult.tasks``: one row per task started. ``task`` is the index in its
+developer's backlog; ``base_turns`` the pre-drawn turns of a successful first session;
+``outcome`` one of ok / fixed / escaped / open; ``fixed_by`` hand / repair / ""; ``turns`` and the
+token and cost columns sum over all attempts' finished requests; ``backend`` and ``tier`` list
+those used, in order of first use, joined by "+"; ``surfaced_s`` / ``rework_done_s`` are when an
+escaped defect surfaced and its rework ended (NaN if not within the horizon)."""
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """One run (scenario × seed) as tidy DataFrames.
+
+    * ``ledger``: developer, category, seconds — one row per developer and ledger category;
+      per developer the seconds sum to the horizon.
+    * ``tasks``: one row per task started (schema :data:`TASK_COLUMNS`).
+    * ``requests``: one row per finished request, the pool's columns (``serving.request.
+      REQUEST_COLUMNS`` without ``tag``) plus backend, developer, task, attempt, turn.
+    * ``backend_stats``: per backend, time-averaged own streams in service and utilization.
+    * ``trace``: every charged ledger interval (developer, task, category, start_s, end_s), or
+      ``None`` unless the run was traced.
+    """
+
+    scenario: Scenario
+    seed: int | None
+    horizon_s: float
+    ledger: pd.DataFrame
+    tasks: pd.DataFrame
+    requests: pd.DataFrame
+    backend_stats: pd.DataFrame
+    trace: pd.DataFrame | None = None
+
+    def ledger_wide(self) -> pd.DataFrame:
+        """The ledger as a developer × category table of seconds."""
+        return self.ledger.pivot(index="developer", columns="category", values="seconds")
+
+    def summary(self) -> dict[str, float]:
+        """The flat summary (keys :data:`SUMMARY_KEYS`, schema in the module docstring)."""
+        scenario = self.scenario
+        developers = int(self.ledger["developer"].nunique())
+        total_s = float(self.ledger["seconds"].sum())
+        by_cat = self.ledger.groupby("category", observed=False)["seconds"].sum()
+        dev_days = developers * self.horizon_s / scenario.workday_s
+        tasks = self.tasks
+        done = tasks[tasks["outcome"].isin(COMPLETED_OUTCOMES)]
+        n_done = len(done)
+        out: dict[str, float] = {
+            "developers": float(developers),
+            "horizon_s": float(self.horizon_s),
+            "developer_days": dev_days,
+            "tasks_started": float(len(tasks)),
+            "tasks_completed": float(n_done),
+            "tasks_per_dev_day": n_done / dev_days,
+        }
+        for c in LEDGER_CATEGORIES:
+            out[f"share_{c}"] = float(by_cat[c]) / total_s if total_s > 0 else math.nan
+        out["waiting_share"] = sum(out[f"share_{c}"] for c in WAITING_CATEGORIES)
+        out["fixing_share"] = out["share_fixing"]
+        for outcome in COMPLETED_OUTCOMES:
+            share = float((done["outcome"] == outcome).sum()) / n_done if n_done else math.nan
+            out[f"{outcome}_share"] = share
+        out["defects_surfaced"] = float(tasks["rework_done_s"].notna().sum())
+        requests = self.requests
+        usd = float(requests["cost_usd"].sum())
+        out["usd_total"] = usd
+        out["usd_per_task"] = usd / n_done if n_done else math.nan
+        out["usd_per_dev_day"] = usd / dev_days
+        lead = done["lead_time_s"].to_numpy()
+        out["lead_time_p50_s"] = float(np.quantile(lead, 0.5)) if n_done else math.nan
+        out["lead_time_p95_s"] = float(np.quantile(lead, 0.95)) if n_done else math.nan
+        out["requests"] = float(len(requests))
+        if len(requests):
+            out["mean_queue_wait_s"] = float(requests["queue_wait_s"].mean())
+            out["mean_ttft_s"] = float(requests["ttft_s"].mean())
+            decode_s = requests["decode_s"].to_numpy()
+            tokens = requests["output_tokens"].to_numpy()
+            with np.errstate(divide="ignore", invalid="ignore"):
+                rate = np.where(decode_s > 0, tokens / np.where(decode_s > 0, decode_s, 1.0), np.nan)
+            out["mean_decode_tok_s"] = float(np.nanmean(rate)) if np.isfinite(rate).any() else math.nan
+        else:
+            out["mean_queue_wait_s"] = out["mean_ttft_s"] = out["mean_decode_tok_s"] = math.nan
+        stats = self.backend_stats
+        capacity = float(stats["capacity_streams"].sum())
+        out["backend_utilization"] = (
+            float(stats["mean_in_service"].sum()) / capacity if capacity else math.nan
+        )
+        return {key: out[key] for key in SUMMARY_KEYS}
+
+
+def tasks_frame(tasks: list) -> pd.DataFrame:  # list[Task]
+    """The ``tasks`` DataFrame (schema :data:`TASK_COLUMNS`)."""
+    data = {
+        "developer": [t.developer for t in tasks],
+        "task": [t.index for t in tasks],
+        "difficulty": [t.difficulty for t in tasks],
+        "base_turns": [t.base_turns for t in tasks],
+        "start_s": [t.start_s for t in tasks],
+        "end_s": [t.end_s for t in tasks],
+        "lead_time_s": [t.end_s - t.start_s for t in tasks],
+        "outcome": [t.outcome for t in tasks],
+        "fixed_by": [t.fixed_by for t in tasks],
+        "attempts": [t.attempts for t in tasks],
+        "wrong_attempts": [t.wrong_attempts for t in tasks],
+        "turns": [t.turns for t in tasks],
+        "input_tokens": [t.input_tokens for t in tasks],
+        "cached_tokens": [t.cached_tokens for t in tasks],
+        "output_tokens": [t.output_tokens for t in tasks],
+        "cost_usd": [t.cost_usd for t in tasks],
+        "backend": ["+".join(t.backends) for t in tasks],
+        "tier": ["+".join(t.tiers) for t in tasks],
+        "surfaced_s": [t.surfaced_s for t in tasks],
+        "rework_done_s": [t.rework_done_s for t in tasks],
+    }
+    return pd.DataFrame({name: pd.Series(data[name], dtype=dtype) for name, dtype in TASK_COLUMNS.items()})
+
+
+def requests_frame(model: WorkflowModel) -> pd.DataFrame:
+    """Every backend's finished requests, with backend, developer, task, attempt and turn columns."""
+    frames = []
+    for name, backend in model.backends.items():
+        frame = backend.pool.requests_frame()
+        tags = frame.pop("tag").tolist()
+        frame.insert(0, "backend", pd.Series([name] * len(frame), dtype="str", index=frame.index))
+        for i, column in enumerate(("developer", "task", "attempt", "turn")):
+            frame[column] = pd.Series([t[i] for t in tags], dtype="int64", index=frame.index)
+        frames.append(frame)
+    columns = ["backend", *(c for c in REQUEST_COLUMNS if c != "tag"), "developer", "task", "attempt", "turn"]
+    return pd.concat(frames, ignore_index=True)[columns].sort_values(
+        "arrival_s", kind="stable", ignore_index=True
+    )
+
+
+def backend_stats_frame(model: WorkflowModel) -> pd.DataFrame:
+    """Per backend: replicas, own-slot capacity, time-averaged own streams in service and waiting,
+    utilization (busy own slots / capacity) and finished requests."""
+    rows = []
+    for name, backend in model.backends.items():
+        pool = backend.pool
+        rows.append(
+            {
+                "backend": name,
+                "replicas": pool.replicas,
+                "capacity_streams": pool.capacity_streams,
+                "mean_in_service": pool.mean_in_service,
+                "mean_waiting": pool.mean_waiting,
+                "utilization": pool.utilization,
+                "requests": pool.completed,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def build_result(model: WorkflowModel) -> RunResult:
+    """Assemble a :class:`RunResult` from a model (its developers already charged up to now)."""
+    return RunResult(
+        scenario=model.spec,
+        seed=model.seed,
+        horizon_s=float(model.time),
+        ledger=model.ledger.frame(),
+        tasks=tasks_frame(model.tasks),
+        requests=requests_frame(model),
+        backend_stats=backend_stats_frame(model),
+        trace=model.ledger.trace_frame(),
+    )

@@ -1,0 +1,108 @@
+"""Task generation: each developer's backlog, pre-drawn from streams that no backend or policy
+touches (common random numbers: one seed, one task stream, whatever serves it)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from speedtrap.agents.task import Task
+from speedtrap.config.developer import Developer as DeveloperSpec
+from speedtrap.config.work import TaskMix
+
+TASK_STREAM = 0
+"""Spawn-key tag of the per-developer task stream: difficulty, turns, initial context, prompt time."""
+QUALITY_STREAM = 1
+"""Spawn-key tag of the per-developer quality stream: the uniforms for wrong results and detection."""
+HUMAN_STREAM = 2
+"""Spawn-key tag of the per-developer human stream for per-task human draws (review, fixing)."""
+ATTENTION_STREAM = 5
+"""Spawn-key tag of the per-developer attention stream (resumption lags, other work vs idle)."""
+BLOCK = 16
+"""Tasks drawn per block: every block consumes a fixed number of draws from each stream."""
+
+
+def stream_rng(root: np.random.SeedSequence, stream: int, developer: int) -> np.random.Generator:
+    """The generator of ``stream`` for ``developer``, keyed under ``root`` (independent streams)."""
+    seq = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, stream, developer))
+    return np.random.Generator(np.random.PCG64(seq))
+
+
+class TaskSource:
+    """Developer ``developer``'s endless backlog, drawn in blocks of :data:`BLOCK` tasks.
+
+    Every task's intrinsic properties depend only on the root seed, the developer and the task's
+    index; the draws per block are fixed in number, so the stream is aligned across backends,
+    policies and anything else that changes timing.
+    """
+
+    def __init__(
+        self, root: np.random.SeedSequence, developer: int, task_mix: TaskMix, spec: DeveloperSpec
+    ) -> None:
+        self.developer = developer
+        self._root = root
+        self._mix = task_mix
+        self._spec = spec
+        self._task_rng = stream_rng(root, TASK_STREAM, developer)
+        self._quality_rng = stream_rng(root, QUALITY_STREAM, developer)
+        self._human_rng = stream_rng(root, HUMAN_STREAM, developer)
+        self._names = task_mix.difficulty_names
+        self._cum_shares = np.cumsum(task_mix.shares())
+        self._turn_medians = np.array(
+            [d.turns_mean * np.exp(-0.5 * task_mix.turns_log_sd**2) for d in task_mix.difficulties.values()]
+        )
+        self._attempts = spec.fixing.max_repair_sessions + 1
+        self._queue: list[Task] = []
+        self._issued = 0
+
+    def next(self) -> Task:
+        """The next task of the backlog."""
+        if not self._queue:
+            self._draw_block()
+        self._issued += 1
+        return self._queue.pop()
+
+    def _draw_block(self) -> None:
+        mix, spec, n, a = self._mix, self._spec, BLOCK, self._attempts
+        rng = self._task_rng
+        kind = np.searchsorted(self._cum_shares, rng.random(n), side="right")
+        kind = np.minimum(kind, len(self._names) - 1)
+        turns = np.maximum(
+            1, np.rint(self._turn_medians[kind] * np.exp(mix.turns_log_sd * rng.standard_normal(n)))
+        )
+        context = np.rint(mix.initial_context_tokens.sample(rng, n))
+        prompt_s = spec.prompt_s.sample(rng, n)
+        q = self._quality_rng
+        u_fail = q.random((n, a))
+        u_detect = q.random((n, a))
+        h = self._human_rng
+        u_hand = h.random((n, a))
+        sigma = spec.review.sigma
+        review_factor = np.exp(sigma * h.standard_normal((n, a)) - 0.5 * sigma * sigma)  # mean 1
+        diagnose_s = spec.fixing.diagnose_s.sample(h, n * a).reshape(n, a)
+        hand_fix_s = spec.fixing.hand_fix_s.sample(h, n)
+        rework_s = spec.fixing.rework_multiplier * spec.fixing.hand_fix_s.sample(h, n)
+        escape_delay_s = h.exponential(spec.fixing.escape_delay_s, n)
+        first = self._issued
+        block = [
+            Task(
+                developer=self.developer,
+                index=first + i,
+                difficulty=self._names[int(kind[i])],
+                base_turns=int(turns[i]),
+                initial_context_tokens=int(context[i]),
+                prompt_s=float(prompt_s[i]),
+                u_fail=u_fail[i].tolist(),
+                u_detect=u_detect[i].tolist(),
+                u_hand=u_hand[i].tolist(),
+                review_factor=review_factor[i].tolist(),
+                diagnose_s=diagnose_s[i].tolist(),
+                hand_fix_s=float(hand_fix_s[i]),
+                rework_s=float(rework_s[i]),
+                escape_delay_s=float(escape_delay_s[i]),
+                seed_entropy=self._root.entropy,  # type: ignore[arg-type]
+                seed_key=(*self._root.spawn_key, self.developer, first + i),
+            )
+            for i in range(n)
+        ]
+        block.reverse()  # popped from the end: first task first
+        self._queue = block

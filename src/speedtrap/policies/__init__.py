@@ -1,0 +1,29 @@
+"""Routing policies: which backend and tier serve each session and turn.
+
+One file per policy; each declares a :class:`~speedtrap.config.policy.PolicySpec` subclass whose
+``kind`` registers it, so adding a policy is adding a file (and importing it here).
+"""
+
+from speedtrap.config.policy import PolicySpec, RouteSpec, known_policy_kinds, policy_spec_class
+from speedtrap.policies.always import AlwaysPolicy, AlwaysSpec
+from speedtrap.policies.base import Route, RoutingPolicy
+from speedtrap.policies.by_difficulty import ByDifficultyPolicy, ByDifficultySpec
+from speedtrap.policies.escalate import EscalatePolicy, EscalateSpec
+from speedtrap.policies.interactive_fast import InteractiveFastPolicy, InteractiveFastSpec
+
+__all__ = [
+    "AlwaysPolicy",
+    "AlwaysSpec",
+    "ByDifficultyPolicy",
+    "ByDifficultySpec",
+    "EscalatePolicy",
+    "EscalateSpec",
+    "InteractiveFastPolicy",
+    "InteractiveFastSpec",
+    "PolicySpec",
+    "Route",
+    "RouteSpec",
+    "RoutingPolicy",
+    "known_policy_kinds",
+    "policy_spec_class",
+]

@@ -1,0 +1,55 @@
+"""What a routing policy is: given a session (and, per turn, the developer's attention), a route."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from speedtrap.config.policy import RouteSpec
+
+if TYPE_CHECKING:
+    from speedtrap.config.backend import Backend
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Where a request goes: a backend of the scenario and one of its tiers."""
+
+    backend: str
+    tier: str
+
+
+class RoutingPolicy(ABC):
+    """Chooses the backend for each agent session and the tier for each turn.
+
+    The session's backend fixes its quality (failure and tool-error probabilities); a policy
+    may change the tier from turn to turn but not the backend.
+    """
+
+    @abstractmethod
+    def for_session(self, difficulty: str, attempt: int) -> Route:
+        """Route of a session on a task of ``difficulty``; ``attempt`` is 0 for the first session
+        and ``k`` for the ``k``-th repair after a detected failure."""
+
+    def for_turn(self, session: Route, attending: bool) -> Route:
+        """Route of one turn of a session routed to ``session``; ``attending`` is true while the
+        developer is waiting on (or working with) this session. Default: the session's route."""
+        return session
+
+
+def resolve(backends: Mapping[str, Backend], route: RouteSpec) -> Route:
+    """A :class:`Route` with the tier filled in (``None`` → the backend's default tier)."""
+    backend = backends[route.backend]
+    return Route(route.backend, route.tier if route.tier is not None else backend.default_tier)
+
+
+def only_backend(backends: Mapping[str, Backend], field: str) -> str:
+    """The single backend's name, for policies whose ``field`` may be left out; ``ValueError`` naming
+    ``policy.<field>`` when the scenario has several."""
+    if len(backends) != 1:
+        raise ValueError(
+            f"policy.{field}: required when the scenario has several backends ({', '.join(sorted(backends))})"
+        )
+    return next(iter(backends))

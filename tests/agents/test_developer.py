@@ -1,0 +1,118 @@
+"""The Developer agent: attention, parallel sessions, pending work, escaped defects."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from agent_scenarios import run, seconds, tiny
+
+from speedtrap.agents import Activity, Developer
+from speedtrap.models import WorkflowModel
+
+
+def test_developer_is_always_in_exactly_one_activity() -> None:
+    scenario = tiny({"developer.attention.flow_threshold_s": 2.5, "horizon_s": 100.0})
+    model = WorkflowModel(scenario, rng=1)
+    developer = model.developers[0]
+    assert isinstance(developer, Developer)
+    seen = []
+    for t in (30.0, 61.0, 70.0):
+        model.run_until(t)
+        seen.append(developer.activity)
+    assert seen == [Activity.PROMPTING, Activity.WAITING, Activity.OTHER_WORK]
+
+
+def test_second_session_starts_at_the_flow_break_and_the_first_waits_its_turn() -> None:
+    result = run(
+        tiny(
+            {
+                "developer.attention.flow_threshold_s": 2.5,
+                "developer.attention.max_parallel_sessions": 2,
+                "horizon_s": 400.0,
+            }
+        )
+    )
+    trace = result.trace
+    # task 0: prompt [0,60], waits 2.5 s, then the developer writes task 1's prompt [62.5,122.5]
+    prompting_1 = trace[(trace["task"] == 1) & (trace["category"] == "prompting")].iloc[0]
+    assert (prompting_1["start_s"], prompting_1["end_s"]) == pytest.approx((62.5, 122.5))
+    # task 0's result was ready at 76 but waited for the prompt; then 60 s away cost switching
+    switch = trace[(trace["task"] == 0) & (trace["category"] == "switching")].iloc[0]
+    assert switch["start_s"] == pytest.approx(122.5)
+    assert switch["end_s"] - switch["start_s"] == pytest.approx(100.0 * (1 - math.exp(-60.0 / 10.0)))
+    # both sessions ran at once: task 1's first request arrived before task 0 was reviewed
+    requests = result.requests
+    assert requests.loc[requests["task"] == 1, "arrival_s"].min() == pytest.approx(122.5)
+    review_0 = trace[(trace["task"] == 0) & (trace["category"] == "reviewing")].iloc[0]
+    assert review_0["start_s"] > 122.5
+
+
+def test_single_session_developer_never_opens_a_second() -> None:
+    result = run(tiny({"developer.attention.flow_threshold_s": 2.5, "horizon_s": 2000.0}))
+    tasks = result.tasks
+    # sessions never overlap: each task starts after the previous one ended
+    assert (tasks["start_s"].to_numpy()[1:] >= tasks["end_s"].to_numpy()[:-1] - 1e-9).all()
+
+
+def test_escaped_defect_surfaces_and_is_reworked_as_fixing() -> None:
+    scenario = tiny(
+        {
+            "backends.b.quality.failure_prob.easy": 1.0,
+            "developer.review.detect_prob": 0.0,
+            "developer.fixing.escape_delay_s": 200.0,
+            "horizon_s": 5000.0,
+        }
+    )
+    result = run(scenario, seed=4)
+    tasks = result.tasks
+    done = tasks[tasks["outcome"] != "open"]
+    assert set(done["outcome"]) == {"escaped"}
+    reworked = tasks[tasks["rework_done_s"].notna()]
+    assert len(reworked) >= 3
+    assert (reworked["surfaced_s"] > reworked["end_s"]).all()
+    trace = result.trace
+    fixing = trace[trace["category"] == "fixing"]
+    # every rework is 3 x the 100 s hand fix and is charged to the task whose defect escaped
+    assert set(fixing["task"]) <= set(reworked["task"])
+    assert seconds(result, "fixing") == pytest.approx(300.0 * len(reworked))
+    assert seconds(result, "reviewing") > 0.0
+
+
+def test_surfaced_defect_interrupts_other_work_but_not_a_human_step() -> None:
+    scenario = tiny(
+        {
+            "backends.b.quality.failure_prob.easy": 1.0,
+            "developer.review.detect_prob": 0.0,
+            "developer.attention.flow_threshold_s": 2.5,
+            "developer.fixing.escape_delay_s": 300.0,
+            "horizon_s": 20_000.0,
+        }
+    )
+    result = run(scenario, seed=2)
+    surfaced = result.tasks.set_index("task")["surfaced_s"]
+    trace = result.trace.sort_values("start_s", kind="stable").reset_index(drop=True)
+    reworks = trace[trace["category"] == "fixing"]
+    interrupted = delayed = 0
+    for i in reworks.index:
+        row, before = trace.loc[i], trace.loc[i - 1]
+        shown = surfaced[row["task"]]
+        assert row["start_s"] >= shown - 1e-9
+        if row["start_s"] == pytest.approx(shown):
+            interrupted += 1
+            assert before["category"] in {
+                "other_work",
+                "idle",
+                "waiting_queue",
+                "waiting_ttft",
+                "waiting_generation",
+                "waiting_tool",
+            }
+        else:
+            delayed += 1  # it waited for a human step, which ran to its full length
+            assert before["category"] in {"prompting", "reviewing", "switching", "fixing"}
+            full = {"prompting": 60.0, "reviewing": 30.0, "fixing": 300.0}.get(before["category"])
+            if full is not None:
+                step = trace[(trace["task"] == before["task"]) & (trace["category"] == before["category"])]
+                assert step["end_s"].sub(step["start_s"]).sum() == pytest.approx(full)
+    assert interrupted >= 3 and delayed >= 1

@@ -1,0 +1,120 @@
+"""The coding-agent Session: turns, malformed tool calls, context growth, prompt cache, compaction."""
+
+from __future__ import annotations
+
+import pytest
+from agent_scenarios import run, seconds, tiny
+
+from speedtrap.agents import Session
+from speedtrap.models import WorkflowModel
+
+
+def test_context_grows_turn_by_turn_and_the_previous_input_is_cached() -> None:
+    requests = run(tiny({"horizon_s": 200.0})).requests
+    first = requests[requests["task"] == 0]
+    # 1000 initial tokens; each turn adds its 100 output tokens and a 10-token tool result
+    assert first["input_tokens"].tolist() == [1000, 1110]
+    assert first["cached_tokens"].tolist() == [0, 1000]
+    # the next task starts a new conversation: nothing of it is cached
+    assert requests[requests["task"] == 1]["cached_tokens"].iloc[0] == 0
+
+
+def test_cache_expires_after_its_ttl() -> None:
+    requests = run(tiny({"task_mix.cache_ttl_s": 4.0, "horizon_s": 100.0})).requests
+    assert requests[requests["task"] == 0]["cached_tokens"].tolist() == [0, 0]  # 5 s of tool > 4 s TTL
+
+
+def test_switching_tier_starts_a_cold_cache_unless_tiers_share_it() -> None:
+    overrides = {
+        "policy": {"kind": "interactive_fast"},
+        "developer.attention.flow_threshold_s": 2.5,
+        "horizon_s": 100.0,
+    }
+    requests = run(tiny(overrides)).requests
+    first = requests[requests["task"] == 0]
+    assert first["tier"].tolist() == ["fast", "standard"]  # attended, then the developer left
+    assert first["cached_tokens"].tolist() == [0, 0]
+    shared = run(tiny({**overrides, "task_mix.cache_per_tier": False})).requests
+    assert shared[shared["task"] == 0]["cached_tokens"].tolist() == [0, 1000]
+
+
+def test_agent_compacts_near_the_context_window() -> None:
+    scenario = tiny(
+        {
+            "task_mix.initial_context_tokens.median": 150_000.0,
+            "task_mix.tool_result_tokens.median": 5_000.0,
+            "task_mix.compact_at_fraction": 0.76,  # 152k of the 200k window
+            "horizon_s": 100.0,
+        }
+    )
+    first = run(scenario).requests.query("task == 0")
+    assert first["input_tokens"].tolist() == [150_000, 40_000]
+    assert first["cached_tokens"].tolist() == [0, 0]
+
+
+def test_malformed_tool_calls_cost_extra_turns_without_tool_time() -> None:
+    result = run(tiny({"backends.b.quality.tool_error_prob": 0.5, "horizon_s": 3000.0}), seed=3)
+    requests = result.requests.sort_values(["task", "turn"])
+    tasks = result.tasks[result.tasks["outcome"] == "ok"]
+    assert len(tasks) >= 10
+    malformed = 0
+    for task in tasks["task"]:
+        turns = requests[requests["task"] == task]
+        # a malformed call returns at once: the next request arrives when the last one finished
+        gaps = turns["arrival_s"].to_numpy()[1:] - turns["done_s"].to_numpy()[:-1]
+        bad = int((abs(gaps) < 1e-9).sum())
+        assert len(turns) == 2 + bad
+        malformed += bad
+    assert malformed >= 5
+    assert tasks["turns"].sum() == 2 * len(tasks) + malformed
+    # tool time is charged only for the good turns (5 s each), all of them attended here
+    good_turns = int(result.tasks["turns"].sum()) - malformed
+    assert seconds(result, "waiting_tool") <= 5.0 * good_turns + 1e-6
+
+
+def test_finished_sessions_leave_the_model() -> None:
+    scenario = tiny({"horizon_s": 2000.0})
+    model = WorkflowModel(scenario, rng=1)
+    model.run_until(scenario.horizon_s)
+    sessions = model.agents_by_type.get(Session)
+    assert sessions is None or len(sessions) <= 1  # only the session in progress remains
+    assert len(model.tasks) >= 15
+    assert model.developers[0].sessions and len(model.developers[0].sessions) == 1
+
+
+def test_turn_draws_do_not_depend_on_which_attempt_was_drawn_first() -> None:
+    from speedtrap.agents import Task, TurnDraws
+
+    scenario = tiny()
+
+    def task() -> Task:
+        return Task(
+            developer=0,
+            index=5,
+            difficulty="easy",
+            base_turns=2,
+            initial_context_tokens=1000,
+            prompt_s=1.0,
+            u_fail=[0.5],
+            u_detect=[0.5],
+            u_hand=[0.5],
+            review_factor=[1.0],
+            diagnose_s=[1.0],
+            hand_fix_s=1.0,
+            rework_s=1.0,
+            escape_delay_s=1.0,
+            seed_entropy=42,
+            seed_key=(0, 5),
+        )
+
+    a, b = task(), task()
+    mix = scenario.task_mix.with_overrides({"output_tokens.sigma": 1.0, "tool_s.sigma": 1.0})
+    draws_a1 = TurnDraws(a, 1, mix, scenario.developer)
+    draws_a0 = TurnDraws(a, 0, mix, scenario.developer)
+    draws_b0 = TurnDraws(b, 0, mix, scenario.developer)
+    draws_a1.ensure(40)
+    draws_a0.ensure(3)
+    draws_b0.ensure(70)
+    assert draws_a0.out[:3] == draws_b0.out[:3]
+    assert draws_a0.tool_s[:3] == pytest.approx(draws_b0.tool_s[:3])
+    assert draws_a1.out[:3] != draws_a0.out[:3]

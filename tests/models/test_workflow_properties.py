@@ -1,0 +1,90 @@
+"""Property: for any valid small scenario, every developer's ledger tiles the horizon exactly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from speedtrap.config import Scenario
+from speedtrap.models import LEDGER_CATEGORIES, WorkflowModel
+
+POLICIES = [
+    {"kind": "always", "backend": "wafer"},
+    {"kind": "always", "backend": "gpu"},
+    {"kind": "interactive_fast", "backend": "gpu"},
+    {"kind": "escalate", "first": "wafer", "then": "gpu"},
+    {"kind": "by_difficulty", "routes": {"easy": "wafer"}, "default": "gpu"},
+]
+unit = st.floats(0.0, 1.0)
+
+
+@st.composite
+def scenarios(draw: Any) -> Scenario:
+    turns = draw(st.floats(0.05, 0.5))
+    quality = {
+        "failure_prob": {d: draw(unit) for d in ("easy", "medium", "hard")},
+        "tool_error_prob": draw(st.floats(0.0, 0.5)),
+    }
+    data = {
+        "developers": draw(st.integers(1, 3)),
+        "horizon_s": draw(st.floats(300.0, 7200.0)),
+        "task_mix": {
+            "difficulties": {
+                "easy": {"share": 0.4, "turns_mean": 22 * turns},
+                "medium": {"share": 0.5, "turns_mean": 38 * turns},
+                "hard": {"share": 0.1, "turns_mean": 65 * turns},
+            },
+            "tool_s": {"median": draw(st.floats(0.0, 20.0)), "sigma": 1.0},
+            "cache_per_tier": draw(st.booleans()),
+        },
+        "developer": {
+            "checkin_every_turns": draw(st.integers(1, 20)),
+            "attention": {
+                "flow_threshold_s": draw(st.sampled_from([0.0, 5.0, 10.0, 60.0, float("inf")])),
+                "max_parallel_sessions": draw(st.integers(1, 3)),
+                "other_work_prob": draw(unit),
+                "resumption_random": draw(st.booleans()),
+            },
+            "review": {"detect_prob": draw(unit)},
+            "fixing": {
+                "hand_fix_prob": draw(unit),
+                "max_repair_sessions": draw(st.integers(0, 2)),
+                "escape_delay_s": draw(st.floats(10.0, 5000.0)),
+            },
+        },
+        "backends": {
+            "gpu": {"preset": "gpu-fast", "default_tier": "standard", "quality": quality},
+            "wafer": {"preset": "wafer-distilled", "quality": quality},
+        },
+        "policy": draw(st.sampled_from(POLICIES)),
+    }
+    return Scenario.model_validate(data)
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=scenarios(), seed=st.integers(0, 2**32 - 1))
+def test_ledger_sums_to_the_horizon_for_every_developer(scenario: Scenario, seed: int) -> None:
+    model = WorkflowModel(scenario, rng=seed, trace=True)
+    model.run_until(scenario.horizon_s)
+    result = model.result()
+    wide = result.ledger_wide()
+    assert list(wide.columns) == list(LEDGER_CATEGORIES)
+    assert len(wide) == scenario.developers
+    assert (wide.to_numpy() >= 0.0).all()
+    np.testing.assert_allclose(wide.sum(axis=1).to_numpy(), scenario.horizon_s, rtol=1e-9)
+    # the trace tiles [0, horizon] for each developer: no gap, no overlap
+    for _, rows in result.trace.groupby("developer"):
+        rows = rows.sort_values("start_s", kind="stable")
+        assert rows["start_s"].iloc[0] == 0.0
+        assert rows["end_s"].iloc[-1] == pytest.approx(scenario.horizon_s)
+        gaps = rows["start_s"].to_numpy()[1:] - rows["end_s"].to_numpy()[:-1]
+        assert np.abs(gaps).max(initial=0.0) <= 1e-6
+    tasks = result.tasks
+    assert set(tasks["outcome"]) <= {"ok", "fixed", "escaped", "open"}
+    done = tasks[tasks["outcome"] != "open"]
+    assert (done["end_s"] >= done["start_s"]).all()
+    assert (done["end_s"] <= scenario.horizon_s).all()

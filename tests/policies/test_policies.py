@@ -1,0 +1,135 @@
+"""Routing policies: decisions, spec validation against the scenario, the registry."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from speedtrap.config import Scenario
+from speedtrap.config.policy import PolicySpec, policy_spec_class
+from speedtrap.policies import (
+    AlwaysSpec,
+    ByDifficultySpec,
+    EscalateSpec,
+    InteractiveFastSpec,
+    Route,
+    RoutingPolicy,
+    known_policy_kinds,
+)
+
+BACKENDS = {"gpu": "gpu-batched", "fast": "gpu-fast", "wafer": "wafer-distilled"}
+
+
+def scenario(policy: dict) -> Scenario:
+    return Scenario(backends=BACKENDS, policy=policy)
+
+
+def test_always_routes_everything_to_one_backend_and_its_default_tier() -> None:
+    s = scenario({"kind": "always", "backend": "fast"})
+    policy = s.policy.build(s.backends)
+    assert isinstance(s.policy, AlwaysSpec)
+    for difficulty in ("easy", "hard"):
+        for attempt in (0, 1, 2):
+            assert policy.for_session(difficulty, attempt) == Route("fast", "fast")
+    assert policy.for_turn(Route("fast", "fast"), attending=False) == Route("fast", "fast")
+    explicit = scenario({"kind": "always", "backend": "gpu", "tier": "fast"})
+    assert explicit.policy.build(explicit.backends).for_session("easy", 0) == Route("gpu", "fast")
+
+
+def test_always_defaults_to_the_only_backend_but_not_among_several() -> None:
+    single = Scenario(backends={"w": "wafer-distilled"}, policy={"kind": "always"})
+    assert single.policy.build(single.backends).for_session("easy", 0) == Route("w", "standard")
+    with pytest.raises(ValidationError, match=r"policy.backend: required when the scenario has several"):
+        scenario({"kind": "always"})
+
+
+def test_by_difficulty_routes_each_class_and_falls_back_to_default() -> None:
+    s = scenario(
+        {"kind": "by_difficulty", "routes": {"easy": "wafer", "hard": {"backend": "gpu"}}, "default": "fast"}
+    )
+    policy = s.policy.build(s.backends)
+    assert isinstance(s.policy, ByDifficultySpec)
+    assert policy.for_session("easy", 0) == Route("wafer", "standard")
+    assert policy.for_session("hard", 1) == Route("gpu", "standard")
+    assert policy.for_session("medium", 0) == Route("fast", "fast")
+
+
+def test_by_difficulty_must_cover_the_task_mix() -> None:
+    with pytest.raises(ValidationError, match=r"no route for difficulty 'medium' and no policy\.default"):
+        scenario({"kind": "by_difficulty", "routes": {"easy": "wafer", "hard": "gpu"}})
+    with pytest.raises(ValidationError, match=r"policy\.routes: unknown difficulty 'epic'"):
+        scenario({"kind": "by_difficulty", "routes": {"epic": "wafer"}, "default": "gpu"})
+
+
+def test_escalate_moves_repairs_to_the_stronger_backend() -> None:
+    s = scenario({"kind": "escalate", "first": "wafer", "then": "gpu"})
+    policy = s.policy.build(s.backends)
+    assert isinstance(s.policy, EscalateSpec)
+    assert policy.for_session("medium", 0) == Route("wafer", "standard")
+    assert policy.for_session("medium", 1) == Route("gpu", "standard")
+    assert policy.for_session("hard", 2) == Route("gpu", "standard")
+
+
+def test_interactive_fast_pays_for_speed_only_while_attended() -> None:
+    s = scenario({"kind": "interactive_fast", "backend": "gpu"})
+    policy = s.policy.build(s.backends)
+    assert isinstance(s.policy, InteractiveFastSpec)
+    session = policy.for_session("easy", 0)
+    assert session == Route("gpu", "standard")
+    assert policy.for_turn(session, attending=True) == Route("gpu", "fast")
+    assert policy.for_turn(session, attending=False) == Route("gpu", "standard")
+
+
+def test_interactive_fast_needs_a_fast_tier() -> None:
+    with pytest.raises(ValidationError, match=r"policy.fast_tier: backend 'wafer' has no tier 'fast'"):
+        scenario({"kind": "interactive_fast", "backend": "wafer"})
+
+
+def test_unknown_backend_is_named() -> None:
+    with pytest.raises(
+        ValidationError, match=r"policy.then: unknown backend 'opus' \(known: fast, gpu, wafer\)"
+    ):
+        scenario({"kind": "escalate", "first": "wafer", "then": "opus"})
+
+
+def test_registry_lists_known_kinds_for_an_unknown_one() -> None:
+    assert {"always", "by_difficulty", "escalate", "interactive_fast"} <= set(known_policy_kinds())
+    with pytest.raises(KeyError, match=r"unknown policy kind 'round_robin' \(known: always, by_difficulty"):
+        policy_spec_class("round_robin")
+    with pytest.raises(
+        ValidationError, match=r"policy.kind: unknown policy kind 'round_robin' \(known: always"
+    ):
+        scenario({"kind": "round_robin"})
+
+
+def test_a_new_policy_registers_by_subclassing() -> None:
+    from typing import Literal
+
+    class FirstTryFast(PolicySpec):
+        kind: Literal["test_first_try_fast"] = "test_first_try_fast"
+
+        def references(self, backends):  # type: ignore[no-untyped-def]
+            return {}
+
+        def build(self, backends):  # type: ignore[no-untyped-def]
+            class _Policy(RoutingPolicy):
+                def for_session(self, difficulty: str, attempt: int) -> Route:
+                    return Route("wafer", "standard") if attempt == 0 else Route("gpu", "standard")
+
+            return _Policy()
+
+    try:
+        s = scenario({"kind": "test_first_try_fast"})
+        assert isinstance(s.policy, FirstTryFast)
+        assert s.policy.build(s.backends).for_session("easy", 1) == Route("gpu", "standard")
+        # the policy survives a dump/validate round trip (with_overrides)
+        assert isinstance(s.with_overrides({"developers": 3}).policy, FirstTryFast)
+    finally:
+        del PolicySpec.registry["test_first_try_fast"]
+
+
+def test_policy_fields_are_validated_with_their_path() -> None:
+    with pytest.raises(ValidationError, match=r"policy.then\n  Field required"):
+        scenario({"kind": "escalate", "first": "wafer"})
+    with pytest.raises(ValidationError, match=r"policy\.tiers"):
+        scenario({"kind": "always", "backend": "gpu", "tiers": "x"})
