@@ -118,3 +118,27 @@ def test_from_toml_reports_the_field(tmp_path: Path) -> None:
     path.write_text('developers = 2\n[developer.attention]\nflow_threshold_s = "soon"\n')
     with pytest.raises(ValidationError, match=r"developer.attention.flow_threshold_s"):
         Scenario.from_toml(path)
+
+
+def test_with_backend_swaps_the_backend_and_routes_everything_to_it() -> None:
+    scenario = Scenario(developers=3)
+    fast = scenario.with_backend("gpu-fast")
+    assert list(fast.backends) == ["gpu-fast"]
+    assert fast.policy.kind == "always"
+    assert fast.developers == 3
+    assert fast.task_mix == scenario.task_mix
+
+
+def test_with_backend_keeps_the_scenarios_own_overrides() -> None:
+    scenario = Scenario.model_validate(
+        {
+            "backends": {"w": {"preset": "wafer-distilled", "quality": {"failure_multiplier": 1.5}}},
+            "policy": {"kind": "always", "backend": "w"},
+        }
+    )
+    assert scenario.with_backend("w").backends["w"].quality.failure_multiplier == 1.5
+
+
+def test_with_backend_rejects_an_unknown_name() -> None:
+    with pytest.raises(ValueError, match="neither a backend of this scenario"):
+        Scenario().with_backend("gpu-warp")

@@ -61,3 +61,16 @@ def test_decode_rate_is_cheap_to_call() -> None:
     physics = ReplicaPhysics.from_backend(backend_preset("gpu-batched"))
     fields = {f.name for f in dataclasses.fields(physics)}
     assert {"weight_read_s", "kv_read_s_per_token", "compute_s_per_token", "fixed_s"} <= fields
+
+
+def test_decode_speedup_scales_decode_rate_but_not_ttft() -> None:
+    backend = backend_preset("gpu-batched")
+    base = ReplicaPhysics.from_backend(backend)
+    fast = ReplicaPhysics.from_backend(backend.with_overrides({"decode_speedup": 6.0}))
+    assert fast.decode_rate_tok_s(40, 96_000) == pytest.approx(6.0 * base.decode_rate_tok_s(40, 96_000))
+    assert fast.ttft_s(2_000) == base.ttft_s(2_000)
+
+
+def test_decode_speedup_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="decode_speedup"):
+        backend_preset("gpu-batched").with_overrides({"decode_speedup": 0.0})

@@ -63,7 +63,9 @@ class Backend(Spec):
     backends`` and checked by calibration); ``background_streams_per_replica`` are other customers'
     streams that share each replica with the simulated developers. ``ttft_overhead_s`` is the
     network/scheduling part of time to first token; ``cache_writes`` bills uncached input at the
-    cache-write price.
+    cache-write price. ``decode_speedup`` is a what-if multiplier on the physics' per-stream decode
+    rate (1 = as derived; time to first token unchanged): experiments sweep speed-ups with it
+    without inventing hardware.
     """
 
     name: str = Field(min_length=1)
@@ -81,6 +83,9 @@ class Backend(Spec):
     speculative: SpeculativeDecoding | None = None
     ttft_overhead_s: float = Field(default=DEFAULT_TTFT_OVERHEAD_S, ge=0)
     cache_writes: bool = True
+    decode_speedup: float = Field(
+        default=1.0, gt=0, description="What-if multiplier on the derived decode rate (1 = physics)."
+    )
 
     @field_validator("hardware", mode="before")
     @classmethod

@@ -18,7 +18,7 @@ from speedtrap.config.backend import Backend
 from speedtrap.config.base import Spec
 from speedtrap.config.developer import Developer
 from speedtrap.config.policy import PolicySpec, policy_spec_class
-from speedtrap.config.presets import backend_preset
+from speedtrap.config.presets import BACKEND_PRESETS, backend_preset
 from speedtrap.config.work import TaskMix
 
 WORKDAY_S = 8 * 3600.0
@@ -139,6 +139,26 @@ class Scenario(Spec):
     def developer_days(self) -> float:
         """Developer-days simulated: developers × horizon_s / workday_s."""
         return self.developers * self.horizon_s / self.workday_s
+
+    def with_backend(self, name: str) -> Scenario:
+        """This scenario served by the one backend ``name`` under policy ``always``.
+
+        ``name`` is one of this scenario's backends (kept with its overrides) or a preset name.
+        Other fields are unchanged, so the same seed meets the same task stream.
+        """
+        if name in self.backends:
+            backend: Any = self.backends[name]
+        else:
+            if name not in BACKEND_PRESETS:
+                raise ValueError(
+                    f"backend {name!r} is neither a backend of this scenario ({', '.join(self.backends)}) "
+                    f"nor a preset ({', '.join(BACKEND_PRESETS)})"
+                )
+            backend = backend_preset(name)
+        data = self.model_dump(mode="python")
+        data["backends"] = {name: backend}
+        data["policy"] = {"kind": "always", "backend": name}
+        return type(self).model_validate(data)
 
     @classmethod
     def from_toml(cls, path: str | Path) -> Scenario:

@@ -47,6 +47,8 @@ class ReplicaPhysics:
     """Cost of one draft step as a fraction of a plain target step."""
     tokens_per_step: float = 1.0
     """Expected tokens emitted per stream per step."""
+    decode_speedup: float = 1.0
+    """What-if multiplier on the decode rate (``Backend.decode_speedup``; 1 = the roofline as is)."""
 
     @classmethod
     def from_parts(
@@ -57,6 +59,7 @@ class ReplicaPhysics:
         *,
         speculative: SpeculativeDecoding | None = None,
         ttft_overhead_s: float = 0.0,
+        decode_speedup: float = 1.0,
     ) -> ReplicaPhysics:
         """Physics of ``chips`` chips of ``hardware`` running ``llm``."""
         bandwidth = replica_bandwidth_bytes_s(hardware, chips)
@@ -79,6 +82,7 @@ class ReplicaPhysics:
             floor_s=hardware.token_latency_floor_s,
             kv_capacity_tokens=kv_capacity_tokens(hardware, llm, chips),
             ttft_overhead_s=ttft_overhead_s,
+            decode_speedup=decode_speedup,
             **spec,
         )
 
@@ -91,6 +95,7 @@ class ReplicaPhysics:
             backend.chips,
             speculative=backend.speculative,
             ttft_overhead_s=backend.ttft_overhead_s,
+            decode_speedup=backend.decode_speedup,
         )
 
     def _memory_s(self, batch: int, context_tokens: float) -> float:
@@ -121,7 +126,7 @@ class ReplicaPhysics:
 
     def decode_rate_tok_s(self, batch: int, context_tokens: float) -> float:
         """Output tokens/s of each of ``batch`` streams decoding together."""
-        return self.tokens_per_step / self.decode_step_s(batch, context_tokens)
+        return self.decode_speedup * self.tokens_per_step / self.decode_step_s(batch, context_tokens)
 
     def throughput_tok_s(self, batch: int, context_tokens: float) -> float:
         """Output tokens/s of the whole replica (``batch`` × per-stream rate)."""
