@@ -1,10 +1,13 @@
 import json
+from pathlib import Path
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from speedtrap.cli import app
-from speedtrap.config import BACKEND_PRESETS
+from speedtrap.cli import HEADLINE_SCENARIO, app, parse_set
+from speedtrap.config import BACKEND_PRESETS, Scenario
+from speedtrap.models import SUMMARY_KEYS, simulate
 from speedtrap.serving.pareto import pareto_frontier
 from speedtrap.serving.replica import ReplicaPhysics
 
@@ -97,3 +100,93 @@ def test_bad_input_is_one_line_on_stderr_with_exit_code_2(args: list[str], messa
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: ")
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# --- run and demo -------------------------------------------------------------------------------
+
+TINY = ["--set", "developers=2", "--set", "horizon_s=3600.0"]
+
+
+def test_run_json_is_the_summary_of_the_same_simulation() -> None:
+    result = runner.invoke(app, ["run", *TINY, "--seed", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["schema_version"] == 1 and payload["seed"] == 3 and payload["scenario"] == "default"
+    expected = simulate(Scenario(name="default", developers=2, horizon_s=3600.0), 3).summary()
+    assert list(payload["summary"]) == list(SUMMARY_KEYS)
+    assert payload["summary"] == pytest.approx(expected, nan_ok=True)
+
+
+def test_run_backend_option_serves_the_same_tasks_with_another_backend(tmp_path: Path) -> None:
+    scenario_file = tmp_path / "s.toml"
+    scenario_file.write_text('name = "two"\ndevelopers = 2\nhorizon_s = 3600.0\n')
+    out = {}
+    for backend in ("gpu-batched", "wafer-distilled"):
+        result = runner.invoke(app, ["run", str(scenario_file), "--backend", backend, "--json"])
+        assert result.exit_code == 0, result.output
+        out[backend] = json.loads(result.stdout)["summary"]
+    assert out["wafer-distilled"]["mean_decode_tok_s"] > 10 * out["gpu-batched"]["mean_decode_tok_s"]
+
+
+def test_run_table_shows_every_ledger_category() -> None:
+    result = runner.invoke(app, ["run", *TINY])
+    assert result.exit_code == 0, result.output
+    for label in ("prompting", "waiting: generation", "fixing", "switching (resumption)", "idle"):
+        assert label in result.stdout
+    assert "tasks completed per developer-day" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--set", "developer.attention.flow_threshold_s=soon"], "developer.attention.flow_threshold_s"),
+        (["--set", "developer.atention.flow_threshold_s=5"], "developer.atention"),
+        (["--set", "developers"], "expected path.to.field=value"),
+        (["--set", "developers=0"], "developers"),
+        (["--backend", "gpu-warp"], "gpu-warp"),
+        (["no-such-file.toml"], "no such scenario file"),
+    ],
+)
+def test_run_bad_input_is_one_line_naming_the_field(args: list[str], message: str) -> None:
+    result = runner.invoke(app, ["run", *args])
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.output
+
+
+def test_run_rejects_a_scenario_file_with_an_unknown_field(tmp_path: Path) -> None:
+    scenario_file = tmp_path / "bad.toml"
+    scenario_file.write_text("developers = 2\n[developer]\npatience_s = 3\n")
+    result = runner.invoke(app, ["run", str(scenario_file)])
+    assert result.exit_code == 2
+    assert "developer.patience_s" in result.stderr
+
+
+def test_set_values_are_read_as_toml() -> None:
+    assert parse_set("horizon_s=3600") == ("horizon_s", 3600)
+    assert parse_set("policy.backend=gpu-fast") == ("policy.backend", "gpu-fast")
+    assert parse_set('name="x y"') == ("name", "x y")
+    assert parse_set("task_mix.output_tokens={median = 300.0, sigma = 1.0}") == (
+        "task_mix.output_tokens",
+        {"median": 300.0, "sigma": 1.0},
+    )
+
+
+def test_headline_file_states_the_specs_defaults() -> None:
+    headline = Scenario.from_toml(HEADLINE_SCENARIO)
+    default_median = Scenario().developer.fixing.hand_fix_s.median  # the file rounds it to 0.01 s
+    assert headline.developer.fixing.hand_fix_s.median == pytest.approx(default_median, abs=0.01)
+    same = {"name": "scenario", "policy.backend": None, "developer.fixing.hand_fix_s.median": default_median}
+    assert headline.with_overrides(same) == Scenario()
+
+
+def test_demo_quick_writes_the_figure_and_table(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["demo", "--quick", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    for name in ("summary.csv", "ledger.png", "ledger.svg"):
+        assert (tmp_path / name).stat().st_size > 0
+    frame = pd.read_csv(tmp_path / "summary.csv")
+    assert list(frame["backend"]) == ["gpu-batched", "gpu-fast", "wafer-distilled"]
+    assert frame["tasks_started"].nunique() >= 1
+    assert "Finding:" in result.stdout and "wafer-distilled" in result.stdout

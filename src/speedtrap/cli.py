@@ -7,10 +7,14 @@ with status 2; ``--json`` output follows a versioned schema documented in each c
 from __future__ import annotations
 
 import json
+import math
+import tomllib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
+import pandas as pd
 import typer
 from pydantic import ValidationError
 from rich.console import Console
@@ -18,6 +22,10 @@ from rich.table import Table
 
 from speedtrap.config.backend import Backend
 from speedtrap.config.presets import AGENT_CONTEXT_TOKENS, BACKEND_PRESETS, hardware_preset, llm_preset
+from speedtrap.config.scenario import Scenario
+from speedtrap.models.ledger import LEDGER_CATEGORIES
+from speedtrap.models.workflow import simulate
+from speedtrap.plots import CATEGORY_LABELS
 from speedtrap.serving.pareto import PARETO_COLUMNS, pareto_frontier
 from speedtrap.serving.replica import ReplicaPhysics
 
@@ -244,6 +252,316 @@ def pareto(
         [_PARETO_HEADERS[c] for c in PARETO_COLUMNS],
         list(frame.itertuples(index=False, name=None)),
     )
+
+
+# --- run --------------------------------------------------------------------------------------
+
+HEADLINE_SCENARIO = Path(__file__).resolve().parents[2] / "experiments" / "scenarios" / "headline.toml"
+"""The headline scenario file of a source checkout (its values are the specs' defaults)."""
+
+DEMO_BACKENDS: tuple[str, ...] = ("gpu-batched", "gpu-fast", "wafer-distilled")
+DEFAULT_SEED = 0
+
+SeedOption = Annotated[
+    int, typer.Option("--seed", min=0, help="Root seed of the run (same seed, same task stream).")
+]
+
+
+def parse_set(assignment: str) -> tuple[str, Any]:
+    """``path.to.field=value`` → (path, value); the value is read as TOML (numbers, booleans,
+    strings, arrays, inline tables), falling back to the raw text as a string."""
+    path, sep, text = assignment.partition("=")
+    path = path.strip()
+    if not sep or not path:
+        raise ValueError(f"--set {assignment!r}: expected path.to.field=value")
+    try:
+        value = tomllib.loads(f"v = {text.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = text.strip()
+    return path, value
+
+
+def load_scenario(path: Path | None, *, backend: str | None = None, sets: Sequence[str] = ()) -> Scenario:
+    """The scenario of ``path`` (default: the specs' defaults), served by ``backend`` if given, with
+    ``--set`` overrides applied last; every step re-validates, errors name the field."""
+    if path is None:
+        scenario = Scenario(name="default")
+    else:
+        if not path.is_file():
+            raise ValueError(f"{path}: no such scenario file")
+        try:
+            scenario = Scenario.from_toml(path)
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"{path}: not valid TOML ({exc})") from None
+    if backend is not None:
+        scenario = scenario.with_backend(backend)
+    for assignment in sets:
+        field, value = parse_set(assignment)
+        try:
+            scenario = scenario.with_overrides({field: value})
+        except (ValidationError, KeyError) as exc:
+            raise ValueError(f"--set {assignment}: {one_line(exc)}") from None
+    return scenario
+
+
+def _percent(share: float) -> str:
+    return f"{100 * share:.1f}%"
+
+
+@app.command()
+def run(
+    scenario_file: Annotated[
+        Path | None,
+        typer.Argument(metavar="[SCENARIO.toml]", help="Scenario file [default: built-in defaults]."),
+    ] = None,
+    backend: Annotated[
+        str | None,
+        typer.Option("--backend", help="Serve everything with this backend (a preset or one of the file's)."),
+    ] = None,
+    sets: Annotated[
+        list[str] | None, typer.Option("--set", help="Override a field: path.to.field=value (repeatable).")
+    ] = None,
+    seed: SeedOption = DEFAULT_SEED,
+    json_out: JsonOption = False,
+) -> None:
+    """Simulate one scenario for one seed: where the developers' time went, and what it cost.
+
+    JSON (--json), schema_version 1: {"schema_version": 1, "scenario": str, "seed": int,
+    "summary": {key: float}} with the summary keys documented in speedtrap.models.results
+    (shares are fractions of all developer-seconds; seconds; USD; tasks per developer-day).
+    """
+    with bad_input_exits():
+        scenario = load_scenario(scenario_file, backend=backend, sets=sets or ())
+    summary = simulate(scenario, seed).summary()
+    if json_out:
+        print_json(
+            {
+                "schema_version": JSON_SCHEMA_VERSION,
+                "scenario": scenario.name,
+                "seed": seed,
+                "summary": summary,
+            }
+        )
+        return
+    hours = scenario.workday_s / 3600.0
+    print_table(
+        f"{scenario.name}: where a developer-day ({hours:g} h) goes — {scenario.developers} developers, "
+        f"{scenario.developer_days:g} developer-days, seed {seed}",
+        ["category", "share", "hours per developer-day"],
+        [
+            [CATEGORY_LABELS[c], _percent(summary[f"share_{c}"]), summary[f"share_{c}"] * hours]
+            for c in LEDGER_CATEGORIES
+        ],
+    )
+    print_table(
+        "Summary",
+        ["measure", "value"],
+        [[label, fmt(summary[key])] for key, label, fmt in _RUN_SUMMARY],
+    )
+
+
+_RUN_SUMMARY: list[tuple[str, str, Any]] = [
+    ("tasks_per_dev_day", "tasks completed per developer-day", lambda v: f"{v:.2f}"),
+    ("waiting_share", "waiting on the agent (share of time)", _percent),
+    ("fixing_share", "fixing its mistakes (share of time)", _percent),
+    ("escaped_share", "tasks accepted with an undetected mistake", _percent),
+    ("usd_per_task", "cost per completed task", lambda v: f"${v:.2f}"),
+    ("usd_per_dev_day", "cost per developer-day", lambda v: f"${v:.2f}"),
+    ("lead_time_p50_s", "task lead time, median", lambda v: f"{v / 60:.1f} min"),
+    ("lead_time_p95_s", "task lead time, 95th percentile", lambda v: f"{v / 60:.1f} min"),
+    ("mean_queue_wait_s", "mean queue wait per request", lambda v: f"{v:.3f} s"),
+    ("mean_ttft_s", "mean time to first token", lambda v: f"{v:.2f} s"),
+    ("mean_decode_tok_s", "mean decode speed per request", lambda v: f"{v:.0f} tok/s"),
+    ("backend_utilization", "backend utilization (own slots)", _percent),
+]
+
+
+# --- demo -------------------------------------------------------------------------------------
+
+
+def demo_runs(scenario: Scenario, seed: int, backends: Sequence[str] = DEMO_BACKENDS) -> pd.DataFrame:
+    """One run of ``scenario`` per backend with the same seed (the same task stream): a row per
+    backend with its summary."""
+    rows = [{"backend": name, **simulate(scenario.with_backend(name), seed).summary()} for name in backends]
+    return pd.DataFrame(rows)
+
+
+@app.command()
+def demo(
+    seed: SeedOption = DEFAULT_SEED,
+    out: Annotated[Path, typer.Option("--out", help="Directory for the figure and table.")] = Path(
+        "results/demo"
+    ),
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Two developers for one developer-day each (a smoke run).")
+    ] = False,
+) -> None:
+    """The headline: the same developers and tasks on each of the three backends — waiting versus
+    fixing, tasks per developer-day and $ per task — with a stacked-bar figure of the ledger."""
+    with bad_input_exits():
+        path = HEADLINE_SCENARIO if HEADLINE_SCENARIO.is_file() else None
+        scenario = load_scenario(path) if path else Scenario(name="headline")
+        if quick:
+            scenario = scenario.with_overrides({"developers": 2, "horizon_s": scenario.workday_s})
+    frame = demo_runs(scenario, seed)
+    out.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(out / "summary.csv", index=False)
+    print_table(
+        f"{scenario.name}: {scenario.developers} developers × "
+        f"{scenario.horizon_s / scenario.workday_s:g} days, seed {seed}, same tasks on every backend",
+        ["backend", "tok/s per request", "waiting", "fixing", "switching", "tasks per dev-day", "$ per task"],
+        [
+            [
+                row.backend,
+                f"{row.mean_decode_tok_s:.0f}",
+                _percent(row.waiting_share),
+                _percent(row.fixing_share),
+                _percent(row.share_switching),
+                f"{row.tasks_per_dev_day:.2f}",
+                f"${row.usd_per_task:.2f}",
+            ]
+            for row in frame.itertuples()
+        ],
+    )
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from speedtrap.plots import plot_ledger, save_figure
+
+    ax = plot_ledger(
+        frame, "backend", workday_s=scenario.workday_s, title="Where a developer-day goes, by backend"
+    )
+    paths = save_figure(ax.figure, out, "ledger")
+    plt.close(ax.figure)
+    best = frame.loc[frame["tasks_per_dev_day"].idxmax()]
+    base = frame.iloc[0]
+    typer.echo(
+        f"Finding: on {base.backend}, developers spend {_percent(base.waiting_share)} of their time waiting "
+        f"on the agent and {_percent(base.fixing_share)} fixing its mistakes; "
+        f"{best.backend} completes the most tasks ({best.tasks_per_dev_day:.2f} per developer-day "
+        f"vs {base.tasks_per_dev_day:.2f}) "
+        f"at ${best.usd_per_task:.2f} per task vs ${base.usd_per_task:.2f}."
+    )
+    typer.echo(f"Wrote {out / 'summary.csv'}, " + ", ".join(str(p) for p in paths))
+
+
+# --- sweep ------------------------------------------------------------------------------------
+
+SWEEP_OUTCOMES: list[tuple[str, str, float, str]] = [
+    ("tasks_per_dev_day", "tasks per dev-day", 1.0, ""),
+    ("waiting_share", "waiting (% of time)", 100.0, "%"),
+    ("fixing_share", "fixing (% of time)", 100.0, "%"),
+    ("usd_per_task", "$ per task (USD)", 1.0, ""),
+]
+"""Outcomes shown by ``sweep``: key, header with unit, scale and suffix of the shown numbers."""
+
+
+def _mean_pm(mean: float, low: float, high: float, scale: float, suffix: str) -> str:
+    """``mean ± half-width`` of a confidence interval, two decimals, scaled (NaN: n/a)."""
+    if math.isnan(mean):  # no value in any replication
+        return "n/a"
+    if math.isnan(low):  # one replication: no interval
+        return f"{scale * mean:.2f}{suffix}"
+    return f"{scale * mean:.2f}{suffix} ± {scale * (high - low) / 2:.2f}{suffix}"
+
+
+def _json_number(value: Any) -> Any:
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+@app.command()
+def sweep(
+    experiment_file: Annotated[Path, typer.Argument(metavar="EXPERIMENT.toml", help="Experiment file.")],
+    executor: Annotated[
+        str, typer.Option("--executor", help="Where runs execute: serial, processes or dask.")
+    ] = "serial",
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", min=1, help="Worker processes (processes, local dask); default: the CPUs."),
+    ] = None,
+    scheduler: Annotated[
+        str | None, typer.Option("--scheduler", help="Address of a running Dask scheduler (with dask).")
+    ] = None,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Run the file's quick variant, stored under <name>-quick.")
+    ] = False,
+    results_dir: Annotated[
+        Path, typer.Option("--results-dir", help="Results go to DIR/<experiment name>/.")
+    ] = Path("results"),
+    json_out: JsonOption = False,
+) -> None:
+    """Run (or resume) an experiment: a design over scenario parameters × replications, every point
+    with the same replication seeds. Finished runs are stored as they come in (DIR/<name>/runs/),
+    so an interrupted sweep resumes; the table shows mean ± 95% CI per design point.
+
+    JSON (--json), schema_version 1: {"schema_version": 1, "experiment": str, "results_dir": str,
+    "runs", "new_runs", "replications": int, "factors": list of str, "summary": list of {<factor>:
+    value, ..., "outcome": str, "n": int, "mean", "std", "ci_low", "ci_high": float or null}} — one
+    summary record per design point × outcome (units: those of speedtrap.models.results).
+    """
+    from speedtrap.analysis.statistics import summarize
+    from speedtrap.config.experiment import Experiment
+    from speedtrap.experiments import ResultStore, StoreMismatchError, make_executor, run_experiment
+
+    if not experiment_file.is_file():
+        fail(f"{experiment_file}: no such experiment file")
+    with bad_input_exits():
+        try:
+            spec = Experiment.from_toml(experiment_file)
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"{experiment_file}: not valid TOML ({exc})") from None
+        if quick:
+            spec = spec.quick_variant()
+        try:
+            runner = make_executor(executor, workers=workers, scheduler=scheduler)
+        except ImportError as exc:
+            raise ValueError(str(exc)) from None
+    store_dir = results_dir / spec.name
+    stored_before = len(ResultStore(store_dir).completed_keys())
+    try:
+        table = run_experiment(spec, executor=runner, results_dir=results_dir, progress=not json_out)
+    except StoreMismatchError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        stored = len(ResultStore(store_dir).completed_keys())
+        typer.echo(
+            f"interrupted: {stored} runs stored in {store_dir}; rerun the same command to resume", err=True
+        )
+        raise typer.Exit(130) from None
+    factors = spec.factor_paths
+    new_runs = len(table) - stored_before
+    if json_out:
+        summary = summarize(table, by=factors)
+        print_json(
+            {
+                "schema_version": JSON_SCHEMA_VERSION,
+                "experiment": spec.name,
+                "results_dir": str(store_dir),
+                "runs": len(table),
+                "new_runs": new_runs,
+                "replications": spec.replications,
+                "factors": factors,
+                "summary": [
+                    {k: _json_number(v) for k, v in record.items()} for record in summary.to_dict("records")
+                ],
+            }
+        )
+        return
+    shown = [entry for entry in SWEEP_OUTCOMES if entry[0] in table.columns]
+    summary = summarize(table, by=factors, outcomes=[key for key, *_ in shown])
+    cells = {
+        (tuple(row[f] for f in factors), row["outcome"]): (row["mean"], row["ci_low"], row["ci_high"])
+        for row in summary.to_dict("records")
+    }
+    points = table[factors].drop_duplicates().itertuples(index=False, name=None) if factors else [()]
+    print_table(
+        f"{spec.name}: mean ± 95% CI over {spec.replications} replications (same seeds at every point)",
+        [*factors, *(header for _, header, *_ in shown)],
+        [[*point, *(_mean_pm(*cells[(point, key)], *fmt) for key, _, *fmt in shown)] for point in points],
+    )
+    typer.echo(f"Results: {store_dir}/ ({len(table)} runs, {new_runs} new; spec.json beside runs/).")
 
 
 # --- entry point ------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from speedtrap.config.backend import Backend, SpeculativeDecoding
 from speedtrap.config.base import Spec
 from speedtrap.config.developer import Attention, Developer, Fixing, Review
 from speedtrap.config.dist import LogNormal
+from speedtrap.config.experiment import Design, Experiment, Factor, Quick
 from speedtrap.config.hardware import Hardware
 from speedtrap.config.llm import LLM
 from speedtrap.config.policy import PolicySpec, RouteSpec
@@ -28,14 +29,18 @@ __all__ = [
     "WORKDAY_S",
     "Attention",
     "Backend",
+    "Design",
     "Developer",
     "Difficulty",
+    "Experiment",
+    "Factor",
     "Fixing",
     "Hardware",
     "LogNormal",
     "PolicySpec",
     "Price",
     "Quality",
+    "Quick",
     "Review",
     "RouteSpec",
     "Scenario",

@@ -1,0 +1,291 @@
+"""The experiment runner: design points × replication seeds → a tidy table, stored as it runs.
+
+The model is any picklable function ``(scenario, seed) -> dict of outcomes`` (default
+:func:`speedtrap.models.workflow.simulate_summary`). :func:`run_experiment` evaluates every design
+point with the same replication seeds (common random numbers) on a swappable executor, appends
+finished runs to a :class:`ResultStore` batch by batch, skips runs the store already holds (an
+interrupted sweep resumes where it stopped) and returns one row per point × replication, sorted,
+so every executor gives the same table.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pydantic import ValidationError
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from speedtrap.config.experiment import Experiment, describe_errors
+from speedtrap.config.scenario import Scenario
+from speedtrap.experiments.design import POINT, check_points, design_points, scenario_for
+from speedtrap.experiments.executors import Executor, make_executor
+from speedtrap.experiments.seeds import replication_seeds
+from speedtrap.experiments.store import ResultStore
+from speedtrap.models.workflow import simulate_summary
+
+Model = Callable[[Scenario, int], Mapping[str, float]]
+"""A model: ``(scenario, seed) -> {outcome: value}``; module-level (picklable) for parallel executors."""
+
+FLUSH_RUNS = 256
+"""Finished runs collected before a part file is written (assumption: keeps part files few)."""
+FLUSH_S = 10.0
+"""Seconds after which finished runs are written even if fewer than FLUSH_RUNS (assumption: an
+interruption loses at most about this much work)."""
+
+
+@dataclass(frozen=True)
+class RunTask:
+    """One run: design point ``point``, replication ``replication`` with its ``seed``.
+
+    ``outcomes`` lists the model outputs to keep (``None``: all of them except ``exclude``, the
+    factor columns).
+    """
+
+    point: int
+    replication: int
+    seed: int
+    scenario: Scenario
+    model: Model
+    outcomes: tuple[str, ...] | None = None
+    exclude: tuple[str, ...] = ()
+
+
+def run_task(task: RunTask) -> dict[str, Any]:
+    """Run one task: ``{"point", "replication", "seed", <outcome>: float, ...}`` (module-level, picklable)."""
+    result = task.model(task.scenario, task.seed)
+    keys = task.outcomes if task.outcomes is not None else [k for k in result if k not in task.exclude]
+    missing = [k for k in keys if k not in result]
+    if missing:
+        raise KeyError(f"the model returned no outcome {missing[0]!r} (it returned: {', '.join(result)})")
+    row: dict[str, Any] = {"point": task.point, "replication": task.replication, "seed": task.seed}
+    row.update((k, float(result[k])) for k in keys)
+    return row
+
+
+def runs_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """Run records as a DataFrame: int64 point, replication and seed, float64 outcomes."""
+    frame = pd.DataFrame(list(rows))
+    if frame.empty:
+        return pd.DataFrame({c: pd.Series(dtype="int64") for c in ("point", "replication", "seed")})
+    return frame.astype({"point": "int64", "replication": "int64", "seed": "int64"})
+
+
+def model_name(model: Callable[..., Any]) -> str:
+    """``module.qualname`` of a model function (or of a callable object's class)."""
+    target = model if hasattr(model, "__qualname__") else type(model)
+    return f"{target.__module__}.{target.__qualname__}"
+
+
+def _progress(enabled: bool) -> Progress:
+    console = Console(stderr=True)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("runs"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
+        disable=not (enabled and console.is_terminal),
+    )
+
+
+def execute(
+    tasks: Sequence[RunTask],
+    executor: str | Executor = "serial",
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: bool = False,
+    description: str = "runs",
+    on_batch: Callable[[list[dict[str, Any]]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Run ``tasks`` on ``executor`` (a name for :func:`make_executor`, or an executor) and return
+    their records in completion order.
+
+    ``on_batch`` receives finished records every :data:`FLUSH_RUNS` runs or :data:`FLUSH_S`
+    seconds, and once more at the end — also when a run fails or the sweep is interrupted, so that
+    finished work is kept.
+    """
+    records: list[dict[str, Any]] = []
+    if not tasks:  # nothing to run: start no workers
+        return records
+    batch: list[dict[str, Any]] = []
+    last_flush = time.monotonic()
+    with ExitStack() as stack:
+        if isinstance(executor, str):
+            executor = stack.enter_context(make_executor(executor, workers=workers, scheduler=scheduler))
+        bar = stack.enter_context(_progress(progress))
+        bar_task = bar.add_task(description, total=len(tasks))
+        results: Iterator[dict[str, Any]] = executor.map_unordered(run_task, tasks)
+        try:
+            for record in results:
+                records.append(record)
+                batch.append(record)
+                bar.advance(bar_task)
+                if on_batch is not None and (
+                    len(batch) >= FLUSH_RUNS or time.monotonic() - last_flush >= FLUSH_S
+                ):
+                    on_batch(batch)
+                    batch, last_flush = [], time.monotonic()
+        finally:
+            close = getattr(results, "close", None)
+            if close is not None:
+                close()
+            if on_batch is not None and batch:
+                on_batch(batch)
+    return records
+
+
+def evaluate(
+    scenarios: Sequence[Scenario],
+    seeds: Sequence[int],
+    *,
+    model: Model = simulate_summary,
+    executor: str | Executor = "serial",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    outcomes: Sequence[str] | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Run every scenario with every seed (common random numbers); nothing is stored.
+
+    Returns one row per scenario × seed: ``point`` (the scenario's index), ``replication`` (the
+    seed's index), ``seed`` and one float column per outcome, sorted by point and replication.
+    """
+    tasks = [
+        RunTask(i, r, int(seed), scenario, model, tuple(outcomes) if outcomes is not None else None)
+        for i, scenario in enumerate(scenarios)
+        for r, seed in enumerate(seeds)
+    ]
+    records = execute(tasks, executor, workers=workers, scheduler=scheduler, progress=progress)
+    return runs_frame(records).sort_values(["point", "replication"], ignore_index=True)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"cannot store {value!r} in spec.json")
+
+
+def experiment_identity(
+    spec: Experiment, points: pd.DataFrame, seeds: Sequence[int], model: Callable[..., Any]
+) -> dict[str, Any]:
+    """What a result store's runs are of (written to its spec.json): the experiment spec (without its
+    quick table, which does not change these runs), the resolved base scenario, the design points,
+    the replication seeds and the model's name."""
+    record = {
+        "experiment": spec.model_dump(mode="json", exclude={"scenario", "quick"}),  # quick: not these runs
+        "base_scenario": spec.scenario.model_dump(mode="json"),
+        "points": points.to_dict(orient="records"),
+        "seeds": list(seeds),
+        "model": model_name(model),
+    }
+    return json.loads(json.dumps(record, default=_json_default))
+
+
+def _scenario(spec: Experiment, row: Mapping[str, Any]) -> Scenario:
+    try:
+        return scenario_for(spec, row)
+    except ValidationError as exc:
+        raise ValueError(f"point {row[POINT]}: {describe_errors(exc)}") from None
+    except (ValueError, KeyError) as exc:
+        raise ValueError(f"point {row[POINT]}: {exc}") from None
+
+
+def run_experiment(
+    spec: Experiment,
+    *,
+    executor: str | Executor = "serial",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    results_dir: str | Path | None = "results",
+    progress: bool = True,
+    model: Model = simulate_summary,
+    max_runs: int | None = None,
+    points: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Run (or resume) an experiment and return its tidy results table.
+
+    * ``executor``: ``"serial"``, ``"processes"``, ``"dask"`` (see :func:`make_executor`, with
+      ``workers`` and ``scheduler``) or an executor object (kept open by the caller);
+    * ``results_dir``: runs are stored in ``<results_dir>/<spec.name>/`` as they finish, and runs
+      already there are not run again; ``None`` stores nothing;
+    * ``points``: explicit design points (one column per factor path, e.g. a Saltelli sample)
+      instead of the spec's design;
+    * ``max_runs``: run at most this many new runs, then stop (the table holds what is done).
+
+    The table has one row per point × replication, sorted by both: ``point``, ``replication``,
+    ``seed``, one column per factor (named by its path) and one float column per outcome.
+    ``table.attrs`` records ``factors`` and ``outcomes`` (the column names) for the statistics
+    helpers. A store made for a different spec raises :class:`StoreMismatchError` before any run.
+    """
+    if max_runs is not None and max_runs < 0:
+        raise ValueError(f"max_runs must be ≥ 0, got {max_runs}")
+    design = design_points(spec) if points is None else check_points(spec, points)
+    seeds = replication_seeds(spec.seed, spec.replications)
+    store: ResultStore | None = None
+    done: set[tuple[int, int]] = set()
+    if results_dir is not None:
+        store = ResultStore(Path(results_dir) / spec.name)
+        store.open(experiment_identity(spec, design, seeds, model))
+        done = store.completed_keys()
+    outcomes = tuple(spec.outcomes) if spec.outcomes is not None else None
+    exclude = tuple(spec.factor_paths)
+    tasks: list[RunTask] = []
+    for row in design.to_dict(orient="records"):
+        point = int(row[POINT])
+        pending = [r for r in range(spec.replications) if (point, r) not in done]
+        if not pending:
+            continue
+        scenario = _scenario(spec, row)
+        tasks.extend(RunTask(point, r, seeds[r], scenario, model, outcomes, exclude) for r in pending)
+    if max_runs is not None:
+        tasks = tasks[:max_runs]
+    if store is None:
+        records = execute(
+            tasks, executor, workers=workers, scheduler=scheduler, progress=progress, description=spec.name
+        )
+        return results_table(design, runs_frame(records), spec.factor_paths)
+
+    def save(batch: list[dict[str, Any]]) -> None:
+        store.append(runs_frame(batch))
+
+    execute(
+        tasks,
+        executor,
+        workers=workers,
+        scheduler=scheduler,
+        progress=progress,
+        description=spec.name,
+        on_batch=save,
+    )
+    runs = store.read()
+    return results_table(design, runs, spec.factor_paths)
+
+
+def results_table(design: pd.DataFrame, runs: pd.DataFrame, factors: Sequence[str]) -> pd.DataFrame:
+    """Runs joined with their design points' factor values, in the documented column order."""
+    outcome_columns = [c for c in runs.columns if c not in ("point", "replication", "seed")]
+    table = runs.merge(design, on=POINT, how="inner", validate="many_to_one")
+    table = table[["point", "replication", "seed", *factors, *outcome_columns]]
+    table = table.sort_values(["point", "replication"], ignore_index=True)
+    table.attrs = {"factors": list(factors), "outcomes": outcome_columns}
+    return table

@@ -1,0 +1,162 @@
+"""The result store: one directory per experiment, written incrementally, safe to interrupt.
+
+Layout of ``<directory>``::
+
+    spec.json                 what the runs are of: the experiment spec, the resolved base scenario,
+                              the design points, the replication seeds, the outcome names, the model
+    runs/part-00001.parquet   finished runs, one small file per batch: point, replication, seed and
+                              one float64 column per outcome
+    runs/part-00002.parquet   ...
+
+Each part file is written to a temporary name and renamed into place, so a crash mid-write leaves
+at most a stray ``*.tmp`` file (ignored) and never damages runs already stored. A store refuses
+runs of anything but the spec it was made for: opening it with a different identity raises
+:class:`StoreMismatchError` naming what changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+STORE_FORMAT = 1
+"""Version of the store layout, recorded in spec.json."""
+
+KEY_COLUMNS = ("point", "replication", "seed")
+PART_PATTERN = re.compile(r"^part-(\d{5,})\.parquet$")
+
+
+class StoreMismatchError(ValueError):
+    """The store holds runs of a different experiment spec than the one being run."""
+
+
+def _differences(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """Dotted paths at which two JSON values differ (tables key by key, equally long lists item by item)."""
+    if isinstance(old, list) and isinstance(new, list):
+        if len(old) != len(new):
+            return [f"{prefix} ({len(old)} → {len(new)} entries)"]
+        return [
+            p
+            for i, (a, b) in enumerate(zip(old, new, strict=True))
+            for p in _differences(a, b, f"{prefix}.{i}")
+        ]
+    if isinstance(old, dict) and isinstance(new, dict):
+        paths: list[str] = []
+        for key in [*old, *(k for k in new if k not in old)]:
+            path = f"{prefix}.{key}" if prefix else str(key)
+            if key not in old or key not in new:
+                paths.append(path)
+            else:
+                paths.extend(_differences(old[key], new[key], path))
+        return paths
+    return [] if old == new else [prefix or "(everything)"]
+
+
+class ResultStore:
+    """The runs of one experiment in ``directory`` (see the module docstring for the layout).
+
+    Nothing is written until :meth:`open` is called.
+    """
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+
+    @property
+    def spec_path(self) -> Path:
+        return self.directory / "spec.json"
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.directory / "runs"
+
+    def identity(self) -> dict[str, Any] | None:
+        """The contents of spec.json, or ``None`` if the store has not been opened yet."""
+        if not self.spec_path.exists():
+            return None
+        return json.loads(self.spec_path.read_text(encoding="utf-8"))
+
+    def open(self, identity: dict[str, Any]) -> None:
+        """Create the store for ``identity`` (JSON-able), or check that it already holds it.
+
+        Raises :class:`StoreMismatchError` naming the changed fields when the directory holds the
+        runs of a different identity.
+        """
+        record = {"format": STORE_FORMAT, **json.loads(json.dumps(identity))}
+        existing = self.identity()
+        if existing is not None:
+            if existing != record:
+                changed = _differences(existing, record)
+                shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+                raise StoreMismatchError(
+                    f"{self.directory} holds results of a different experiment spec (changed: {shown}); "
+                    "give the experiment a new name, or delete that directory to start over"
+                )
+            return
+        self.runs_dir.mkdir(parents=True, exist_ok=True)
+        self._write_atomic(self.spec_path, json.dumps(record, indent=2).encode("utf-8"))
+
+    def _write_atomic(self, path: Path, data: bytes) -> None:
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with tmp.open("wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+
+    def _parts(self) -> list[tuple[int, Path]]:
+        if not self.runs_dir.exists():
+            return []
+        return sorted(
+            (int(m.group(1)), p) for p in self.runs_dir.iterdir() if (m := PART_PATTERN.match(p.name))
+        )
+
+    def part_paths(self) -> list[Path]:
+        """The stored part files, in the order they were written."""
+        return [p for _, p in self._parts()]
+
+    def append(self, runs: pd.DataFrame) -> Path | None:
+        """Store a batch of finished runs as the next part file (atomically); ``None`` if empty."""
+        if runs.empty:
+            return None
+        if self.identity() is None:
+            raise FileNotFoundError(f"{self.directory}: open the store before appending runs")
+        missing = [c for c in KEY_COLUMNS if c not in runs.columns]
+        if missing:
+            raise ValueError(f"runs lack the key columns {', '.join(missing)}")
+        parts = self._parts()
+        number = parts[-1][0] + 1 if parts else 1
+        path = self.runs_dir / f"part-{number:05d}.parquet"
+        table = pa.Table.from_pandas(runs.reset_index(drop=True), preserve_index=False)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        pq.write_table(table, tmp)
+        with tmp.open("rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        return path
+
+    def read(self) -> pd.DataFrame:
+        """Every stored run (point, replication, seed, outcomes), sorted by point and replication.
+
+        A run stored twice (two runners on one store) is kept once.
+        """
+        frames = [pq.read_table(p).to_pandas() for p in self.part_paths()]
+        if not frames:
+            return pd.DataFrame({c: pd.Series(dtype="int64") for c in KEY_COLUMNS})
+        runs = pd.concat(frames, ignore_index=True)
+        runs = runs.drop_duplicates(subset=["point", "replication"], keep="first")
+        return runs.sort_values(["point", "replication"], ignore_index=True)
+
+    def completed_keys(self) -> set[tuple[int, int]]:
+        """The (point, replication) pairs already stored."""
+        keys: set[tuple[int, int]] = set()
+        for path in self.part_paths():
+            table = pq.read_table(path, columns=["point", "replication"])
+            keys.update(zip(table["point"].to_pylist(), table["replication"].to_pylist(), strict=True))
+        return keys

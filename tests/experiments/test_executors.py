@@ -1,0 +1,94 @@
+"""Executors: serial, local processes and a Dask LocalCluster give identical result tables."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from speedtrap.config.experiment import Experiment
+from speedtrap.experiments import (
+    DaskExecutor,
+    Executor,
+    ProcessExecutor,
+    SerialExecutor,
+    make_executor,
+    run_experiment,
+)
+
+
+def square(x: int) -> int:
+    return x * x
+
+
+def test_every_executor_gives_the_same_table(tiny: Experiment, tmp_path: Path) -> None:
+    serial = run_experiment(tiny, executor="serial", results_dir=None, progress=False)
+    processes = run_experiment(
+        tiny, executor="processes", workers=2, results_dir=tmp_path / "p", progress=False
+    )
+    dask = run_experiment(tiny, executor="dask", workers=2, results_dir=tmp_path / "d", progress=False)
+    assert len(serial) == 4
+    pd.testing.assert_frame_equal(processes, serial)
+    pd.testing.assert_frame_equal(dask, serial)
+
+
+def test_dask_executor_uses_a_running_scheduler(tiny: Experiment) -> None:
+    import logging
+
+    from distributed import LocalCluster
+
+    serial = run_experiment(tiny, results_dir=None, progress=False)
+    with (
+        LocalCluster(
+            n_workers=1,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        ) as cluster,
+        DaskExecutor(cluster.scheduler_address) as dask,  # one client for both calls
+    ):
+        assert sorted(dask.map_unordered(square, [3, 1, 2])) == [1, 4, 9]
+        table = run_experiment(tiny, executor=dask, results_dir=None, progress=False)
+    pd.testing.assert_frame_equal(table, serial)
+
+
+def test_executors_map_every_task_once() -> None:
+    tasks = list(range(12))
+    with ProcessExecutor(workers=2) as processes:  # one pool for both calls
+        assert sorted(processes.map_unordered(square, tasks)) == [x * x for x in tasks]
+        assert sorted(processes.map_unordered(square, tasks[:3])) == [0, 1, 4]
+    assert list(SerialExecutor().map_unordered(square, tasks)) == [x * x for x in tasks]
+
+
+def test_make_executor_by_name() -> None:
+    assert isinstance(make_executor("serial"), SerialExecutor)
+    processes = make_executor("processes", workers=3)
+    assert isinstance(processes, ProcessExecutor) and processes.workers == 3
+    dask = make_executor("dask", scheduler="tcp://127.0.0.1:8786")
+    assert isinstance(dask, DaskExecutor) and dask.address == "tcp://127.0.0.1:8786"
+    for executor in (SerialExecutor(), processes, dask):
+        assert isinstance(executor, Executor)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"kind": "threads"}, r"unknown executor 'threads' \(known: serial, processes, dask\)"),
+        ({"kind": "processes", "scheduler": "tcp://x:1"}, "a scheduler address needs the dask executor"),
+        ({"kind": "serial", "workers": 4}, "the serial executor runs one task at a time"),
+        ({"kind": "processes", "workers": 0}, "workers must be ≥ 1"),
+        ({"kind": "dask", "workers": 2, "scheduler": "tcp://x:1"}, "workers applies to a local cluster"),
+    ],
+)
+def test_bad_executor_arguments(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        make_executor(**kwargs)
+
+
+def test_missing_dask_extra_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if the extra were not installed
+    with pytest.raises(ImportError, match=r"pip install 'speedtrap\[dask\]'"):
+        make_executor("dask")
