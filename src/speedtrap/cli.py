@@ -23,6 +23,8 @@ from rich.table import Table
 from speedtrap.config.backend import Backend
 from speedtrap.config.presets import AGENT_CONTEXT_TOKENS, BACKEND_PRESETS, hardware_preset, llm_preset
 from speedtrap.config.scenario import Scenario
+from speedtrap.experiments.canonical import CANONICAL
+from speedtrap.experiments.executors import EXECUTOR_KINDS
 from speedtrap.models.ledger import LEDGER_CATEGORIES
 from speedtrap.models.workflow import simulate
 from speedtrap.plots import CATEGORY_LABELS
@@ -562,6 +564,53 @@ def sweep(
         [[*point, *(_mean_pm(*cells[(point, key)], *fmt) for key, _, *fmt in shown)] for point in points],
     )
     typer.echo(f"Results: {store_dir}/ ({len(table)} runs, {new_runs} new; spec.json beside runs/).")
+
+
+# --- experiment -------------------------------------------------------------------------------
+
+
+@app.command()
+def experiment(
+    name: Annotated[str, typer.Argument(help="headline, break_even or fast_mode_externality.")],
+    quick: Annotated[
+        bool, typer.Option("--quick", help="The small CI-sized variant, stored under results/<name>-quick/.")
+    ] = False,
+    executor: Annotated[
+        str, typer.Option("--executor", help="Where runs execute: serial, processes or dask.")
+    ] = "serial",
+    workers: Annotated[int | None, typer.Option("--workers", min=1, help="Worker processes.")] = None,
+    scheduler: Annotated[
+        str | None, typer.Option("--scheduler", help="Address of a running Dask scheduler (with dask).")
+    ] = None,
+    results_dir: Annotated[
+        Path, typer.Option("--results-dir", help="Results go to DIR/<name>/.")
+    ] = Path("results"),
+) -> None:
+    """Run a canonical experiment (experiments/<name>.toml): its runs, CSV tables and PNG + SVG
+    figures go to results/<name>/, and it prints its finding in words with the numbers.
+    The same as ``python experiments/<name>.py``."""
+    from speedtrap.experiments import StoreMismatchError
+    from speedtrap.experiments.canonical import run_canonical
+
+    with bad_input_exits():
+        if name not in CANONICAL:
+            raise ValueError(f"unknown experiment {name!r} (canonical: {', '.join(CANONICAL)})")
+        if executor not in EXECUTOR_KINDS:
+            known = ", ".join(EXECUTOR_KINDS)
+            raise ValueError(f"--executor: unknown executor {executor!r} (known: {known})")
+    try:
+        report = run_canonical(
+            name,
+            quick=quick,
+            executor=executor,
+            workers=workers,
+            scheduler=scheduler,
+            results_dir=results_dir,
+        )
+    except (StoreMismatchError, ImportError) as exc:
+        fail(str(exc))
+    typer.echo(report.finding)
+    typer.echo("Wrote " + ", ".join(str(p) for p in report.files))
 
 
 # --- entry point ------------------------------------------------------------------------------

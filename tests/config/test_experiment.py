@@ -64,6 +64,21 @@ def test_quick_points_and_nested_scenario_tables(tmp_path: Path) -> None:
     assert quick.scenario.developers == 3
 
 
+def test_quick_values_replace_the_levels_of_a_factor() -> None:
+    spec = Experiment.model_validate(
+        with_changes(quick={"values": {"developer.attention.flow_threshold_s": [5.0]}})
+    )
+    quick = spec.quick_variant()
+    assert quick.factors[0].values == [5.0]
+    assert quick.factors[1] == spec.factors[1]
+
+
+def test_quick_values_must_name_a_factor() -> None:
+    spec = Experiment.model_validate(with_changes(quick={"values": {"developers": [1]}}))
+    with pytest.raises(ValueError, match="quick.values.developers: not a factor"):
+        spec.quick_variant()
+
+
 def test_flatten_overrides_keeps_policy_tables_whole() -> None:
     table = {"developer": {"attention": {"flow_threshold_s": 5.0}}, "policy": {"kind": "always"}}
     assert flatten_overrides(table) == {

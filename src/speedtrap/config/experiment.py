@@ -276,11 +276,13 @@ def check_sobol_points(points: int) -> None:
 
 class Quick(Spec):
     """A reduced variant for a fast look (``speedtrap sweep --quick``): fewer replications, fewer
-    points (lhs/sobol) and scenario overrides (dotted paths; nested tables merge into the base)."""
+    points (lhs/sobol), scenario overrides (dotted paths; nested tables merge into the base) and
+    fewer levels of named factors (``values = { "path.of.factor" = [...] }``, factorial designs)."""
 
     replications: int | None = Field(default=None, ge=1)
     points: int | None = Field(default=None, ge=1)
     scenario: dict[str, Any] = Field(default_factory=dict)
+    values: dict[str, list[Any]] = Field(default_factory=dict)
 
 
 class Experiment(Spec):
@@ -425,6 +427,12 @@ class Experiment(Spec):
         if quick.points is not None:
             data["design"]["points"] = quick.points
         data["scenario"] = apply_overrides(self.scenario, flatten_overrides(quick.scenario))
+        paths = [factor["path"] for factor in data["factors"]]
+        for path, values in quick.values.items():
+            if path not in paths:
+                raise ValueError(f"quick.values.{path}: not a factor of this experiment ({', '.join(paths)})")
+            factor = data["factors"][paths.index(path)]
+            factor.update(values=values, range=None, levels=None, choices=None)
         return type(self).model_validate(data)
 
     @classmethod

@@ -1,0 +1,103 @@
+"""The canonical experiments: each is an experiment file ``experiments/<name>.toml`` (the design)
+and a module here (its model function and its analysis: tables, seaborn figures, a finding).
+
+``python experiments/<name>.py [--quick]`` and ``speedtrap experiment <name> [--quick]`` both call
+:func:`run_canonical`, which runs (or resumes) the experiment through the engine, writes the runs
+and ``spec.json`` to ``results/<name>/`` (quick: ``results/<name>-quick/``), then the analysis
+writes its CSV tables and PNG + SVG figures beside them and returns a plain-language finding.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from speedtrap.config.experiment import Experiment
+from speedtrap.experiments.executors import EXECUTOR_KINDS
+from speedtrap.experiments.runner import run_experiment
+
+EXPERIMENTS_DIR = Path(__file__).resolve().parents[4] / "experiments"
+"""The ``experiments/`` directory of the source tree (experiment files and scripts)."""
+
+CANONICAL: tuple[str, ...] = ("headline", "break_even", "fast_mode_externality")
+"""The canonical experiments, in the order the README presents them."""
+
+
+@dataclass(frozen=True)
+class Report:
+    """What an experiment's analysis produced: a finding in words and the files it wrote."""
+
+    finding: str
+    files: list[Path] = field(default_factory=list)
+
+
+def experiment_file(name: str) -> Path:
+    """``experiments/<name>.toml`` of a canonical experiment; ``ValueError`` for other names."""
+    if name not in CANONICAL:
+        raise ValueError(f"unknown experiment {name!r} (canonical: {', '.join(CANONICAL)})")
+    return EXPERIMENTS_DIR / f"{name}.toml"
+
+
+def load_spec(name: str, *, quick: bool = False) -> Experiment:
+    """The experiment spec of ``name`` (its quick variant with ``quick``)."""
+    spec = Experiment.from_toml(experiment_file(name))
+    return spec.quick_variant() if quick else spec
+
+
+def run_canonical(
+    name: str,
+    *,
+    quick: bool = False,
+    executor: str = "serial",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    results_dir: str | Path = "results",
+    progress: bool = True,
+) -> Report:
+    """Run (or resume) canonical experiment ``name`` and analyse it into ``results_dir/<spec name>/``."""
+    spec = load_spec(name, quick=quick)
+    module = importlib.import_module(f"speedtrap.experiments.canonical.{name}")
+    table = run_experiment(
+        spec,
+        executor=executor,
+        workers=workers,
+        scheduler=scheduler,
+        results_dir=results_dir,
+        progress=progress,
+        model=module.MODEL,
+    )
+    out = Path(results_dir) / spec.name
+    return module.analyze(table, spec, out)
+
+
+def main(name: str, argv: Sequence[str] | None = None) -> int:
+    """Command-line entry of ``experiments/<name>.py``."""
+    parser = argparse.ArgumentParser(
+        prog=f"experiments/{name}.py",
+        description=f"Run the {name} experiment (experiments/{name}.toml) and write results/{name}/.",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="the small CI-sized variant"
+    )
+    parser.add_argument("--executor", choices=EXECUTOR_KINDS, default="serial")
+    parser.add_argument("--workers", type=int, default=None, help="processes / Dask workers")
+    parser.add_argument("--scheduler", default=None, help="Dask scheduler address (default: a local cluster)")
+    parser.add_argument("--results-dir", default="results", help="where results/<name>/ is written")
+    args = parser.parse_args(argv)
+    report = run_canonical(
+        name,
+        quick=args.quick,
+        executor=args.executor,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        results_dir=args.results_dir,
+    )
+    print(report.finding)
+    print("Wrote " + ", ".join(str(p) for p in report.files))
+    return 0
+
+
+__all__ = ["CANONICAL", "EXPERIMENTS_DIR", "Report", "experiment_file", "load_spec", "main", "run_canonical"]

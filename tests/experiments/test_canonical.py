@@ -1,0 +1,66 @@
+"""The canonical experiments: each `--quick` run writes its runs, tables and figures and prints a
+finding with numbers, through the script and through `speedtrap experiment`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from speedtrap.cli import app
+from speedtrap.experiments.canonical import CANONICAL, EXPERIMENTS_DIR, experiment_file, load_spec
+
+runner = CliRunner()
+
+FILES: dict[str, tuple[str, ...]] = {
+    "headline": ("summary.csv", "paired.csv", "ledger.png", "ledger.svg", "outcomes.png", "outcomes.svg"),
+}
+
+
+def written(out: Path, name: str) -> None:
+    assert (out / "spec.json").is_file()
+    assert list((out / "runs").glob("*.parquet"))
+    for file in FILES[name]:
+        assert (out / file).stat().st_size > 0, file
+
+
+@pytest.mark.parametrize("name", [n for n in CANONICAL if n in FILES])
+def test_quick_script_writes_its_files_and_a_finding(name: str, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(EXPERIMENTS_DIR / f"{name}.py"), "--quick", "--results-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    written(tmp_path / f"{name}-quick", name)
+    assert "Wrote" in done.stdout
+
+
+def test_headline_finding_reports_every_backend_against_the_baseline(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["experiment", "headline", "--quick", "--results-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    written(tmp_path / "headline-quick", "headline")
+    assert "gpu-fast: " in result.stdout and "wafer-distilled: " in result.stdout
+    paired = pd.read_csv(tmp_path / "headline-quick" / "paired.csv")
+    assert set(paired["backend"]) == {"gpu-fast", "wafer-distilled"}
+    spec = load_spec("headline", quick=True)
+    assert (paired["n"] == spec.replications).all()  # every pair matched by seed
+
+
+def test_every_canonical_experiment_has_a_file_and_a_script() -> None:
+    for name in CANONICAL:
+        assert experiment_file(name).is_file()
+        assert (EXPERIMENTS_DIR / f"{name}.py").is_file()
+        assert load_spec(name).name == name
+
+
+def test_unknown_experiment_is_one_line_exit_2() -> None:
+    result = runner.invoke(app, ["experiment", "speed_of_light"])
+    assert result.exit_code == 2
+    assert "unknown experiment 'speed_of_light'" in result.stderr
