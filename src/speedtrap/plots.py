@@ -147,6 +147,34 @@ def plot_outcome(
     return ax
 
 
+def plot_lines(
+    frame: pd.DataFrame,
+    x: str,
+    y: str,
+    label: str,
+    *,
+    hue: str | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """Mean of ``y`` against ``x`` (one line per level of ``hue``) with 95% t confidence bands over runs."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(4.5, 3.2), layout="constrained")
+    many = frame.groupby([x, *([hue] if hue else [])])[y].count().min() > 1
+    sns.lineplot(
+        data=frame,
+        x=x,
+        y=y,
+        hue=hue,
+        marker="o",
+        palette="colorblind" if hue else None,
+        errorbar=_t_interval if many else None,
+        ax=ax,
+    )
+    ax.set_ylabel(label)
+    sns.despine(ax=ax)
+    return ax
+
+
 def save_figure(fig: Figure, directory: str | Path, stem: str) -> list[Path]:
     """Write ``fig`` as ``<stem>.png`` (150 dpi) and ``<stem>.svg`` under ``directory``; return the paths."""
     out = Path(directory)
@@ -157,4 +185,4 @@ def save_figure(fig: Figure, directory: str | Path, stem: str) -> list[Path]:
     return paths
 
 
-__all__ = ["CATEGORY_LABELS", "ledger_hours", "plot_ledger", "plot_outcome", "save_figure"]
+__all__ = ["CATEGORY_LABELS", "ledger_hours", "plot_ledger", "plot_lines", "plot_outcome", "save_figure"]

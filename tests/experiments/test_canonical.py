@@ -3,6 +3,7 @@ finding with numbers, through the script and through `speedtrap experiment`."""
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ runner = CliRunner()
 
 FILES: dict[str, tuple[str, ...]] = {
     "headline": ("summary.csv", "paired.csv", "ledger.png", "ledger.svg", "outcomes.png", "outcomes.svg"),
+    "fast_mode_externality": ("summary.csv", "externality.png", "externality.svg"),
 }
 
 
@@ -64,3 +66,27 @@ def test_unknown_experiment_is_one_line_exit_2() -> None:
     result = runner.invoke(app, ["experiment", "speed_of_light"])
     assert result.exit_code == 2
     assert "unknown experiment 'speed_of_light'" in result.stderr
+
+
+def test_fleet_outcomes_split_tiers_groups_and_provider() -> None:
+    from speedtrap.experiments.canonical.fast_mode_externality import fleet_outcomes
+
+    spec = load_spec("fast_mode_externality", quick=True)
+    scenario = spec.scenario.with_overrides({"policy.share": 0.5, "horizon_s": 3600.0})
+    out = fleet_outcomes(scenario, 1)
+    result_cost = out["revenue_usd_per_gpu_hour"]
+    assert out["fast_decode_tok_s"] > 0 and out["standard_decode_tok_s"] > 0
+    assert out["fast_tasks_per_dev_day"] >= 0 and out["standard_tasks_per_dev_day"] >= 0
+    assert result_cost > 0 and out["provider_tok_s_per_gpu"] > 0
+    none = fleet_outcomes(scenario.with_overrides({"policy.share": 0.0}), 1)
+    assert math.isnan(none["fast_ttft_s"]) and math.isnan(none["fast_tasks_per_dev_day"])
+    # fast mode is billed at 6x: the same work earns more per GPU-hour when half the team buys it
+    assert result_cost > none["revenue_usd_per_gpu_hour"]
+
+
+def test_fleet_outcomes_needs_a_fast_share_policy() -> None:
+    from speedtrap.config import Scenario
+    from speedtrap.experiments.canonical.fast_mode_externality import fleet_outcomes
+
+    with pytest.raises(ValueError, match="fast_share"):
+        fleet_outcomes(Scenario(developers=1, horizon_s=600.0), 1)

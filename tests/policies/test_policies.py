@@ -133,3 +133,34 @@ def test_policy_fields_are_validated_with_their_path() -> None:
         scenario({"kind": "escalate", "first": "wafer"})
     with pytest.raises(ValidationError, match=r"policy\.tiers"):
         scenario({"kind": "always", "backend": "gpu", "tiers": "x"})
+
+
+def test_fast_share_puts_the_first_share_of_developers_on_the_fast_tier() -> None:
+    s = Scenario(backends={"fleet": "gpu-batched"}, policy={"kind": "fast_share", "share": 0.25})
+    policy = s.policy.build(s.backends)
+    routes = [policy.for_developer(i, 10).for_session("easy", 0) for i in range(10)]
+    assert routes[:2] == [Route("fleet", "fast")] * 2  # round(0.25 × 10) = 2 adopters
+    assert routes[2:] == [Route("fleet", "standard")] * 8
+    none = Scenario(backends={"fleet": "gpu-batched"}, policy={"kind": "fast_share", "share": 0.0})
+    assert none.policy.build(none.backends).for_developer(0, 10).for_session("hard", 1).tier == "standard"
+
+
+def test_fast_share_is_validated() -> None:
+    with pytest.raises(ValidationError, match=r"policy.share"):
+        Scenario(backends={"fleet": "gpu-batched"}, policy={"kind": "fast_share", "share": 1.5})
+    with pytest.raises(ValidationError, match=r"policy.fast_tier: backend 'w' has no tier 'fast'"):
+        Scenario(backends={"w": "wafer-distilled"}, policy={"kind": "fast_share", "share": 0.5})
+
+
+def test_fast_share_routes_requests_in_the_simulation() -> None:
+    from speedtrap.models import simulate
+
+    s = Scenario(
+        developers=4,
+        horizon_s=3600.0,
+        backends={"fleet": "gpu-batched"},
+        policy={"kind": "fast_share", "share": 0.5},
+    )
+    requests = simulate(s, 1).requests
+    tiers = requests.groupby("developer")["tier"].unique().map(list).to_dict()
+    assert tiers == {0: ["fast"], 1: ["fast"], 2: ["standard"], 3: ["standard"]}

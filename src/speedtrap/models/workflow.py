@@ -60,7 +60,7 @@ class WorkflowModel(EventModel):
                 spec=scenario.developer,
                 task_mix=scenario.task_mix,
                 tasks=TaskSource(root, i, scenario.task_mix, scenario.developer),
-                policy=self.policy,
+                policy=self.policy.for_developer(i, scenario.developers),
                 backends=self.backends,
                 ledger=self.ledger,
                 rng=stream_rng(root, ATTENTION_STREAM, i),

@@ -9,6 +9,7 @@ from speedtrap.policies.always import AlwaysPolicy, AlwaysSpec
 from speedtrap.policies.base import Route, RoutingPolicy
 from speedtrap.policies.by_difficulty import ByDifficultyPolicy, ByDifficultySpec
 from speedtrap.policies.escalate import EscalatePolicy, EscalateSpec
+from speedtrap.policies.fast_share import FastShareSpec
 from speedtrap.policies.interactive_fast import InteractiveFastPolicy, InteractiveFastSpec
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "ByDifficultySpec",
     "EscalatePolicy",
     "EscalateSpec",
+    "FastShareSpec",
     "InteractiveFastPolicy",
     "InteractiveFastSpec",
     "PolicySpec",

@@ -33,6 +33,11 @@ class RoutingPolicy(ABC):
         """Route of a session on a task of ``difficulty``; ``attempt`` is 0 for the first session
         and ``k`` for the ``k``-th repair after a detected failure."""
 
+    def for_developer(self, index: int, developers: int) -> RoutingPolicy:
+        """The policy developer ``index`` (of ``developers``) follows; default: this one, shared.
+        Policies that treat developers differently (e.g. ``fast_share``) return their own."""
+        return self
+
     def for_turn(self, session: Route, attending: bool) -> Route:
         """Route of one turn of a session routed to ``session``; ``attending`` is true while the
         developer is waiting on (or working with) this session. Default: the session's route."""

@@ -1,0 +1,149 @@
+"""``fast_mode_externality``: a growing share of developers buys fast mode on one fixed fleet.
+
+Outcomes per run (:func:`fleet_outcomes`): for each tier, the mean queue wait, time to first token
+(arrival to first token, queueing included) and decode speed of its requests; for each group of
+developers (fast adopters, standard), tasks per developer-day and the share of time spent waiting;
+for the provider, output tokens per second per GPU and revenue per GPU-hour (all traffic on the
+fleet is simulated: the scenario has no background streams).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from speedtrap.analysis.statistics import summarize
+from speedtrap.config.experiment import Experiment
+from speedtrap.config.scenario import Scenario
+from speedtrap.experiments.canonical import Report
+from speedtrap.models.ledger import WAITING_CATEGORIES
+from speedtrap.models.workflow import simulate
+from speedtrap.plots import plot_lines, save_figure
+from speedtrap.policies.fast_share import FastShareSpec
+
+SECONDS_PER_HOUR = 3600.0
+TIERS = ("standard", "fast")
+SHARE = "policy.share"
+
+
+def _mean(values: pd.Series) -> float:
+    return float(values.mean()) if len(values) else math.nan
+
+
+def fleet_outcomes(scenario: Scenario, seed: int) -> dict[str, float]:
+    """Per-tier, per-group and provider outcomes of one run of a ``fast_share`` scenario.
+
+    Keys: ``<tier>_queue_wait_s``, ``<tier>_ttft_s``, ``<tier>_decode_tok_s`` (mean per request;
+    NaN when the tier served nothing), ``<group>_tasks_per_dev_day``, ``<group>_waiting_share``
+    (group = fast / standard developers; NaN for an empty group), ``tasks_per_dev_day``,
+    ``usd_per_task``, ``provider_tok_s_per_gpu`` (output tokens / s / GPU over the horizon) and
+    ``revenue_usd_per_gpu_hour`` (US dollars billed / GPU-hour).
+    """
+    policy = scenario.policy
+    if not isinstance(policy, FastShareSpec):
+        raise ValueError(f"policy.kind: fleet_outcomes needs a 'fast_share' policy, got {policy.kind!r}")
+    result = simulate(scenario, seed)
+    summary = result.summary()
+    out: dict[str, float] = {
+        "tasks_per_dev_day": summary["tasks_per_dev_day"],
+        "usd_per_task": summary["usd_per_task"],
+        "backend_utilization": summary["backend_utilization"],
+    }
+    requests = result.requests
+    for tier in TIERS:
+        mine = requests[requests["tier"] == tier]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rate = mine["output_tokens"] / mine["decode_s"].where(mine["decode_s"] > 0)
+        out[f"{tier}_queue_wait_s"] = _mean(mine["queue_wait_s"])
+        out[f"{tier}_ttft_s"] = _mean(mine["ttft_s"])
+        out[f"{tier}_decode_tok_s"] = _mean(rate.dropna())
+    n_fast = round(policy.share * scenario.developers)  # the policy's adopters: developers 0 … n_fast − 1
+    days_per_developer = result.horizon_s / scenario.workday_s
+    ledger = result.ledger
+    done = result.tasks[result.tasks["outcome"].isin(("ok", "fixed", "escaped"))]
+    for group, members in (("fast", range(n_fast)), ("standard", range(n_fast, scenario.developers))):
+        if len(members) == 0:
+            out[f"{group}_tasks_per_dev_day"] = out[f"{group}_waiting_share"] = math.nan
+            continue
+        in_group = ledger["developer"].isin(members)
+        waiting = ledger[in_group & ledger["category"].isin(WAITING_CATEGORIES)]["seconds"].sum()
+        out[f"{group}_waiting_share"] = float(waiting / ledger[in_group]["seconds"].sum())
+        tasks = int(done["developer"].isin(members).sum())
+        out[f"{group}_tasks_per_dev_day"] = tasks / (len(members) * days_per_developer)
+    backend = scenario.backends[policy.references(scenario.backends)["fast_tier"][0]]
+    gpu_s = backend.replicas * backend.chips * result.horizon_s
+    out["provider_tok_s_per_gpu"] = float(requests["output_tokens"].sum()) / gpu_s
+    out["revenue_usd_per_gpu_hour"] = summary["usd_total"] / (gpu_s / SECONDS_PER_HOUR)
+    return out
+
+
+MODEL = fleet_outcomes
+
+PANELS: tuple[tuple[str, str, str], ...] = (
+    ("ttft_s", "tier", "time to first token incl. queue (s)"),
+    ("decode_tok_s", "tier", "decode speed per request (tok/s)"),
+    ("tasks_per_dev_day", "developers", "tasks per developer-day"),
+    ("waiting_share", "developers", "share of time waiting"),
+    ("provider_tok_s_per_gpu", "", "provider output (tok/s per GPU)"),
+    ("revenue_usd_per_gpu_hour", "", "provider revenue (US$ per GPU-hour)"),
+)
+
+
+def _long(table: pd.DataFrame, measure: str, groups: tuple[str, ...], hue: str) -> pd.DataFrame:
+    frames = [
+        table[[SHARE, f"{g}_{measure}"]].rename(columns={f"{g}_{measure}": measure}).assign(**{hue: g})
+        for g in groups
+    ]
+    return pd.concat(frames, ignore_index=True).dropna(subset=[measure])
+
+
+def analyze(table: pd.DataFrame, spec: Experiment, out: Path) -> Report:
+    """``summary.csv`` and the six-panel figure ``externality`` under ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    summary = summarize(table, by=[SHARE])
+    files = [out / "summary.csv"]
+    summary.to_csv(files[0], index=False)
+    fig, axes = plt.subplots(2, 3, figsize=(13, 7), layout="constrained")
+    for ax, (measure, hue, label) in zip(axes.flat, PANELS, strict=True):
+        if hue:
+            frame = _long(table, measure, TIERS if hue == "tier" else ("standard", "fast"), hue)
+            plot_lines(frame, SHARE, measure, label, hue=hue, ax=ax)
+        else:
+            plot_lines(table, SHARE, measure, label, ax=ax)
+        ax.set_xlabel("share of developers on the fast tier")
+    scenario = spec.scenario
+    fleet = next(iter(scenario.backends.values()))
+    fig.suptitle(
+        f"Fast-mode adoption on a fixed fleet ({fleet.replicas} × {fleet.chips} GPUs, "
+        f"{scenario.developers} developers)"
+    )
+    files += save_figure(fig, out, "externality")
+    plt.close(fig)
+    return Report(finding(summary), files)
+
+
+def finding(summary: pd.DataFrame) -> str:
+    """The externality in words, from the per-share means."""
+    means = summary.pivot(index=SHARE, columns="outcome", values="mean")
+    shares = sorted(means.index)
+    low = shares[0]
+    mixed = [s for s in shares if 0 < s < 1]
+    worst = max(mixed, key=lambda s: means.loc[s, "standard_ttft_s"]) if mixed else shares[-1]
+    top = shares[-1]
+    m0, mw, mt = means.loc[low], means.loc[worst], means.loc[top]
+    return (
+        f"With {100 * low:.0f}% on fast mode, standard requests get their first token after "
+        f"{m0['standard_ttft_s']:.2f} s and decode at {m0['standard_decode_tok_s']:.0f} tok/s. "
+        f"With {100 * worst:.0f}% on fast mode, the developers who stay on the standard tier wait "
+        f"{mw['standard_ttft_s']:.2f} s for a first token, decode at {mw['standard_decode_tok_s']:.0f} "
+        f"tok/s and complete {mw['standard_tasks_per_dev_day']:.2f} tasks per developer-day "
+        f"(vs {m0['standard_tasks_per_dev_day']:.2f}); fast adopters decode at "
+        f"{mw['fast_decode_tok_s']:.0f} tok/s. The provider's output goes from "
+        f"{m0['provider_tok_s_per_gpu']:.1f} to {mt['provider_tok_s_per_gpu']:.1f} tok/s per GPU and its "
+        f"revenue from ${m0['revenue_usd_per_gpu_hour']:.2f} to ${mt['revenue_usd_per_gpu_hour']:.2f} per "
+        f"GPU-hour between {100 * low:.0f}% and {100 * top:.0f}% adoption."
+    )
