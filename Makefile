@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow lint bench clean venv
+.PHONY: demo test test-slow lint bench clean venv notebooks-strip
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -32,6 +32,10 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_pool.py
+	$(BIN)/python benchmarks/bench_workflow.py
+
+notebooks-strip: $(STAMP)
+	$(BIN)/python notebooks/strip.py
 
 clean:
 	rm -rf $(VENV) results .pytest_cache

@@ -1,50 +1,300 @@
 """Benchmark: simulated developer-days per second of the workflow model on one core.
 
-Runs a scenario (default: experiments/scenarios/headline.toml, 20 developers × 5 days on
-gpu-batched) with a few seeds and prints wall time, developer-days/s, agent turns per
-developer-day, the pool's events per turn and where the time goes (model run vs. building results).
+Runs the headline scenario (experiments/scenarios/headline.toml: 20 developers × 5 days on
+gpu-batched) for a few seeds and prints (a) wall time, developer-days/s, Mesa events/s, agent
+turns per developer-day and events per turn; (b) how the cost grows with the team (developers
+10, 100, 1000 at a fixed horizon) and with the horizon (1, 5, 20 days at 20 developers), as
+seconds per developer-day and microseconds per event, so that linearity is visible; and (c) the
+cost of an agent turn as a number of events of reference event loops timed in this process (a bare
+stock Mesa model, the project's ``EventModel``, SimPy), which carries over between machines better
+than seconds do.
 
-Run: ``python benchmarks/bench_workflow.py [--scenario PATH] [--days 5] [--seeds 3]``.
+The scaling runs keep each developer's load on the backend fixed: the fleet grows with the team
+(the headline's 4 replicas for 20 developers, so one replica per 5 developers). A developer-day
+is ``workday_s`` (8 h) of simulated working time. ``gc`` is the time spent in Python's cyclic
+garbage collector during the run, measured through ``gc.callbacks``.
+
+Run: ``python benchmarks/bench_workflow.py [--quick] [--seeds 3]`` (about half a minute; ``--quick``
+shortens every horizon tenfold).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
+import platform
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+
+import mesa
+import simpy
 
 from speedtrap.config import Scenario
 from speedtrap.models import WorkflowModel
+from speedtrap.models.base import EventModel
 
 HEADLINE = Path(__file__).resolve().parents[1] / "experiments" / "scenarios" / "headline.toml"
+TEAM_DEVELOPERS = (10, 100, 1000)
+TEAM_DAYS = 0.5  # developer-days per developer in the team sweep (1000 developers: 500 developer-days)
+HORIZON_DAYS = (1.0, 5.0, 20.0)
+HORIZON_DEVELOPERS = 20
+QUICK = 0.1  # --quick: every horizon times this, one seed
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenario", type=Path, default=HEADLINE)
-    parser.add_argument("--days", type=float, default=None, help="override the horizon, in developer-days")
-    parser.add_argument("--seeds", type=int, default=3)
-    args = parser.parse_args(argv)
-    scenario = Scenario.from_toml(args.scenario)
-    if args.days is not None:
-        scenario = scenario.with_overrides({"horizon_s": args.days * scenario.workday_s})
-    days = scenario.horizon_s / scenario.workday_s
-    print(f"{scenario.name}: {scenario.developers} developers x {days:g} days")
-    for seed in range(args.seeds):
+@dataclass(frozen=True)
+class Measurement:
+    """One timed run: a scenario × seed, the model run and the results built from it."""
+
+    developers: int
+    days: float
+    replicas: int
+    developer_days: float
+    run_s: float
+    result_s: float
+    gc_s: float
+    turns: int
+    events: int
+
+    @property
+    def total_s(self) -> float:
+        """Seconds for the run and its results."""
+        return self.run_s + self.result_s
+
+    @property
+    def dev_days_per_s(self) -> float:
+        return self.developer_days / self.total_s
+
+    @property
+    def s_per_dev_day(self) -> float:
+        return self.total_s / self.developer_days
+
+    @property
+    def events_per_s(self) -> float:
+        return self.events / self.run_s
+
+    @property
+    def us_per_event(self) -> float:
+        """Microseconds of model run (not results) per executed event."""
+        return self.run_s / self.events * 1e6
+
+    @property
+    def turns_per_dev_day(self) -> float:
+        return self.turns / self.developer_days
+
+    @property
+    def events_per_turn(self) -> float:
+        return self.events / self.turns
+
+
+def scaled(base: Scenario, developers: int, days: float) -> Scenario:
+    """``base`` with ``developers`` and a horizon of ``days`` developer-days each; every backend's
+    fleet scaled with the team (replicas × developers / base developers, at least 1)."""
+    overrides: dict[str, object] = {"developers": developers, "horizon_s": days * base.workday_s}
+    for name, backend in base.backends.items():
+        replicas = max(1, round(backend.replicas * developers / base.developers))
+        overrides[f"backends.{name}.replicas"] = replicas
+    return base.with_overrides(overrides)
+
+
+class _GcClock:
+    """Accumulates the seconds Python's garbage collector runs while installed."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._start = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._start
+
+
+def measure(scenario: Scenario, seed: int) -> Measurement:
+    """Time one run of ``scenario`` (construction and ``run_until``) and building its results."""
+    gc.collect()
+    clock = _GcClock()
+    gc.callbacks.append(clock)
+    try:
         t0 = time.perf_counter()
         model = WorkflowModel(scenario, rng=seed)
         model.run_until(scenario.horizon_s)
         t1 = time.perf_counter()
         result = model.result()
         t2 = time.perf_counter()
-        turns = len(result.requests)
-        pool_events = sum(b.pool.events_scheduled for b in model.backends.values())
-        days = scenario.developer_days
-        print(
-            f"seed {seed}: {t2 - t0:6.2f} s  {days / (t2 - t0):6.1f} developer-days/s  "
-            f"(run {t1 - t0:.2f} s, results {t2 - t1:.2f} s)  {turns / days:.0f} turns/developer-day  "
-            f"{pool_events / turns:.1f} pool events/turn"
-        )
+    finally:
+        gc.callbacks.remove(clock)
+    return Measurement(
+        developers=scenario.developers,
+        days=scenario.horizon_s / scenario.workday_s,
+        replicas=sum(b.replicas for b in scenario.backends.values()),
+        developer_days=scenario.developer_days,
+        run_s=t1 - t0,
+        result_s=t2 - t1,
+        gc_s=clock.seconds,
+        turns=len(result.requests),
+        events=model.events_executed,
+    )
+
+
+# ---------------------------------------------------------------------- reference event loops
+
+
+class _Tick:
+    """Reschedules itself ``n`` times, one time unit apart (a bound method: Mesa holds it weakly)."""
+
+    def __init__(self, model: mesa.Model, n: int) -> None:
+        self.model, self.left = model, n
+
+    def fire(self) -> None:
+        self.left -= 1
+        if self.left:
+            self.model.schedule_event(self.fire, after=1.0)
+
+
+def mesa_event_us(model_class: type[mesa.Model], events: int = 100_000) -> float:
+    """Microseconds per event (schedule, pop, run a no-op bound method) of an event-only model."""
+    model = model_class(rng=0)
+    if model_class is mesa.Model:
+        model._default_schedule.stop()  # as EventModel does: no unit-interval step loop
+    tick = _Tick(model, events)
+    model.schedule_event(tick.fire, after=1.0)
+    start = time.perf_counter()
+    model.run_until(events + 1.0)
+    return (time.perf_counter() - start) / events * 1e6
+
+
+def simpy_event_us(events: int = 100_000) -> float:
+    """Microseconds per SimPy timeout event of one process looping ``events`` times."""
+    env = simpy.Environment()
+
+    def loop():  # type: ignore[no-untyped-def]
+        for _ in range(events):
+            yield env.timeout(1.0)
+
+    env.process(loop())
+    start = time.perf_counter()
+    env.run()
+    return (time.perf_counter() - start) / events * 1e6
+
+
+@dataclass(frozen=True)
+class References:
+    """Per-event cost of reference event loops in this process, microseconds."""
+
+    mesa_us: float
+    event_model_us: float
+    simpy_us: float
+
+
+def references(events: int = 100_000, repeats: int = 3) -> References:
+    """The best of ``repeats`` timings of each reference loop."""
+    return References(
+        mesa_us=min(mesa_event_us(mesa.Model, events) for _ in range(repeats)),
+        event_model_us=min(mesa_event_us(EventModel, events) for _ in range(repeats)),
+        simpy_us=min(simpy_event_us(events) for _ in range(repeats)),
+    )
+
+
+# ---------------------------------------------------------------------- report
+
+
+def headline_line(label: str, m: Measurement) -> str:
+    return (
+        f"{label}: {m.total_s:6.2f} s (run {m.run_s:.2f} s, results {m.result_s:.2f} s, gc {m.gc_s:.2f} s)  "
+        f"{m.dev_days_per_s:6.1f} developer-days/s  {m.events_per_s:9,.0f} events/s  "
+        f"{m.turns_per_dev_day:4.0f} turns/developer-day  {m.events_per_turn:.2f} events/turn"
+    )
+
+
+SCALING_HEADER = (
+    f"{'developers':>10} {'days':>6} {'replicas':>8} {'dev-days':>9} {'turns':>9} {'events':>10} "
+    f"{'seconds':>8} {'s/dev-day':>10} {'µs/event':>9} {'gc':>5}"
+)
+
+
+def scaling_line(m: Measurement) -> str:
+    return (
+        f"{m.developers:>10} {m.days:>6g} {m.replicas:>8} {m.developer_days:>9g} {m.turns:>9,} "
+        f"{m.events:>10,} {m.total_s:>8.2f} {m.s_per_dev_day * 1000:>7.2f} ms {m.us_per_event:>9.2f} "
+        f"{m.gc_s / m.total_s:>5.0%}"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--scenario", type=Path, default=HEADLINE)
+    parser.add_argument("--seeds", type=int, default=3, help="seeds of the headline runs (default 3)")
+    parser.add_argument("--quick", action="store_true", help=f"every horizon × {QUICK:g}, one seed")
+    parser.add_argument("--factor", type=float, default=None, help="every horizon × this (default 1)")
+    parser.add_argument("--developers", type=int, nargs="+", default=list(TEAM_DEVELOPERS))
+    parser.add_argument("--team-days", type=float, default=TEAM_DAYS, help="days per developer, team sweep")
+    parser.add_argument("--days", type=float, nargs="+", default=list(HORIZON_DAYS), help="horizon sweep")
+    parser.add_argument("--reference-events", type=int, default=100_000)
+    args = parser.parse_args(argv)
+    factor = args.factor if args.factor is not None else QUICK if args.quick else 1.0
+    seeds = 1 if args.quick else args.seeds
+    base = Scenario.from_toml(args.scenario)
+    headline = scaled(base, base.developers, factor * base.horizon_s / base.workday_s)
+
+    print(
+        f"speedtrap workflow benchmark: Python {platform.python_version()}, Mesa {mesa.__version__}, "
+        f"one process ({platform.machine()})"
+    )
+    days = headline.horizon_s / headline.workday_s
+    print(
+        f"(a) {headline.name}: {headline.developers} developers x {days:g} days = "
+        f"{headline.developer_days:g} developer-days"
+    )
+    runs = [measure(headline, seed) for seed in range(seeds)]
+    for seed, m in enumerate(runs):
+        print(headline_line(f"seed {seed}", m))
+    total_s = sum(m.total_s for m in runs)
+    dev_days = sum(m.developer_days for m in runs)
+    events = sum(m.events for m in runs)
+    run_s = sum(m.run_s for m in runs)
+    print(
+        f"all seeds: {dev_days / total_s:.1f} developer-days/s, {events / run_s:,.0f} events/s, "
+        f"{sum(m.turns for m in runs) / dev_days:.0f} turns/developer-day, "
+        f"{events / sum(m.turns for m in runs):.2f} events/turn"
+    )
+
+    per_replica = base.developers / sum(b.replicas for b in base.backends.values())
+    print(
+        f"(b) scaling, seed 0; the fleet grows with the team ({per_replica:g} developers per replica); "
+        "seconds include building the results"
+    )
+    print(SCALING_HEADER)
+    team = [measure(scaled(base, n, factor * args.team_days), 0) for n in args.developers]
+    for m in team:
+        print(scaling_line(m))
+    print()
+    horizon = [measure(scaled(base, HORIZON_DEVELOPERS, factor * d), 0) for d in args.days]
+    for m in horizon:
+        print(scaling_line(m))
+    for label, rows in (("developers", team), ("days", horizon)):
+        if len(rows) > 1:
+            first, last = rows[0], rows[-1]
+            grow = last.developer_days / first.developer_days
+            print(
+                f"{label} x{grow:g}: cost x{last.total_s / first.total_s:.1f} "
+                f"(s/dev-day x{last.s_per_dev_day / first.s_per_dev_day:.2f}, "
+                f"µs/event x{last.us_per_event / first.us_per_event:.2f})"
+            )
+
+    refs = references(args.reference_events)
+    turns = sum(m.turns for m in runs)
+    us = total_s / turns * 1e6
+    print(
+        f"(c) reference event loops, this process: stock Mesa {refs.mesa_us:.2f} µs/event, "
+        f"EventModel {refs.event_model_us:.2f} µs/event, SimPy {refs.simpy_us:.2f} µs/event"
+    )
+    print(
+        f"headline: {us:.1f} µs per agent turn (results included) = {us / refs.mesa_us:.1f} stock Mesa "
+        f"events = {us / refs.event_model_us:.1f} EventModel events = {us / refs.simpy_us:.1f} SimPy events"
+    )
 
 
 if __name__ == "__main__":

@@ -36,3 +36,31 @@ def test_bench_pool_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     assert mean > 0 and se > 0
     bench.main(["--customers", "1000", "--layout", "8x1"])
     assert "ratio pool/SimPy" in capsys.readouterr().out
+
+
+def test_bench_workflow_smoke(capsys: pytest.CaptureFixture[str]) -> None:
+    bench = load("bench_workflow")
+    base = bench.Scenario.from_toml(bench.HEADLINE)
+    team = bench.scaled(base, 100, 0.5)
+    assert (team.developers, team.backends["gpu-batched"].replicas) == (100, 20)  # 5 developers per replica
+    assert team.horizon_s == 0.5 * base.workday_s
+    m = bench.measure(bench.scaled(base, 4, 0.02), seed=1)
+    assert (m.developers, m.replicas, m.developer_days) == (4, 1, pytest.approx(0.08))
+    assert m.turns > 20 and m.run_s > 0 and m.result_s > 0 and m.gc_s >= 0
+    # a turn is at least a prefill end, a last token and a tool call: about 3 events
+    assert 2.5 <= m.events_per_turn <= 4.5
+    refs = bench.references(events=2_000, repeats=1)
+    assert refs.mesa_us > 0 and refs.event_model_us > 0 and refs.simpy_us > 0
+    sizes = ["--factor", "0.01", "--seeds", "2", "--developers", "2", "5", "--days", "1", "2"]
+    bench.main([*sizes, "--reference-events", "2000"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].startswith("(a) headline: 20 developers x 0.05 days = 1 developer-days")
+    assert [line.split(":")[0] for line in out[2:5]] == ["seed 0", "seed 1", "all seeds"]
+    assert all("developer-days/s" in line and "events/s" in line for line in out[2:5])
+    scaling = out.index(bench.SCALING_HEADER)
+    rows = [line.split() for line in out[scaling + 1 : scaling + 6] if line]  # a blank between tables
+    assert [(int(r[0]), float(r[1])) for r in rows] == [(2, 0.005), (5, 0.005), (20, 0.01), (20, 0.02)]
+    assert any(line.startswith("developers x2.5: cost x") for line in out)
+    assert any(line.startswith("days x2: cost x") for line in out)
+    assert out[-2].startswith("(c) reference event loops")
+    assert "stock Mesa events" in out[-1] and "SimPy events" in out[-1]

@@ -10,6 +10,8 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from speedtrap.config import Price, Tier
 from speedtrap.models.base import EventModel
@@ -423,3 +425,177 @@ def test_bad_prefill_times_fail_loudly(bad: float) -> None:
     _, pool = make_pool(BadPrefill())
     with pytest.raises(ValueError, match="prefill_s"):
         pool.submit(tier="standard", input_tokens=10, cached_tokens=0, output_tokens=1)
+
+
+def test_finished_requests_are_kept_as_records_and_release_their_callback() -> None:
+    model, pool = make_pool(FixedRate(10.0), tiers=[Tier(batch_cap=1)])
+
+    class Owner:
+        def on_done(self, request: Request) -> None:
+            pass
+
+    owner = Owner()
+    live = pool.submit(
+        tier="standard",
+        input_tokens=100,
+        cached_tokens=60,
+        output_tokens=10,
+        tag=("dev", 1),
+        on_done=owner.on_done,
+    )
+    model.run_until(10.0)
+    assert live.on_done is None  # spent: the pool no longer keeps the owner alive through it
+    (kept,) = pool.finished
+    assert kept is not live and kept.on_done is None
+    assert all(getattr(kept, f) == getattr(live, f) for f in request_module.RECORD_FIELDS)
+    pd.testing.assert_frame_equal(pool.requests_frame(), request_module.requests_frame([live]))
+
+
+class CheckedPool(ServingPool):
+    """A pool that checks every placement's fast path against the full scan of the replicas."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.placements: list[tuple[int | None, bool]] = []
+
+    def _place(self, req: Request) -> Any:
+        got = super()._place(req)
+        want = self._scan(req)
+        assert got is want, (req, got, want)
+        self.placements.append((None if got is None else got.index, bool(self.waiting)))
+        return got
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    replicas=st.integers(1, 5),
+    caps=st.tuples(st.integers(1, 3), st.integers(2, 6), st.integers(3, 8)),
+    arrivals=st.lists(
+        st.tuples(
+            st.floats(0.0, 0.3),  # gap to the previous arrival, s: a loaded pool
+            st.sampled_from(["fast", "standard", "batch"]),
+            st.integers(0, 300),  # input tokens
+            st.integers(1, 100),  # output tokens
+        ),
+        min_size=1,
+        max_size=60,
+    ),
+)
+def test_placement_fast_path_agrees_with_the_full_scan(
+    replicas: int, caps: tuple[int, int, int], arrivals: list[tuple[float, str, int, int]]
+) -> None:
+    # Three priority levels with different caps (reservations, capped replicas) and a KV budget
+    # that binds (two large requests never share a replica): every placement, at submission and in
+    # dispatch, must match the rule-by-rule scan.
+    tiers = [
+        Tier(name="fast", priority=2, batch_cap=caps[0]),
+        Tier(name="standard", priority=1, batch_cap=caps[1]),
+        Tier(name="batch", priority=0, batch_cap=caps[2]),
+    ]
+    model = EventModel(rng=0)
+    pool = CheckedPool(
+        model,
+        PrefillShared(50.0, 0.002, kv_capacity_tokens=500.0),
+        replicas=replicas,
+        tiers=tiers,
+        price=Price(),
+    )
+    keep: list[Submitter] = []
+    at = 0.0
+    for gap, tier, input_tokens, output_tokens in arrivals:
+        at += gap
+        submit_at(
+            model, pool, at, keep, tier=tier, input_tokens=input_tokens, cached_tokens=input_tokens // 2,
+            output_tokens=output_tokens,
+        )  # fmt: skip
+    model.run_until(at + 1e4)
+    assert pool.completed == len(arrivals)
+    assert len(pool.placements) >= len(arrivals)
+
+
+class Probe:
+    """Reads the pool's public state at given times (what a caller could observe mid-run)."""
+
+    def __init__(self, pool: ServingPool) -> None:
+        self.pool = pool
+        self.seen: list[tuple[Any, ...]] = []
+
+    def look(self) -> None:
+        pool = self.pool
+        streams = [pool.streams_on(i) for i in range(pool.replicas)]
+        rates = [pool.decode_rate_tok_s(i) for i in range(pool.replicas)]
+        self.seen.append(
+            (pool.in_system, pool.waiting, streams, rates, pool.mean_in_system, pool.mean_waiting)
+        )
+
+    def reset(self) -> None:
+        self.pool.reset_stats()
+
+
+def run_workload(
+    fold: bool,
+    replicas: int,
+    background: int,
+    arrivals: list[tuple[float, str, int, int]],
+    looks: list[float],
+) -> tuple[pd.DataFrame, list[tuple[Any, ...]], tuple[float, float], int]:
+    model = EventModel(rng=0)
+    pool = ServingPool(
+        model,
+        PrefillShared(120.0, 0.004, kv_capacity_tokens=900.0),
+        replicas=replicas,
+        tiers=[STANDARD, FAST],
+        price=Price(),
+        background_streams_per_replica=background,
+        fold_prefill=fold,
+    )
+    keep: list[Submitter] = []
+    at = 0.0
+    for gap, tier, input_tokens, output_tokens in arrivals:
+        at += gap
+        submit_at(
+            model,
+            pool,
+            at,
+            keep,
+            tier=tier,
+            input_tokens=input_tokens,
+            cached_tokens=input_tokens // 3,
+            output_tokens=output_tokens,
+        )
+    probe = Probe(pool)
+    for t in looks:
+        model.schedule_event(probe.look, at=t)
+    model.schedule_event(probe.reset, at=looks[len(looks) // 2])
+    model.run_until(at + 1e4)
+    probe.look()
+    return pool.requests_frame(), probe.seen, (pool.mean_in_system, pool.mean_waiting)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    replicas=st.integers(1, 4),
+    background=st.integers(0, 5),
+    arrivals=st.lists(
+        st.tuples(
+            st.floats(0.0, 1.5),
+            st.sampled_from(["standard", "fast"]),
+            st.integers(0, 400),  # input tokens: a prefill of up to 1.1 s
+            st.integers(1, 120),
+        ),
+        min_size=1,
+        max_size=50,
+    ),
+    looks=st.lists(st.floats(0.0, 40.0), min_size=1, max_size=8),
+)
+def test_folded_prefill_ends_give_the_unfolded_results(
+    replicas: int, background: int, arrivals: list[tuple[float, str, int, int]], looks: list[float]
+) -> None:
+    # Folding a lone stream's prefill end into its completion must change nothing observable: every
+    # request's timeline, the replicas' streams and rates, the time averages (with a reset between).
+    folded, unfolded = (
+        run_workload(fold, replicas, background, arrivals, sorted(looks)) for fold in (True, False)
+    )
+    pd.testing.assert_frame_equal(folded[0], unfolded[0], check_exact=True)
+    assert folded[1] == unfolded[1]
+    assert folded[2] == unfolded[2]

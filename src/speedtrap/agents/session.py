@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import mesa
 
 from speedtrap.agents.task import Task, TurnDraws
+from speedtrap.policies.base import RoutingPolicy
 from speedtrap.serving.request import Request
 
 if TYPE_CHECKING:
@@ -79,6 +80,10 @@ class Session(mesa.Agent):
         self._cache_per_tier = mix.cache_per_tier
         self._tier = route.tier
         self._cache_key: object = None
+        self._backend_name = backend.name
+        self._submit = backend.pool.submit
+        # Policies that keep the default ``for_turn`` route every turn as the session: skip the call.
+        self._route_per_turn = type(developer.policy).for_turn is not RoutingPolicy.for_turn
         task.attempts = attempt + 1
         task.wrong_attempts += self.wrong
         if backend.name not in task.backends:
@@ -94,23 +99,27 @@ class Session(mesa.Agent):
     def _start_turn(self) -> None:
         k = self.turns_done
         draws = self._draws
-        draws.ensure(k)
+        if k >= len(draws.out):
+            draws.ensure(k)
         out = draws.out[k]
-        dev = self.developer
-        route = dev.policy.for_turn(self.route, dev.focus is self)
-        if route.backend != self.route.backend:
-            raise ValueError(
-                f"policy moved a turn from backend {self.route.backend!r} to {route.backend!r}; "
-                "a session keeps its backend (only the tier may change per turn)"
-            )
-        tier = route.tier
+        if self._route_per_turn:
+            dev = self.developer
+            route = dev.policy.for_turn(self.route, dev.focus is self)
+            if route.backend != self.route.backend:
+                raise ValueError(
+                    f"policy moved a turn from backend {self.route.backend!r} to {route.backend!r}; "
+                    "a session keeps its backend (only the tier may change per turn)"
+                )
+            tier = route.tier
+        else:
+            tier = self.route.tier
         task = self.task
         now = self.model.time
         context = task.context_tokens
         if context + out > self._compact_at:
             context = task.context_tokens = self._compact_to
             task.cache_key = None
-        key = (self.backend.name, tier) if self._cache_per_tier else self.backend.name
+        key = (self._backend_name, tier) if self._cache_per_tier else self._backend_name
         cached = 0
         if (
             task.cache_key == key
@@ -121,7 +130,7 @@ class Session(mesa.Agent):
         self._tier = tier
         self._cache_key = key
         self.tool_end_s = INF
-        self.request = self.backend.submit(
+        self.request = self._submit(  # the backend's pool (Backend.submit, without the extra call)
             tier=tier,
             input_tokens=context,
             cached_tokens=cached,
@@ -134,7 +143,7 @@ class Session(mesa.Agent):
         k = self.turns_done
         draws = self._draws
         task = self.task
-        now = self.model.time
+        now = request.done_s  # the time now: the request's last token
         task.cache_key = self._cache_key
         task.cache_prefix_tokens = request.input_tokens
         task.cache_time_s = now

@@ -3,6 +3,7 @@ and the record of how it went."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -79,11 +80,11 @@ class Task:
         base_turns: int,
         initial_context_tokens: int,
         prompt_s: float,
-        u_fail: list[float],
-        u_detect: list[float],
-        u_hand: list[float],
-        review_factor: list[float],
-        diagnose_s: list[float],
+        u_fail: Sequence[float],
+        u_detect: Sequence[float],
+        u_hand: Sequence[float],
+        review_factor: Sequence[float],
+        diagnose_s: Sequence[float],
         hand_fix_s: float,
         rework_s: float,
         escape_delay_s: float,

@@ -1,10 +1,135 @@
-"""An event-driven Mesa model: continuous time, no unit-interval step loop."""
+"""An event-driven Mesa model: continuous time, no unit-interval step loop, a lean event path."""
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
+from heapq import heappop, heappush
+from types import MethodType
 from typing import Any
+from weakref import ref
 
 import mesa
+from mesa.time import Event, EventList, Priority
+
+__all__ = ["EventModel", "MethodEvent"]
+
+if vars(mesa.Model)["time"].private_name != "_time":  # pragma: no cover - guards a Mesa internal
+    raise ImportError("speedtrap.models.base expects Mesa's observable Model.time to be stored in `_time`")
+
+_DEFAULT = Priority.DEFAULT
+_DEFAULT_PRIORITY = int(_DEFAULT)
+_new = object.__new__
+_ids = Event._ids  # Mesa's own insertion counter: one (time, priority, id) order for every event
+_Entry = tuple[float, int, int, "MethodEvent | Event"]
+
+
+class MethodEvent:
+    """A one-off event whose callback is a bound method, held by weak reference.
+
+    What ``EventModel.schedule_event`` returns for bound methods: the same contract as Mesa's
+    ``Event`` (``time``, ``priority``, ``unique_id``, ``cancel()``, ``CANCELED``, ``execute()``),
+    with the method's object held weakly (a callback whose object is gone is skipped silently,
+    as in Mesa) and without Mesa's per-event ``WeakMethod`` and argument lists.
+    """
+
+    __slots__ = ("_func", "_obj", "priority", "time", "unique_id")
+
+    def __init__(self, time: float, priority: int, method: MethodType) -> None:
+        self.time = time
+        self.priority = priority
+        self.unique_id = next(_ids)
+        self._obj: ref[Any] | None = ref(method.__self__)
+        self._func = method.__func__
+
+    @property
+    def CANCELED(self) -> bool:  # noqa: N802 - Mesa's name
+        """Whether the event was cancelled."""
+        return self._obj is None
+
+    def cancel(self) -> None:
+        """Cancel the event (it stays in the heap and is skipped when popped)."""
+        self._obj = None
+
+    def execute(self) -> None:
+        """Call the method unless the event was cancelled or its object is gone."""
+        obj = self._obj
+        if obj is not None:
+            target = obj()
+            if target is not None:
+                self._func(target)
+
+    def __getstate__(self) -> tuple[float, int, int, Any, Any]:
+        """Pickle with a strong reference to the method's object (as Mesa's ``Event`` does)."""
+        return (
+            self.time,
+            self.priority,
+            self.unique_id,
+            None if self._obj is None else self._obj(),
+            self._func,
+        )
+
+    def __setstate__(self, state: tuple[float, int, int, Any, Any]) -> None:
+        self.time, self.priority, self.unique_id, obj, self._func = state
+        self._obj = None if obj is None else ref(obj)
+
+    def __lt__(self, other: MethodEvent | Event) -> bool:
+        return (self.time, self.priority, self.unique_id) < (other.time, other.priority, other.unique_id)
+
+
+class _HeapEventList(EventList):
+    """Mesa's ``EventList`` interface over the model's heap of ``(time, priority, id, event)`` entries,
+    so that events Mesa itself schedules (recurring schedules, non-method callbacks) share one order
+    with the fast path."""
+
+    def __init__(self, heap: list[_Entry]) -> None:
+        self._heap = heap
+
+    @property
+    def _events(self) -> list[MethodEvent | Event]:  # type: ignore[override]
+        return [entry[3] for entry in self._heap]
+
+    def add_event(self, event: Event) -> None:
+        heappush(self._heap, (event.time, event.priority, event.unique_id, event))
+
+    def pop_event(self) -> Event:
+        heap = self._heap
+        while heap:
+            event = heappop(heap)[3]
+            if not event.CANCELED:
+                return event  # type: ignore[return-value]
+        raise IndexError("Event list is empty")
+
+    def peek_ahead(self, n: int = 1) -> list[Event]:
+        if self.is_empty():
+            raise IndexError("event list is empty")
+        live = sorted(entry for entry in self._heap if not entry[3].CANCELED)
+        return [entry[3] for entry in live[:n]]  # type: ignore[misc]
+
+    def compact(self) -> None:
+        self._heap[:] = [entry for entry in self._heap if not entry[3].CANCELED]
+        self._heap.sort()
+
+    def __contains__(self, event: object) -> bool:
+        if getattr(event, "CANCELED", True):
+            return False
+        return any(entry[3] is event for entry in self._heap)
+
+    def __len__(self) -> int:
+        return sum(1 for entry in self._heap if not entry[3].CANCELED)
+
+    def __repr__(self) -> str:
+        live = ", ".join(
+            f"Event(time={e[0]}, priority={e[1]}, id={e[2]})" for e in sorted(self._heap) if not e[3].CANCELED
+        )
+        return f"EventList([{live}])"
+
+    def remove(self, event: Event) -> None:
+        if not event.CANCELED:
+            event.cancel()
+
+    def clear(self) -> None:
+        self._heap.clear()
 
 
 class EventModel(mesa.Model):
@@ -12,9 +137,87 @@ class EventModel(mesa.Model):
 
     Mesa starts a built-in unit-interval ``step`` event by default; a purely event-driven model
     stops it (as Mesa's own M/M/c example does). This is the one place that does so.
-    Event callbacks are held by weak reference: schedule bound methods of live objects.
+
+    Event callbacks are held by weak reference: schedule bound methods of live objects. Bound
+    methods take a lean path (:class:`MethodEvent`, one heap of ``(time, priority, id, event)``
+    tuples); other callables and Mesa's recurring schedules go through Mesa's own ``Event`` into the
+    same heap. Semantics are Mesa 3.5's: events run in (time, priority, insertion) order, one at a
+    time, with ``time`` set to the event's time; a cancelled event or one whose callback's object
+    is gone does nothing; lambdas are refused. ``events_executed`` counts the events run.
     """
 
     def __init__(self, *args: Any, rng: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, rng=rng, **kwargs)
         self._default_schedule.stop()
+        self._heap: list[_Entry] = []
+        self._event_list = _HeapEventList(self._heap)
+        self.events_executed = 0
+        """Events executed so far (cancelled events and dead callbacks not counted)."""
+
+    def schedule_event(
+        self,
+        function: Callable[..., Any],
+        *,
+        at: float | None = None,
+        after: float | None = None,
+        priority: Priority = Priority.DEFAULT,
+    ) -> MethodEvent | Event:
+        """Schedule a one-off call of ``function`` at time ``at`` or ``after`` seconds from now
+        (exactly one of them); returns the event (``cancel()`` to withdraw it)."""
+        if type(function) is MethodType and priority is _DEFAULT and (at is None) is not (after is None):
+            time = self._time + after if at is None else at  # type: ignore[operator]
+            if time >= self._time:  # the common case, inlined: a bound method, now or later
+                event = _new(MethodEvent)
+                event.time = time
+                event.priority = _DEFAULT_PRIORITY
+                event.unique_id = uid = next(_ids)
+                event._obj = ref(function.__self__)
+                event._func = function.__func__
+                heappush(self._heap, (time, _DEFAULT_PRIORITY, uid, event))
+                return event
+        if type(function) is not MethodType:
+            return super().schedule_event(function, at=at, after=after, priority=priority)
+        if (at is None) == (after is None):
+            raise ValueError("Specify exactly one of 'at' or 'after'")
+        time = at if at is not None else self._time + after  # type: ignore[operator]
+        if time < self._time:
+            raise ValueError(
+                f"Cannot schedule event in the past. Scheduled time is {time}, "
+                f"but current time is {self._time}"
+            )
+        prio = int(priority)
+        event = MethodEvent(time, prio, function)
+        heappush(self._heap, (time, prio, event.unique_id, event))
+        return event
+
+    def _advance_time(self, until: float) -> None:
+        """Run every event due at or before ``until`` in order, then set the time to ``until``."""
+        if until <= self._time:
+            warnings.warn(f"end time {until} is larger than time {self._time}", RuntimeWarning, stacklevel=2)
+            return
+        heap = self._heap
+        subscribers = self.subscribers  # Mesa's signal subscriptions (a dict, filled by observe())
+        executed = 0
+        try:
+            while heap and heap[0][0] <= until:
+                when, _, _, event = heappop(heap)
+                if type(event) is MethodEvent:
+                    obj = event._obj
+                    if obj is None:
+                        continue  # cancelled
+                    if subscribers:
+                        self.time = when
+                    else:
+                        self._time = when  # nobody observes the time: skip the signal machinery
+                    target = obj()
+                    if target is not None:
+                        executed += 1
+                        event._func(target)
+                elif not event.CANCELED:  # a Mesa Event: a plain callable or a recurring schedule
+                    self.time = when
+                    if event.fn() is not None:
+                        executed += 1
+                    event.execute()
+        finally:
+            self.events_executed += executed
+        self.time = until

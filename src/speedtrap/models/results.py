@@ -221,10 +221,10 @@ def requests_frame(model: WorkflowModel) -> pd.DataFrame:
     frames = []
     for name, backend in model.backends.items():
         frame = backend.pool.requests_frame()
-        tags = frame.pop("tag").tolist()
+        tags = np.array(frame.pop("tag").tolist(), dtype=np.int64).reshape(len(frame), 4)
         frame.insert(0, "backend", pd.Series([name] * len(frame), dtype="str", index=frame.index))
         for i, column in enumerate(("developer", "task", "attempt", "turn")):
-            frame[column] = pd.Series([t[i] for t in tags], dtype="int64", index=frame.index)
+            frame[column] = pd.Series(tags[:, i], dtype="int64", index=frame.index)
         frames.append(frame)
     columns = ["backend", *(c for c in REQUEST_COLUMNS if c != "tag"), "developer", "task", "attempt", "turn"]
     return pd.concat(frames, ignore_index=True)[columns].sort_values(

@@ -83,6 +83,17 @@ class TaskSource:
         rework_s = spec.fixing.rework_multiplier * spec.fixing.hand_fix_s.sample(h, n)
         escape_delay_s = h.exponential(spec.fixing.escape_delay_s, n)
         first = self._issued
+        # Per-attempt draws as tuples of floats: the garbage collector stops tracking those.
+        rows = {
+            name: [tuple(row) for row in array.tolist()]
+            for name, array in (
+                ("u_fail", u_fail),
+                ("u_detect", u_detect),
+                ("u_hand", u_hand),
+                ("review_factor", review_factor),
+                ("diagnose_s", diagnose_s),
+            )
+        }
         block = [
             Task(
                 developer=self.developer,
@@ -91,11 +102,11 @@ class TaskSource:
                 base_turns=int(turns[i]),
                 initial_context_tokens=int(context[i]),
                 prompt_s=float(prompt_s[i]),
-                u_fail=u_fail[i].tolist(),
-                u_detect=u_detect[i].tolist(),
-                u_hand=u_hand[i].tolist(),
-                review_factor=review_factor[i].tolist(),
-                diagnose_s=diagnose_s[i].tolist(),
+                u_fail=rows["u_fail"][i],
+                u_detect=rows["u_detect"][i],
+                u_hand=rows["u_hand"][i],
+                review_factor=rows["review_factor"][i],
+                diagnose_s=rows["diagnose_s"][i],
                 hand_fix_s=float(hand_fix_s[i]),
                 rework_s=float(rework_s[i]),
                 escape_delay_s=float(escape_delay_s[i]),

@@ -29,6 +29,14 @@ Semantics
   clock ``V`` of tokens served per stream and a heap of finish marks ``V_start + output_tokens``,
   and holds ONE scheduled event (its next completion or prefill end), moved only when that time
   changes.
+* **Folded prefill ends.** When a replica's only stream is prefilling, its prefill end changes
+  nothing but that replica, and then predictably: the pool starts the stream decoding as of the
+  prefill end at once (its ``first_token_s`` is known at admission) and schedules only its
+  completion. If another stream is admitted to the replica before the prefill ends, the fold is
+  undone and the prefill end becomes an event again. The time averages are integrated at the
+  prefill end as before, so results are those of the unfolded event sequence
+  (``fold_prefill=False``, kept for comparison) — only ties of exactly equal event times may be
+  ordered differently.
 * **Admission.** Waiting requests are admitted by tier priority (higher first), then first come
   first served (strict FIFO within a priority level: a blocked head is not overtaken by later
   requests of its level). A tier's requests run only on replicas holding at most
@@ -54,14 +62,14 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Callable, Sequence
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 from typing import Any, Protocol
 
 import pandas as pd
 
 from speedtrap.config.tier import Price, Tier
 from speedtrap.serving.pricing import request_cost_usd
-from speedtrap.serving.request import NAN, Request, requests_frame
+from speedtrap.serving.request import NAN, Request, from_record, records_frame
 from speedtrap.serving.speed import SpeedModel
 
 INF = math.inf
@@ -137,6 +145,7 @@ class _Replica:
         "due_s",
         "event",
         "event_s",
+        "fold",
         "index",
         "kv_used",
         "pool",
@@ -167,6 +176,7 @@ class _Replica:
         self.due_mark = math.nan  # finish mark the due time was computed for
         self.event: ClockEvent | None = None  # the one scheduled wake-up
         self.event_s = INF  # its time (s)
+        self.fold: Request | None = None  # a stream started decoding ahead, at its prefill end
         self.dirty = False  # streams changed in the current event: re-time at the end
         self.reserved_for: int | None = None  # priority floor while reserved
         self.sum_input = 0  # Σ input tokens of decoding streams
@@ -191,6 +201,7 @@ class ServingPool:
         background_streams_per_replica: int = 0,
         cache_writes: bool = True,
         record: bool = True,
+        fold_prefill: bool = True,
     ) -> None:
         if replicas < 1:
             raise ValueError(f"replicas must be at least 1, got {replicas}")
@@ -211,6 +222,11 @@ class ServingPool:
 
         self._clock = clock
         self._speed = speed
+        self._fold_prefill = fold_prefill
+        self._pending_notes: list[float] = []  # prefill ends folded away: integrate the stats there
+        self._decode_rate = speed.decode_rate_tok_s
+        self._schedule = clock.schedule_event
+        self._prefill_memo: dict[int, float] = {}  # prefill_s by uncached tokens (a pure function)
         self._record = record
         self._bg = background_streams_per_replica
         self._kv_capacity = kv_capacity
@@ -219,8 +235,12 @@ class ServingPool:
         level_of = {lv.priority: lv for lv in self._levels}
         self._tier_info = {t.name: _TierInfo(t, level_of[t.priority], price, cache_writes) for t in tiers}
         self._replicas = [_Replica(self, i) for i in range(replicas)]
+        # (streams, index) of every replica, pushed at each change; entries whose streams no longer
+        # match are stale and dropped when they surface. The top valid entry is the least loaded
+        # replica (lowest index first): placement's answer whenever that replica can take the request.
+        self._loads: list[tuple[int, int]] = [(0, i) for i in range(replicas)]
         self._dirty: list[_Replica] = []
-        self._finished: list[Request] = []
+        self._finished: list[tuple] = []  # records (serving.request.record) in completion order
         self._next_id = 0
         self._completed = 0
         self._waiting = 0
@@ -288,7 +308,13 @@ class ServingPool:
             now, NAN, NAN, NAN, None, cost_usd, on_done, info.priority, info.batch_cap,
         )  # fmt: skip
         self._next_id += 1
-        self._note(now)
+        if self._pending_notes:
+            self._catch_up_notes(now)
+        dt = now - self._stat_t  # integrate the time averages up to now (before counts change)
+        if dt > 0:
+            self._area_system += self._in_system * dt
+            self._area_waiting += self._waiting * dt
+            self._stat_t = now
         self._in_system += 1
         # Invariant between events: the head of every non-empty level is blocked. A request
         # joining behind a blocked head therefore just waits; a new head is tried at once.
@@ -297,7 +323,7 @@ class ServingPool:
             r = self._place(req)
             if r is not None:
                 self._admit(req, r, now)
-                self._flush(now)
+                self._retime(r, now)  # the only replica that changed
                 return req
             if level is not self._levels[-1] and level.reserved is None:
                 self._reserve(level, req)
@@ -310,12 +336,13 @@ class ServingPool:
 
         Empty unless the pool was built with ``record=True``.
         """
-        return requests_frame(self._finished)
+        return records_frame(self._finished)
 
     @property
     def finished(self) -> list[Request]:
-        """Finished requests in completion order (a copy; empty unless ``record=True``)."""
-        return list(self._finished)
+        """Finished requests in completion order (new objects, without their spent ``on_done``;
+        empty unless ``record=True``)."""
+        return [from_record(rec) for rec in self._finished]
 
     @property
     def submitted(self) -> int:
@@ -345,16 +372,20 @@ class ServingPool:
     def streams_on(self, replica: int) -> tuple[int, int]:
         """``(admitted own streams, decoding own streams)`` on one replica now."""
         r = self._replicas[replica]
-        return r.streams, r.decoding
+        return r.streams, r.decoding - self._folded_ahead(r)
 
     def decode_rate_tok_s(self, replica: int) -> float:
         """Per-stream decode rate of one replica now (tok/s; 0 while nothing decodes)."""
         r = self._replicas[replica]
-        return r.rate if r.decoding else 0.0
+        return r.rate if r.decoding - self._folded_ahead(r) else 0.0
 
     def reset_stats(self) -> None:
         """Start the time-average statistics afresh from now (call at the end of a warm-up)."""
-        self._stat_start_s = self._clock.time
+        now = self._clock.time
+        pending = self._pending_notes
+        while pending and pending[0] <= now:  # integrations before the new window: dropped
+            heappop(pending)
+        self._stat_start_s = now
         self._stat_t = self._stat_start_s
         self._area_system = 0.0
         self._area_waiting = 0.0
@@ -367,12 +398,12 @@ class ServingPool:
     @property
     def mean_in_system(self) -> float:
         """Time-average number of requests in the system (waiting + in service)."""
-        return self._time_average(self._area_system, self._in_system)
+        return self._time_average(waiting=False)
 
     @property
     def mean_waiting(self) -> float:
         """Time-average number of requests waiting for admission."""
-        return self._time_average(self._area_waiting, self._waiting)
+        return self._time_average(waiting=True)
 
     @property
     def mean_in_service(self) -> float:
@@ -386,20 +417,35 @@ class ServingPool:
 
     # ------------------------------------------------------------------ internals
 
-    def _time_average(self, area: float, current: int) -> float:
+    def _time_average(self, *, waiting: bool) -> float:
         now = self._clock.time
         window = now - self._stat_start_s
         if window <= 0:
             return math.nan
+        if self._pending_notes:
+            self._catch_up_notes(now)
+        if waiting:
+            area, current = self._area_waiting, self._waiting
+        else:
+            area, current = self._area_system, self._in_system
         return (area + current * (now - self._stat_t)) / window
 
-    def _note(self, now: float) -> None:
-        """Integrate the time-average statistics up to ``now`` (before any count changes)."""
-        dt = now - self._stat_t
-        if dt > 0:
-            self._area_system += self._in_system * dt
-            self._area_waiting += self._waiting * dt
-            self._stat_t = now
+    def _catch_up_notes(self, now: float) -> None:
+        """Integrate the time averages at every folded prefill end up to ``now`` (in time order, as
+        the unfolded events would have: the counts did not change since)."""
+        pending = self._pending_notes
+        while pending and pending[0] <= now:
+            at = heappop(pending)
+            dt = at - self._stat_t
+            if dt > 0:
+                self._area_system += self._in_system * dt
+                self._area_waiting += self._waiting * dt
+                self._stat_t = at
+
+    def _folded_ahead(self, r: _Replica) -> int:
+        """1 while ``r``'s folded stream is still prefilling in fact (up to its first token), else 0."""
+        fold = r.fold
+        return 1 if fold is not None and self._clock.time <= fold.first_token_s else 0
 
     def _dispatch(self, now: float) -> None:
         """Admit waiting requests: priority levels high to low, FIFO within a level."""
@@ -416,29 +462,62 @@ class ServingPool:
                 q.popleft()
                 self._waiting -= 1
                 self._admit(req, r, now)
+                if not r.dirty:
+                    r.dirty = True
+                    self._dirty.append(r)
             else:
                 if level.reserved is not None:
                     level.reserved.reserved_for = None
                     level.reserved = None
 
     def _place(self, req: Request) -> _Replica | None:
-        """The replica to admit ``req`` to now, or ``None`` if none can take it."""
+        """The replica to admit ``req`` to now, or ``None`` if none can take it (:meth:`_scan`'s answer).
+
+        Fast path: the least loaded replica (lowest index first) is the scan's answer when it is
+        uncapped for the request's tier, open to its priority and has KV room; and when even it is
+        full for that tier, no replica can take the request. Otherwise scan.
+        """
+        cap_req = req.batch_cap
+        prio = req.priority
+        kv_limit = self._kv_capacity - (req.input_tokens + req.output_tokens)
+        loads = self._loads
+        replicas = self._replicas
+        while True:
+            streams, i = loads[0]
+            r = replicas[i]
+            if r.streams == streams:
+                break
+            heappop(loads)  # stale
+        if r.cap >= cap_req and (r.reserved_for is None or prio >= r.reserved_for):
+            if streams >= cap_req:
+                return None
+            if r.kv_used <= kv_limit:
+                return r
+        return self._scan(req)
+
+    def _scan(self, req: Request) -> _Replica | None:
+        """Placement by the rules, scanning every replica: among those open to the request's
+        priority, with a slot under its tier's cap (or under their own smaller cap) and KV room,
+        the one whose cap does not lower the tier's, least loaded, lowest index first."""
         cap_req = req.batch_cap
         prio = req.priority
         kv_limit = self._kv_capacity - (req.input_tokens + req.output_tokens)
         best: _Replica | None = None
         best_key = 0
         for r in self._replicas:
-            if r.reserved_for is not None and prio < r.reserved_for:
+            floor = r.reserved_for
+            if floor is not None and prio < floor:
                 continue
-            if r.cap < cap_req:
-                if r.streams >= r.cap:
+            streams = r.streams
+            cap = r.cap
+            if cap < cap_req:
+                if streams >= cap:
                     continue
-                key = r.streams + _CAPPED_PENALTY
+                key = streams + _CAPPED_PENALTY
             else:
-                if r.streams >= cap_req:
+                if streams >= cap_req:
                     continue
-                key = r.streams
+                key = streams
             if r.kv_used > kv_limit:
                 continue
             if best is None or key < best_key:
@@ -467,15 +546,60 @@ class ServingPool:
             best.reserved_for = level.priority
             level.reserved = best
 
+    def _fold(self, r: _Replica) -> None:
+        """Run ``r``'s next prefill end ahead (its only stream: nothing else can re-time it before):
+        start the stream decoding as of its first token and schedule its completion."""
+        at, _, req = heappop(r.prefill_heap)
+        req.first_token_s = at
+        self._start_decoding(r, req, at)
+        r.fold = req
+        heappush(self._pending_notes, at)
+        self._retime(r, at)  # as the prefill end's own event would: the decode rate as of then
+
+    def _unfold(self, r: _Replica, req: Request) -> None:
+        """Undo :meth:`_fold` before the prefill end (another stream joins ``r``): prefilling again."""
+        at = req.first_token_s
+        req.first_token_s = NAN
+        r.decoding = 0
+        r.decode_heap.clear()
+        r.sum_input -= req.input_tokens
+        r.rate = 0.0
+        r.due_mark = math.nan
+        r.due_s = INF
+        heappush(r.prefill_heap, (at, req.id, req))
+        pending = self._pending_notes
+        if at in pending:  # not yet integrated (it is, at a tie with the present event)
+            pending.remove(at)
+            heapify(pending)
+
+    def _note_load(self, r: _Replica) -> None:
+        """Record ``r``'s new stream count in the placement heap (rebuilt when stale entries pile up)."""
+        loads = self._loads
+        if len(loads) > 8 * len(self._replicas) + 64:
+            loads[:] = [(q.streams, q.index) for q in self._replicas]
+            heapify(loads)
+        else:
+            heappush(loads, (r.streams, r.index))
+
     def _admit(self, req: Request, r: _Replica, now: float) -> None:
-        """Give ``req`` a slot and its KV on ``r`` now; it prefills, or decodes at once."""
+        """Give ``req`` a slot and its KV on ``r`` now; it prefills, or decodes at once. The caller
+        re-times ``r``."""
+        fold = r.fold
+        if fold is not None:
+            r.fold = None
+            if now <= fold.first_token_s:  # still prefilling in fact (at a tie: as if this came first)
+                self._unfold(r, fold)
         uncached = req.input_tokens - req.cached_tokens
-        prefill_s = self._speed.prefill_s(uncached)
-        if not 0 <= prefill_s < INF:
-            raise ValueError(f"prefill_s({uncached}) = {prefill_s}; need 0 <= seconds < inf")
+        prefill_s = self._prefill_memo.get(uncached)
+        if prefill_s is None:
+            prefill_s = self._speed.prefill_s(uncached)
+            if not 0 <= prefill_s < INF:
+                raise ValueError(f"prefill_s({uncached}) = {prefill_s}; need 0 <= seconds < inf")
+            self._prefill_memo[uncached] = prefill_s
         req.admitted_s = now
         req.replica = r.index
         r.streams += 1
+        self._note_load(r)
         r.kv_used += req.input_tokens + req.output_tokens
         cap = req.batch_cap
         counts = r.cap_counts
@@ -487,9 +611,6 @@ class ServingPool:
         else:
             req.first_token_s = now
             self._start_decoding(r, req, now)
-        if not r.dirty:
-            r.dirty = True
-            self._dirty.append(r)
 
     def _start_decoding(self, r: _Replica, req: Request, now: float) -> None:
         if r.decoding:
@@ -508,10 +629,17 @@ class ServingPool:
     def _on_wake(self, r: _Replica) -> None:
         """Handle a replica's due prefill ends and completions, then admit and re-time."""
         now = self._clock.time
-        self._note(now)
+        if self._pending_notes:
+            self._catch_up_notes(now)
+        dt = now - self._stat_t  # integrate the time averages up to now (before counts change)
+        if dt > 0:
+            self._area_system += self._in_system * dt
+            self._area_waiting += self._waiting * dt
+            self._stat_t = now
         r.event = None  # the event that woke us is spent
         r.event_s = INF
-        finished: list[Request] = []
+        r.fold = None  # a folded prefill end is past: the replica's state is what it was ahead
+        finished: list[Request] | None = None
         if r.decoding:
             v = r.v_tok + r.rate * (now - r.v_time)
             if now >= r.due_s and v < r.due_mark:
@@ -519,46 +647,60 @@ class ServingPool:
             r.v_tok = v
             r.v_time = now
             heap = r.decode_heap
-            while heap and heap[0][0] <= v:
-                _, _, req, v_start = heappop(heap)
-                r.decoding -= 1
-                r.sum_input -= req.input_tokens
-                r.sum_vstart -= v_start
-                self._release(r, req)
-                req.done_s = now
-                finished.append(req)
+            if heap[0][0] <= v:
+                finished = []
+                while heap and heap[0][0] <= v:
+                    _, _, req, v_start = heappop(heap)
+                    r.decoding -= 1
+                    r.sum_input -= req.input_tokens
+                    r.sum_vstart -= v_start
+                    # free the slot and KV (self._release, inlined)
+                    r.streams -= 1
+                    self._note_load(r)
+                    r.kv_used -= req.input_tokens + req.output_tokens
+                    cap = req.batch_cap
+                    counts = r.cap_counts
+                    left = counts[cap] - 1
+                    if left:
+                        counts[cap] = left
+                    else:
+                        del counts[cap]
+                        if cap == r.cap:
+                            r.cap = min(counts) if counts else INF
+                    req.done_s = now
+                    finished.append(req)
+                self._in_system -= len(finished)
         prefills = r.prefill_heap
         while prefills and prefills[0][0] <= now:
             req = heappop(prefills)[2]
             req.first_token_s = now
             self._start_decoding(r, req, now)
-        self._in_system -= len(finished)
-        if not r.dirty:
-            r.dirty = True
-            self._dirty.append(r)
         if self._waiting:
+            if not r.dirty:
+                r.dirty = True
+                self._dirty.append(r)
             self._dispatch(now)
-        self._flush(now)
+            self._flush(now)
+        else:
+            self._retime(r, now)  # the only replica that changed
+        if finished is None:
+            return
         if self._record:
-            self._finished.extend(finished)
+            keep = self._finished.append
+            for q in finished:  # serving.request.record, inlined: plain tuples the GC need not track
+                keep(
+                    (
+                        q.id, q.tier, q.input_tokens, q.cached_tokens, q.output_tokens, q.tag, q.arrival_s,
+                        q.admitted_s, q.first_token_s, q.done_s, q.replica, q.cost_usd, q.priority,
+                        q.batch_cap,
+                    )
+                )  # fmt: skip
         self._completed += len(finished)
         for req in finished:
-            if req.on_done is not None:
-                req.on_done(req)
-
-    def _release(self, r: _Replica, req: Request) -> None:
-        """Free the slot and KV of a finished stream."""
-        r.streams -= 1
-        r.kv_used -= req.input_tokens + req.output_tokens
-        cap = req.batch_cap
-        counts = r.cap_counts
-        left = counts[cap] - 1
-        if left:
-            counts[cap] = left
-        else:
-            del counts[cap]
-            if cap == r.cap:
-                r.cap = min(counts) if counts else INF
+            on_done = req.on_done
+            if on_done is not None:
+                req.on_done = None  # spent: do not keep the caller alive through the request
+                on_done(req)
 
     def _flush(self, now: float) -> None:
         """Re-time every replica whose streams changed in this event."""
@@ -570,29 +712,36 @@ class ServingPool:
     def _retime(self, r: _Replica, now: float) -> None:
         """Recompute a replica's decode rate and next wake-up; move its one event if needed."""
         r.dirty = False
-        if r.decoding:
+        n = r.decoding
+        if not n and self._fold_prefill and len(r.prefill_heap) == 1 and r.prefill_heap[0][0] > now:
+            self._fold(r)
+            return
+        if n:
+            v = r.v_tok
             if r.v_time != now:
-                r.v_tok += r.rate * (now - r.v_time)
+                r.v_tok = v = v + r.rate * (now - r.v_time)
                 r.v_time = now
-            n = r.decoding
-            context = (r.sum_input + n * r.v_tok - r.sum_vstart) / n
+            context = (r.sum_input + n * v - r.sum_vstart) / n
             room = r.cap - r.streams  # slots the elastic background traffic may fill
-            batch = n + (self._bg if self._bg < room else int(room))
-            rate = self._speed.decode_rate_tok_s(batch, context)
+            bg = self._bg
+            batch = n + (bg if bg < room else int(room))
+            rate = self._decode_rate(batch, context)
             head = r.decode_heap[0][0]
             if rate != r.rate or head != r.due_mark:
                 if not rate > 0 or rate == INF:
                     raise ValueError(f"decode_rate_tok_s({batch}, {context:g}) = {rate}; need 0 < rate < inf")
                 r.rate = rate
                 r.due_mark = head
-                r.due_s = now + (head - r.v_tok) / rate
-            due = r.due_s
+                r.due_s = due = now + (head - v) / rate
+            else:
+                due = r.due_s
         else:
             r.rate = 0.0
             r.due_mark = math.nan
             r.due_s = due = INF
-        if r.prefill_heap and r.prefill_heap[0][0] < due:
-            due = r.prefill_heap[0][0]
+        prefills = r.prefill_heap
+        if prefills and prefills[0][0] < due:
+            due = prefills[0][0]
         event = r.event
         if event is not None:
             if r.event_s == due:
@@ -602,6 +751,6 @@ class ServingPool:
             r.event = None
             r.event_s = INF
         if due < INF:
-            r.event = self._clock.schedule_event(r.wake, at=due)
+            r.event = self._schedule(r.wake, at=due)
             r.event_s = due
             self.events_scheduled += 1

@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 NAN = math.nan
@@ -18,7 +19,9 @@ class Request:
     The pool fills in the timeline: ``arrival_s`` (submitted), ``admitted_s`` (got a slot and KV
     room on ``replica``), ``first_token_s`` (prefill done), ``done_s`` (last output token).
     ``cost_usd`` is what the user is charged (list price × tier multiplier). Times not reached
-    yet are NaN; ``replica`` is ``None`` until admitted.
+    yet are NaN, except that ``first_token_s`` may be set at admission when the pool folds the
+    prefill end of a replica's lone stream (its time is fixed at admission); ``replica`` is
+    ``None`` until admitted.
     """
 
     id: int
@@ -100,29 +103,84 @@ REQUEST_COLUMNS: dict[str, str] = {
 """
 
 
-def requests_frame(requests: list[Request]) -> pd.DataFrame:
-    """A tidy DataFrame (schema :data:`REQUEST_COLUMNS`) of finished requests, in completion order."""
-    arrival = [r.arrival_s for r in requests]
-    admitted = [r.admitted_s for r in requests]
-    first = [r.first_token_s for r in requests]
-    done = [r.done_s for r in requests]
+RECORD_FIELDS: tuple[str, ...] = (
+    "id",
+    "tier",
+    "input_tokens",
+    "cached_tokens",
+    "output_tokens",
+    "tag",
+    "arrival_s",
+    "admitted_s",
+    "first_token_s",
+    "done_s",
+    "replica",
+    "cost_usd",
+    "priority",
+    "batch_cap",
+)
+"""Fields of a finished request's record (:func:`record`), in :class:`Request` field order without
+``on_done``: a tuple of plain values, which the garbage collector need not track."""
+
+
+def record(request: Request) -> tuple:
+    """A finished request as a plain tuple of :data:`RECORD_FIELDS`."""
+    r = request
+    return (
+        r.id, r.tier, r.input_tokens, r.cached_tokens, r.output_tokens, r.tag,
+        r.arrival_s, r.admitted_s, r.first_token_s, r.done_s, r.replica, r.cost_usd, r.priority, r.batch_cap,
+    )  # fmt: skip
+
+
+def from_record(rec: tuple) -> Request:
+    """The :class:`Request` of a record (without its spent ``on_done``)."""
+    return Request(*rec[:12], None, rec[12], rec[13])
+
+
+def records_frame(records: list[tuple]) -> pd.DataFrame:
+    """A tidy DataFrame (schema :data:`REQUEST_COLUMNS`) of finished requests' records (:func:`record`)."""
+    n = len(records)
+    cols = list(zip(*records, strict=True)) if n else [()] * len(RECORD_FIELDS)
+    (
+        id_,
+        tier,
+        input_tokens,
+        cached_tokens,
+        output_tokens,
+        tag,
+        arrival,
+        admitted,
+        first,
+        done,
+        replica,
+        cost,
+    ) = cols[:12]
+    arrival_a = np.array(arrival, dtype=np.float64)
+    admitted_a = np.array(admitted, dtype=np.float64)
+    first_a = np.array(first, dtype=np.float64)
+    done_a = np.array(done, dtype=np.float64)
     data = {
-        "id": [r.id for r in requests],
-        "tier": [r.tier for r in requests],
-        "tag": [r.tag for r in requests],
-        "replica": [r.replica for r in requests],
-        "input_tokens": [r.input_tokens for r in requests],
-        "cached_tokens": [r.cached_tokens for r in requests],
-        "output_tokens": [r.output_tokens for r in requests],
-        "arrival_s": arrival,
-        "admitted_s": admitted,
-        "first_token_s": first,
-        "done_s": done,
-        "queue_wait_s": [b - a for a, b in zip(arrival, admitted, strict=True)],
-        "ttft_s": [b - a for a, b in zip(arrival, first, strict=True)],
-        "prefill_s": [b - a for a, b in zip(admitted, first, strict=True)],
-        "decode_s": [b - a for a, b in zip(first, done, strict=True)],
-        "sojourn_s": [b - a for a, b in zip(arrival, done, strict=True)],
-        "cost_usd": [r.cost_usd for r in requests],
+        "id": np.array(id_, dtype=np.int64),
+        "tier": pd.Series(tier, dtype="str"),
+        "tag": pd.Series(tag, dtype="object"),
+        "replica": np.array(replica, dtype=np.int64),
+        "input_tokens": np.array(input_tokens, dtype=np.int64),
+        "cached_tokens": np.array(cached_tokens, dtype=np.int64),
+        "output_tokens": np.array(output_tokens, dtype=np.int64),
+        "arrival_s": arrival_a,
+        "admitted_s": admitted_a,
+        "first_token_s": first_a,
+        "done_s": done_a,
+        "queue_wait_s": admitted_a - arrival_a,
+        "ttft_s": first_a - arrival_a,
+        "prefill_s": first_a - admitted_a,
+        "decode_s": done_a - first_a,
+        "sojourn_s": done_a - arrival_a,
+        "cost_usd": np.array(cost, dtype=np.float64),
     }
     return pd.DataFrame({name: pd.Series(data[name], dtype=dtype) for name, dtype in REQUEST_COLUMNS.items()})
+
+
+def requests_frame(requests: list[Request]) -> pd.DataFrame:
+    """A tidy DataFrame (schema :data:`REQUEST_COLUMNS`) of finished requests, in completion order."""
+    return records_frame([record(r) for r in requests])

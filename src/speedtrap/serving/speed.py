@@ -27,7 +27,9 @@ class SpeedModel(Protocol):
         ...
 
     def prefill_s(self, uncached_tokens: int) -> float:
-        """Seconds from admission to the first output token for ``uncached_tokens`` new input."""
+        """Seconds from admission to the first output token for ``uncached_tokens`` new input.
+
+        A pure function of ``uncached_tokens``: the pool caches it per token count."""
         ...
 
 
