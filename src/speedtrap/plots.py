@@ -6,7 +6,8 @@ shown or saved implicitly — :func:`save_figure` writes PNG and SVG side by sid
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -185,4 +186,226 @@ def save_figure(fig: Figure, directory: str | Path, stem: str) -> list[Path]:
     return paths
 
 
-__all__ = ["CATEGORY_LABELS", "ledger_hours", "plot_ledger", "plot_lines", "plot_outcome", "save_figure"]
+def plot_line_panels(
+    frame: pd.DataFrame,
+    x: str,
+    panels: Sequence[tuple[str, str]],
+    *,
+    hue: str | None = None,
+    xlabel: str | None = None,
+    xticks: Sequence[float] | None = None,
+    ncols: int = 3,
+    title: str | None = None,
+) -> Figure:
+    """A grid of :func:`plot_lines` panels, one per ``(outcome column, axis label)`` in ``panels``.
+
+    Every panel plots the mean of its outcome against ``x`` (one line per level of ``hue``) with
+    95% t confidence bands over runs; only the first panel keeps a legend. ``xticks`` puts the ticks
+    at given values (e.g. the levels of a discrete factor). Unused grid cells are hidden. Returns
+    the figure (nothing is shown or saved).
+    """
+    if not panels:
+        raise ValueError("plot_line_panels needs at least one panel")
+    ncols = max(1, min(ncols, len(panels)))
+    nrows = -(-len(panels) // ncols)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(4.3 * ncols, 3.2 * nrows), layout="constrained", squeeze=False
+    )
+    for i, (ax, (outcome, label)) in enumerate(zip(axes.flat, panels, strict=False)):
+        plot_lines(frame, x, outcome, label, hue=hue, ax=ax)
+        ax.set_xlabel(xlabel if xlabel is not None else x)
+        if xticks is not None:
+            ax.set_xticks(list(xticks))
+        legend = ax.get_legend()
+        if legend is not None and i > 0:
+            legend.remove()
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def ci_table(
+    frame: pd.DataFrame,
+    by: Sequence[str],
+    columns: Mapping[str, str],
+    *,
+    digits: int | Mapping[str, int] = 2,
+    percent: Collection[str] = (),
+) -> pd.DataFrame:
+    """A display table of means with confidence intervals: "mean ± half-width" per group and outcome.
+
+    ``frame`` is long, one row per group × outcome with ``outcome``, ``mean``, ``ci_low`` and
+    ``ci_high`` columns (the output of :func:`speedtrap.analysis.statistics.summarize` or
+    :func:`~speedtrap.analysis.statistics.paired_differences`). ``columns`` maps the outcomes to
+    show, in order, to their column titles (which should state the unit); outcomes in ``percent``
+    are shares shown in percent (×100). ``digits``: decimals, one number or per outcome. The
+    half-width is that of the interval (symmetric Student-t); without one (a single run) the cell
+    holds the mean alone; a missing or NaN mean shows as "–". Rows are indexed by ``by`` (at least
+    one column), in their order in ``frame``.
+    """
+    by = list(by)
+    if not by:
+        raise ValueError("ci_table needs at least one grouping column in `by`")
+    missing = [c for c in [*by, "outcome", "mean", "ci_low", "ci_high"] if c not in frame.columns]
+    if missing:
+        raise KeyError(f"ci_table: no column {missing[0]!r} (columns: {', '.join(map(str, frame.columns))})")
+    unknown = [o for o in columns if o not in set(frame["outcome"])]
+    if unknown:
+        raise KeyError(f"ci_table: no outcome {unknown[0]!r} in the table")
+    rows = frame[frame["outcome"].isin(list(columns))]
+    values = {
+        (*key, outcome): (mean, low, high)
+        for *key, outcome, mean, low, high in rows[[*by, "outcome", "mean", "ci_low", "ci_high"]].itertuples(
+            index=False, name=None
+        )
+    }
+    keys = list(dict.fromkeys(map(tuple, rows[by].itertuples(index=False, name=None))))
+    cells: dict[str, list[str]] = {title: [] for title in columns.values()}
+    for key in keys:
+        for outcome, title in columns.items():
+            mean, low, high = values.get((*key, outcome), (math.nan, math.nan, math.nan))
+            scale = 100.0 if outcome in percent else 1.0
+            d = digits if isinstance(digits, int) else digits.get(outcome, 2)
+            half = (high - low) / 2 * scale
+            if not np.isfinite(mean):
+                cells[title].append("–")  # no value: e.g. an empty group
+            elif np.isfinite(half):
+                cells[title].append(f"{mean * scale:.{d}f} ± {half:.{d}f}")
+            else:
+                cells[title].append(f"{mean * scale:.{d}f}")
+    if len(by) > 1:
+        index: pd.Index = pd.MultiIndex.from_tuples(keys, names=by)
+    else:
+        index = pd.Index([k[0] for k in keys], name=by[0])
+    return pd.DataFrame(cells, index=index)
+
+
+def _one_outcome(indices: pd.DataFrame, outcome: str | None) -> pd.DataFrame:
+    """The rows of one outcome (tables from ``run_sobol`` / ``run_morris`` may hold several)."""
+    if "outcome" not in indices.columns:
+        if outcome is not None:
+            raise ValueError("these indices have no outcome column; drop outcome=")
+        return indices
+    outcomes = list(dict.fromkeys(indices["outcome"]))
+    if outcome is None:
+        if len(outcomes) > 1:
+            listed = ", ".join(outcomes)
+            raise ValueError(f"the indices hold several outcomes ({listed}); pick one with outcome=")
+        return indices
+    if outcome not in outcomes:
+        raise ValueError(f"no outcome {outcome!r} in the indices (outcomes: {', '.join(outcomes)})")
+    return indices[indices["outcome"] == outcome]
+
+
+def plot_sensitivity(
+    indices: pd.DataFrame,
+    ax: Axes | None = None,
+    *,
+    outcome: str | None = None,
+    labels: Mapping[str, str] | None = None,
+    title: str | None = None,
+) -> Axes:
+    """Horizontal bars of first-order (S1) and total (ST) Sobol' indices per factor, sorted by ST
+    (largest on top), with the confidence half-widths (``S1_conf``, ``ST_conf``) as error bars.
+
+    ``indices`` has the columns of :func:`speedtrap.analysis.sensitivity.sobol_indices` (and an
+    ``outcome`` column when it comes from ``run_sobol``: pick one with ``outcome``). ``labels`` maps
+    factor paths to shorter names. Indices are shares of the output variance (unitless).
+    """
+    rows = _one_outcome(indices, outcome).sort_values("ST", ascending=False, ignore_index=True)
+    names = [labels.get(f, f) if labels else f for f in rows["factor"]]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 1.0 + 0.45 * len(rows)), layout="constrained")
+    y = np.arange(len(rows))
+    colors = sns.color_palette("colorblind", 2)
+    for offset, (column, label, color) in enumerate(
+        [("ST", "total (ST)", colors[0]), ("S1", "first order (S1)", colors[1])]
+    ):
+        ax.barh(
+            y + (offset - 0.5) * 0.38,
+            rows[column].to_numpy(dtype=float),
+            height=0.38,
+            xerr=rows[f"{column}_conf"].to_numpy(dtype=float),
+            color=color,
+            label=label,
+            error_kw={"ecolor": "#333333", "elinewidth": 0.8, "capsize": 2},
+        )
+    ax.set_yticks(y, names)
+    ax.invert_yaxis()
+    ax.axvline(0.0, color="#999999", linewidth=0.8)
+    ax.set_xlabel("Sobol' index (share of output variance)")
+    ax.legend(loc="lower right", frameon=False, fontsize="small")
+    sns.despine(ax=ax, left=True)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def plot_morris(
+    indices: pd.DataFrame,
+    ax: Axes | None = None,
+    *,
+    outcome: str | None = None,
+    labels: Mapping[str, str] | None = None,
+    unit: str = "",
+    title: str | None = None,
+) -> Axes:
+    """Morris screening: σ against μ* per factor, labelled, with μ*'s confidence half-width as a
+    horizontal error bar.
+
+    Factors far right matter; factors high up act nonlinearly or through interactions (the line
+    σ = μ* is drawn for reference). ``indices`` has the columns of
+    :func:`speedtrap.analysis.sensitivity.morris_indices`; both measures are in the outcome's unit
+    (``unit``, e.g. "tasks per developer-day") per full range of the factor.
+    """
+    rows = _one_outcome(indices, outcome)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 4.5), layout="constrained")
+    mu_star = rows["mu_star"].to_numpy(dtype=float)
+    sigma = rows["sigma"].to_numpy(dtype=float)
+    ax.errorbar(
+        mu_star,
+        sigma,
+        xerr=rows["mu_star_conf"].to_numpy(dtype=float),
+        fmt="o",
+        color=sns.color_palette("colorblind", 1)[0],
+        ecolor="#777777",
+        elinewidth=0.8,
+        capsize=2,
+    )
+    for x, s, factor in zip(mu_star, sigma, rows["factor"], strict=True):
+        ax.annotate(
+            labels.get(factor, factor) if labels else factor,
+            (x, s),
+            xytext=(4, 4),
+            textcoords="offset points",
+            fontsize="small",
+        )
+    top = float(np.nanmax(np.r_[mu_star, sigma, 0.0])) * 1.1 or 1.0
+    ax.plot([0.0, top], [0.0, top], linestyle="--", color="#999999", linewidth=0.8, label="σ = μ*")
+    ax.set_xlim(left=0.0)
+    ax.set_ylim(bottom=0.0)
+    per = f" ({unit} per factor range)" if unit else " (per factor range)"
+    ax.set_xlabel("μ*, mean |elementary effect|" + per)
+    ax.set_ylabel("σ of elementary effects" + per)
+    ax.legend(loc="upper left", frameon=False, fontsize="small")
+    sns.despine(ax=ax)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+__all__ = [
+    "CATEGORY_LABELS",
+    "ci_table",
+    "ledger_hours",
+    "plot_ledger",
+    "plot_line_panels",
+    "plot_lines",
+    "plot_morris",
+    "plot_outcome",
+    "plot_sensitivity",
+    "save_figure",
+]

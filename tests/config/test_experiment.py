@@ -75,7 +75,7 @@ def test_quick_values_replace_the_levels_of_a_factor() -> None:
 
 def test_quick_values_must_name_a_factor() -> None:
     spec = Experiment.model_validate(with_changes(quick={"values": {"developers": [1]}}))
-    with pytest.raises(ValueError, match="quick.values.developers: not a factor"):
+    with pytest.raises(ValueError, match=r"quick\.values\.developers: not a factor"):
         spec.quick_variant()
 
 

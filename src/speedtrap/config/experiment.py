@@ -212,7 +212,8 @@ class Factor(Spec):
         assert self.range is not None
         low, high = self.range
         if self.integer and not self.log:
-            return [int(x) for x in np.floor(low + u * (high - low + 1))]
+            # min: at u just below 1, low + u·(high − low + 1) can round up to high + 1 in floating point
+            return [int(x) for x in np.minimum(np.floor(low + u * (high - low + 1)), high)]
         x = np.exp(np.log(low) + u * np.log(high / low)) if self.log else low + u * (high - low)
         if self.integer:
             return [int(v) for v in np.clip(np.round(x), low, high)]

@@ -21,6 +21,12 @@ from speedtrap.experiments.runner import (
     run_task,
 )
 from speedtrap.experiments.seeds import replication_seeds
+from speedtrap.experiments.sensitivity import (
+    SensitivityResult,
+    productivity_gap,
+    run_morris,
+    run_sobol,
+)
 from speedtrap.experiments.store import ResultStore, StoreMismatchError
 
 __all__ = [
@@ -31,6 +37,7 @@ __all__ = [
     "ProcessExecutor",
     "ResultStore",
     "RunTask",
+    "SensitivityResult",
     "SerialExecutor",
     "StoreMismatchError",
     "check_points",
@@ -39,9 +46,12 @@ __all__ = [
     "execute",
     "experiment_identity",
     "make_executor",
+    "productivity_gap",
     "replication_seeds",
     "results_table",
     "run_experiment",
+    "run_morris",
+    "run_sobol",
     "run_task",
     "scenario_for",
     "unit_samples",

@@ -1,0 +1,254 @@
+"""Global sensitivity analysis through the experiment engine: sample, run, average, analyse.
+
+:func:`run_sobol` and :func:`run_morris` draw a SALib sample over an experiment's factors
+(:mod:`speedtrap.analysis.sensitivity`), run every point through :func:`run_experiment` with
+``points=`` (so the executors, the result store and resuming work unchanged), average each outcome
+over the replication seeds per point (common random numbers: every point runs the same seeds) and
+return the indices with the raw runs. Results are stored under ``<results_dir>/<name>-sobol-n<n>/``
+(``-morris-n<n>``; second-order samples add ``-s2``, Morris options ``-best<k>`` / ``-levels<p>``),
+apart from the experiment's own design and from samples of other sizes. A rerun with another sample
+seed or model finds the store holding other runs and says so (``StoreMismatchError``).
+
+The headline question has its own model function, :func:`productivity_gap`: the same scenario and
+seed on ``wafer-distilled`` and on ``gpu-batched`` (``Scenario.with_backend``), returning the
+differences. Its factors name fields of either backend (``backends.wafer-distilled.decode_speedup``),
+so the base scenario must hold both: ``experiments/scenarios/two_backends.toml`` does (its policy is
+a placeholder; the model function serves each run by one backend). Example::
+
+    spec = Experiment.from_toml("experiments/sweeps/sensitivity.toml")
+    result = run_sobol(spec, model=productivity_gap, outcome="gap_tasks_per_dev_day",
+                       executor="processes")
+    result.indices          # outcome, factor, S1, S1_conf, ST, ST_conf
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+import pandas as pd
+
+from speedtrap.analysis.sensitivity import (
+    DEFAULT_MORRIS_LEVELS,
+    morris_indices,
+    morris_sample,
+    sobol_indices,
+    sobol_sample,
+)
+from speedtrap.config.experiment import Experiment
+from speedtrap.config.scenario import Scenario
+from speedtrap.experiments.executors import Executor
+from speedtrap.experiments.runner import Model, run_experiment
+from speedtrap.models.workflow import simulate_summary
+
+WAFER = "wafer-distilled"
+"""The fast, less accurate backend of the headline question (DESIGN.md §1)."""
+BATCHED = "gpu-batched"
+"""The baseline backend: the full frontier model at large batch (DESIGN.md §1)."""
+
+GAP_KEYS: tuple[str, ...] = (
+    "tasks_per_dev_day",
+    "usd_per_task",
+    "usd_per_dev_day",
+    "waiting_share",
+    "fixing_share",
+)
+"""Run-summary outcomes that :func:`backend_gap` compares (units in :mod:`speedtrap.models.results`)."""
+
+
+class SensitivityResult(NamedTuple):
+    """What :func:`run_sobol` / :func:`run_morris` return (unpacks as ``indices, table, points``).
+
+    * ``indices``: one row per outcome × factor (``outcome`` first, then the analysis' columns);
+    * ``table``: the runs, one row per point × replication (:func:`run_experiment`'s table);
+    * ``points``: the sample (``point`` and one column per factor, with its ``attrs``).
+    """
+
+    indices: pd.DataFrame
+    table: pd.DataFrame
+    points: pd.DataFrame
+
+
+def backend_gap(scenario: Scenario, seed: int, backend: str, baseline: str) -> dict[str, float]:
+    """Run ``scenario`` with ``seed`` served by ``backend`` and by ``baseline`` (same task stream).
+
+    For each key ``k`` of :data:`GAP_KEYS`: ``backend_<k>``, ``baseline_<k>`` and ``gap_<k>`` =
+    backend − baseline (units of ``k``), plus ``relative_gap_tasks_per_dev_day`` = backend /
+    baseline − 1 (unitless; NaN when the baseline completed nothing). NaN outcomes (``usd_per_task``
+    without a completed task) give NaN gaps.
+    """
+    ours = simulate_summary(scenario.with_backend(backend), seed)
+    base = simulate_summary(scenario.with_backend(baseline), seed)
+    out: dict[str, float] = {}
+    for key in GAP_KEYS:
+        out[f"gap_{key}"] = ours[key] - base[key]
+    base_rate = base["tasks_per_dev_day"]
+    out["relative_gap_tasks_per_dev_day"] = (
+        ours["tasks_per_dev_day"] / base_rate - 1.0 if base_rate > 0 else math.nan
+    )
+    for key in GAP_KEYS:
+        out[f"backend_{key}"] = ours[key]
+        out[f"baseline_{key}"] = base[key]
+    return out
+
+
+def productivity_gap(scenario: Scenario, seed: int) -> dict[str, float]:
+    """The headline model: :func:`backend_gap` of ``wafer-distilled`` (backend) against ``gpu-batched``
+    (baseline). ``gap_tasks_per_dev_day`` > 0 means the fast, less accurate backend completes more
+    tasks per developer-day; ``gap_usd_per_task`` is the US$ per completed task difference.
+
+    Module-level, so process and Dask executors can pickle it. Factors may change either backend's
+    fields as long as the base scenario holds both (``experiments/scenarios/two_backends.toml``).
+    """
+    return backend_gap(scenario, seed, WAFER, BATCHED)
+
+
+def _n(spec: Experiment, n: int | None) -> int:
+    if n is not None:
+        return n
+    if spec.design.points is None:
+        raise ValueError(
+            "give n (base samples or trajectories), or use a sobol/lhs design whose points set it"
+        )
+    return spec.design.points
+
+
+def _renamed(spec: Experiment, suffix: str) -> Experiment:
+    data = spec.model_dump(mode="python")
+    data["name"] = f"{spec.name}-{suffix}"
+    data["scenario"] = spec.scenario
+    return Experiment.model_validate(data)
+
+
+def point_means(table: pd.DataFrame, outcomes: Sequence[str]) -> pd.DataFrame:
+    """Per design point, the mean of each outcome over its replications (NaN runs left out), indexed
+    by point number."""
+    missing = [o for o in outcomes if o not in table.columns]
+    if missing:
+        known = table.attrs.get("outcomes") or [c for c in table.columns if c not in ("point", "seed")]
+        raise KeyError(f"no outcome {missing[0]!r} in the runs (outcomes: {', '.join(map(str, known))})")
+    return table.groupby("point", sort=True)[list(outcomes)].mean()
+
+
+def _outcomes(outcome: str | Sequence[str]) -> list[str]:
+    outcomes = [outcome] if isinstance(outcome, str) else list(outcome)
+    if not outcomes:
+        raise ValueError("name at least one outcome")
+    return outcomes
+
+
+def _run(
+    spec: Experiment,
+    points: pd.DataFrame,
+    suffix: str,
+    model: Model,
+    executor: str | Executor,
+    workers: int | None,
+    scheduler: str | None,
+    results_dir: str | Path | None,
+    progress: bool,
+) -> pd.DataFrame:
+    return run_experiment(
+        _renamed(spec, suffix),
+        executor=executor,
+        workers=workers,
+        scheduler=scheduler,
+        results_dir=results_dir,
+        progress=progress,
+        model=model,
+        points=points,
+    )
+
+
+def run_sobol(
+    spec: Experiment,
+    n: int | None = None,
+    *,
+    model: Model = simulate_summary,
+    outcome: str | Sequence[str] = "tasks_per_dev_day",
+    executor: str | Executor = "serial",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    results_dir: str | Path | None = "results",
+    progress: bool = True,
+    calc_second_order: bool = False,
+    confidence: float = 0.95,
+    seed: int | None = None,
+) -> SensitivityResult:
+    """Sobol' indices of ``outcome`` (one name or several) over ``spec``'s factors, by simulation.
+
+    ``n`` base samples (a power of two; default ``spec.design.points``) give ``n·(D + 2)`` design
+    points, each run ``spec.replications`` times with the experiment's replication seeds by
+    ``model`` on ``executor``; runs are stored in ``<results_dir>/<spec.name>-sobol-n<n>/`` and a
+    rerun resumes. ``seed`` seeds the sample (default ``spec.design.seed``). The indices (columns
+    ``outcome, factor, S1, S1_conf, ST, ST_conf``; ``_conf`` = half-width of the ``confidence``
+    interval) are of the per-point means over replications (see :mod:`speedtrap.analysis.sensitivity`
+    on what the remaining noise does).
+    """
+    n = _n(spec, n)
+    outcomes = _outcomes(outcome)
+    points = sobol_sample(spec, n, calc_second_order=calc_second_order, seed=seed)
+    suffix = f"sobol-n{n}" + ("-s2" if calc_second_order else "")
+    table = _run(spec, points, suffix, model, executor, workers, scheduler, results_dir, progress)
+    means = point_means(table, outcomes)
+    frames = []
+    for name in outcomes:
+        indices = sobol_indices(points, means[name], spec, confidence, calc_second_order=calc_second_order)
+        indices.insert(0, "outcome", name)
+        frames.append(indices)
+    return SensitivityResult(pd.concat(frames, ignore_index=True), table, points)
+
+
+def run_morris(
+    spec: Experiment,
+    n: int | None = None,
+    *,
+    model: Model = simulate_summary,
+    outcome: str | Sequence[str] = "tasks_per_dev_day",
+    executor: str | Executor = "serial",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    results_dir: str | Path | None = "results",
+    progress: bool = True,
+    num_levels: int = DEFAULT_MORRIS_LEVELS,
+    optimal_trajectories: int | None = None,
+    confidence: float = 0.95,
+    seed: int | None = None,
+) -> SensitivityResult:
+    """Morris screening of ``outcome`` over ``spec``'s factors, by simulation.
+
+    ``n`` trajectories (default ``spec.design.points``) of ``D + 1`` points each, run like
+    :func:`run_sobol` and stored in ``<results_dir>/<spec.name>-morris-n<n>/``. The indices (columns
+    ``outcome, factor, mu, mu_star, mu_star_conf, sigma``) are in outcome units per full range of the
+    factor, computed from the per-point means over replications.
+    """
+    n = _n(spec, n)
+    outcomes = _outcomes(outcome)
+    points = morris_sample(
+        spec, n, num_levels=num_levels, optimal_trajectories=optimal_trajectories, seed=seed
+    )
+    suffix = f"morris-n{n}" + (f"-best{optimal_trajectories}" if optimal_trajectories else "")
+    suffix += f"-levels{num_levels}" if num_levels != DEFAULT_MORRIS_LEVELS else ""
+    table = _run(spec, points, suffix, model, executor, workers, scheduler, results_dir, progress)
+    means = point_means(table, outcomes)
+    frames = []
+    for name in outcomes:
+        indices = morris_indices(points, means[name], spec, confidence, num_levels=num_levels)
+        indices.insert(0, "outcome", name)
+        frames.append(indices)
+    return SensitivityResult(pd.concat(frames, ignore_index=True), table, points)
+
+
+__all__ = [
+    "BATCHED",
+    "GAP_KEYS",
+    "WAFER",
+    "SensitivityResult",
+    "backend_gap",
+    "point_means",
+    "productivity_gap",
+    "run_morris",
+    "run_sobol",
+]

@@ -1,0 +1,236 @@
+"""Sensitivity analysis through the experiment engine: known answers from cheap model functions, the
+headline model function at a tiny size, stores and resuming, and the plots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+
+from speedtrap.analysis.sensitivity import MORRIS_COLUMNS, SOBOL_COLUMNS, sobol_indices
+from speedtrap.config.experiment import Experiment
+from speedtrap.config.scenario import Scenario
+from speedtrap.experiments.seeds import replication_seeds
+from speedtrap.experiments.sensitivity import (
+    BATCHED,
+    GAP_KEYS,
+    WAFER,
+    point_means,
+    productivity_gap,
+    run_morris,
+    run_sobol,
+)
+from speedtrap.experiments.store import ResultStore
+from speedtrap.models.workflow import simulate_summary
+from speedtrap.plots import plot_morris, plot_sensitivity
+
+FLOW = "developer.attention.flow_threshold_s"
+DETECT = "developer.review.detect_prob"
+A, B = 1.0, 20.0
+"""y = A·flow + B·detect with flow ~ U(0, 10) s and detect ~ U(0, 1): variances A²·100/12 and B²/12."""
+NOISE = 5.0
+
+
+def additive(scenario: Scenario, seed: int) -> dict[str, float]:
+    """A cheap model with known Sobol' indices, plus noise that depends only on the seed (so under
+    common random numbers it is shared by every design point)."""
+    flow = scenario.developer.attention.flow_threshold_s
+    detect = scenario.developer.review.detect_prob
+    noise = NOISE * float(np.random.default_rng(seed).standard_normal())
+    return {"y": A * flow + B * detect + noise, "flow_only": flow}
+
+
+def additive_spec(**changes: Any) -> Experiment:
+    data: dict[str, Any] = {
+        "name": "additive",
+        "scenario": {"developers": 1, "horizon_s": 3600.0},
+        "design": {"kind": "sobol", "points": 64, "seed": 9},
+        "factors": [{"path": FLOW, "range": [0.0, 10.0]}, {"path": DETECT, "range": [0.0, 1.0]}],
+        "replications": 3,
+        "seed": 5,
+    }
+    data.update(changes)
+    return Experiment.model_validate(data)
+
+
+def test_run_sobol_recovers_the_indices_of_an_additive_model(tmp_path: Path) -> None:
+    spec = additive_spec()
+    result = run_sobol(spec, model=additive, outcome=["y", "flow_only"], results_dir=tmp_path, progress=False)
+    d, n = 2, 64
+    assert len(result.points) == n * (d + 2)
+    assert len(result.table) == n * (d + 2) * spec.replications
+    assert list(result.indices.columns) == ["outcome", *SOBOL_COLUMNS]
+    y = result.indices[result.indices["outcome"] == "y"].set_index("factor")
+    var_flow, var_detect = A**2 * 100 / 12, B**2 / 12
+    exact = {FLOW: var_flow / (var_flow + var_detect), DETECT: var_detect / (var_flow + var_detect)}
+    for factor, share in exact.items():
+        for column in ("S1", "ST"):  # additive: no interactions, so ST = S1
+            half = y.loc[factor, f"{column}_conf"]
+            # floor 0.02 of the variance: as in tests/analysis/test_sensitivity.py
+            assert abs(y.loc[factor, column] - share) <= max(3 * half, 0.02), (factor, column, half)
+    only = result.indices[result.indices["outcome"] == "flow_only"].set_index("factor")
+    assert abs(only.loc[FLOW, "S1"] - 1.0) <= max(3 * only.loc[FLOW, "S1_conf"], 0.02)
+    assert only.loc[DETECT, "S1"] == 0.0 and only.loc[DETECT, "ST"] == 0.0  # f never moves with detect
+
+    # The seed noise is the same at every point (common random numbers), so averaging over the
+    # replications shifts every point by the same amount and leaves the indices of the noise-free
+    # function exactly: compare with the analysis of A·flow + B·detect evaluated directly.
+    direct = A * result.points[FLOW].to_numpy() + B * result.points[DETECT].to_numpy()
+    seeds = replication_seeds(spec.seed, spec.replications)
+    shift = np.mean([NOISE * np.random.default_rng(seed).standard_normal() for seed in seeds])
+    means = point_means(result.table, ["y"])["y"].to_numpy()
+    assert means == pytest.approx(direct + shift, abs=1e-9)  # every point averaged the same seeds
+    expected = sobol_indices(result.points, direct, spec)
+    pd.testing.assert_frame_equal(y.reset_index().drop(columns="outcome"), expected, rtol=1e-9, atol=1e-12)
+
+
+def test_run_sobol_stores_apart_and_resumes_without_rerunning(tmp_path: Path) -> None:
+    spec = additive_spec(design={"kind": "sobol", "points": 8, "seed": 1}, replications=2)
+    first = run_sobol(spec, model=additive, outcome="y", results_dir=tmp_path, progress=False)
+    store = ResultStore(tmp_path / "additive-sobol-n8")
+    parts = store.part_paths()
+    assert parts and len(store.read()) == 8 * 4 * 2
+    again = run_sobol(spec, model=additive, outcome="y", results_dir=tmp_path, progress=False)
+    assert store.part_paths() == parts  # nothing new was run
+    pd.testing.assert_frame_equal(again.indices, first.indices)
+    morris = run_morris(spec, 4, model=additive, outcome="y", results_dir=tmp_path, progress=False)
+    assert (tmp_path / "additive-morris-n4").is_dir() and len(morris.table) == 4 * 3 * 2
+
+
+def test_run_morris_measures_effects_per_factor_range() -> None:
+    spec = additive_spec(replications=2)
+    result = run_morris(spec, 6, model=additive, outcome="y", results_dir=None, progress=False)
+    assert list(result.indices.columns) == ["outcome", *MORRIS_COLUMNS]
+    assert len(result.table) == 6 * 3 * 2
+    indices = result.indices.set_index("factor")
+    # a full range of flow (10 s) moves y by A·10; of detect (1) by B; the seed noise cancels.
+    assert indices.loc[FLOW, "mu_star"] == pytest.approx(A * 10, rel=1e-9)
+    assert indices.loc[DETECT, "mu_star"] == pytest.approx(B, rel=1e-9)
+    assert indices["sigma"].to_numpy() == pytest.approx([0.0, 0.0], abs=1e-9)
+
+
+def test_unknown_outcomes_and_missing_sizes_are_refused() -> None:
+    spec = additive_spec(design={"kind": "sobol", "points": 2, "seed": 1}, replications=1)
+    with pytest.raises(KeyError, match="no outcome 'z'"):
+        run_sobol(spec, model=additive, outcome="z", results_dir=None, progress=False)
+    factorial = additive_spec(
+        design={"kind": "full_factorial"},
+        factors=[{"path": FLOW, "range": [0.0, 10.0], "levels": 2}],
+    )
+    with pytest.raises(ValueError, match="give n"):
+        run_morris(factorial, model=additive, outcome="y", results_dir=None, progress=False)
+
+
+TINY_TWO_BACKENDS: dict[str, Any] = {
+    "name": "tiny-two",
+    "developers": 1,
+    "horizon_s": 3600.0,
+    "backends": {BATCHED: BATCHED, WAFER: WAFER},
+    "policy": {"kind": "always", "backend": BATCHED},
+}
+
+
+def test_productivity_gap_runs_both_backends_on_the_same_seed() -> None:
+    scenario = Scenario.model_validate(TINY_TWO_BACKENDS)
+    gap = productivity_gap(scenario, 17)
+    wafer = simulate_summary(scenario.with_backend(WAFER), 17)
+    batched = simulate_summary(scenario.with_backend(BATCHED), 17)
+    for key in GAP_KEYS:
+        assert gap[f"backend_{key}"] == wafer[key]
+        assert gap[f"baseline_{key}"] == batched[key]
+        if np.isfinite(wafer[key]) and np.isfinite(batched[key]):
+            assert gap[f"gap_{key}"] == pytest.approx(wafer[key] - batched[key])
+    rate = batched["tasks_per_dev_day"]
+    assert gap["relative_gap_tasks_per_dev_day"] == pytest.approx(wafer["tasks_per_dev_day"] / rate - 1)
+
+
+def test_sobol_and_morris_of_the_productivity_gap_at_quick_size(tmp_path: Path) -> None:
+    spec = Experiment.model_validate(
+        {
+            "name": "gap",
+            "scenario": TINY_TWO_BACKENDS,
+            "design": {"kind": "sobol", "points": 2, "seed": 3},
+            "factors": [
+                {"path": f"backends.{WAFER}.decode_speedup", "range": [0.4, 1.6], "log": True},
+                {"path": f"backends.{WAFER}.quality.failure_multiplier", "range": [1.15, 1.8]},
+                {"path": "developer.attention.max_parallel_sessions", "range": [1, 4], "integer": True},
+            ],
+            "replications": 2,
+            "seed": 1,
+        }
+    )
+    outcomes = ["gap_tasks_per_dev_day", "backend_tasks_per_dev_day"]
+    sobol = run_sobol(spec, model=productivity_gap, outcome=outcomes, results_dir=tmp_path, progress=False)
+    assert list(sobol.indices.columns) == ["outcome", *SOBOL_COLUMNS]
+    assert sobol.indices["outcome"].tolist() == [o for o in outcomes for _ in range(3)]
+    assert sobol.indices["factor"].tolist() == spec.factor_paths * 2
+    assert len(sobol.table) == 2 * (3 + 2) * 2
+    table = sobol.table
+    assert np.allclose(
+        table["gap_tasks_per_dev_day"],
+        table["backend_tasks_per_dev_day"] - table["baseline_tasks_per_dev_day"],
+    )
+    means = point_means(table, outcomes)
+    assert means.index.tolist() == list(range(len(sobol.points)))
+    morris = run_morris(
+        spec, 2, model=productivity_gap, outcome=outcomes[0], results_dir=None, progress=False
+    )
+    assert list(morris.indices.columns) == ["outcome", *MORRIS_COLUMNS]
+    assert len(morris.table) == 2 * (3 + 1) * 2
+    assert np.isfinite(morris.indices[["mu", "mu_star", "sigma"]].to_numpy()).all()
+
+
+def test_the_example_sensitivity_file_loads_with_sourced_factors() -> None:
+    path = Path(__file__).resolve().parents[2] / "experiments" / "sweeps" / "sensitivity.toml"
+    spec = Experiment.from_toml(path)
+    assert set(spec.scenario.backends) == {BATCHED, WAFER}
+    assert spec.design.kind == "sobol" and len(spec.factors) == 8
+    quick = spec.quick_variant()
+    assert quick.design.points == 8 and quick.scenario.developers == 1
+
+
+def _sobol_table() -> pd.DataFrame:
+    rows = {
+        "factor": ["a", "b", "c"],
+        "S1": [0.1, 0.5, 0.0],
+        "S1_conf": [0.02, 0.05, 0.01],
+        "ST": [0.3, 0.6, 0.05],
+        "ST_conf": [0.03, 0.04, 0.02],
+    }
+    one = pd.DataFrame(rows)
+    return pd.concat([one.assign(outcome="y"), one.assign(outcome="z")], ignore_index=True)
+
+
+def test_plot_sensitivity_sorts_by_total_index_and_needs_one_outcome() -> None:
+    table = _sobol_table()
+    with pytest.raises(ValueError, match="several outcomes"):
+        plot_sensitivity(table)
+    ax = plot_sensitivity(table, outcome="y", labels={"b": "B"})
+    try:
+        assert [t.get_text() for t in ax.get_yticklabels()] == ["B", "a", "c"]
+        widths = sorted(round(p.get_width(), 6) for p in ax.patches)
+        assert widths == sorted([0.1, 0.5, 0.0, 0.3, 0.6, 0.05])
+    finally:
+        plt.close(ax.figure)
+
+
+def test_plot_morris_labels_every_factor() -> None:
+    indices = pd.DataFrame(
+        {
+            "factor": ["a", "b"],
+            "mu": [1.0, -0.5],
+            "mu_star": [2.0, 0.5],
+            "mu_star_conf": [0.2, 0.1],
+            "sigma": [0.5, 1.5],
+        }
+    )
+    ax = plot_morris(indices, unit="tasks per developer-day")
+    try:
+        assert {t.get_text() for t in ax.texts} == {"a", "b"}
+        assert "tasks per developer-day" in ax.get_xlabel()
+    finally:
+        plt.close(ax.figure)
