@@ -20,6 +20,7 @@ runner = CliRunner()
 FILES: dict[str, tuple[str, ...]] = {
     "headline": ("summary.csv", "paired.csv", "ledger.png", "ledger.svg", "outcomes.png", "outcomes.svg"),
     "fast_mode_externality": ("summary.csv", "externality.png", "externality.svg"),
+    "break_even": ("relative.csv", "analytic.csv", "break_even.png", "break_even.svg"),
 }
 
 
@@ -90,3 +91,26 @@ def test_fleet_outcomes_needs_a_fast_share_policy() -> None:
 
     with pytest.raises(ValueError, match="fast_share"):
         fleet_outcomes(Scenario(developers=1, horizon_s=600.0), 1)
+
+
+def test_break_even_relative_values_are_paired_ratios_to_the_reference() -> None:
+    from speedtrap.experiments.canonical.break_even import relative_table, simulated_break_even
+
+    spec = load_spec("break_even", quick=True)
+    speed, mult = spec.factor_paths
+    table = pd.DataFrame(
+        {
+            "seed": [1, 2, 1, 2, 1, 2],
+            speed: [1.0, 1.0, 6.0, 6.0, 6.0, 6.0],
+            mult: [1.0, 1.0, 1.0, 1.0, 2.0, 2.0],
+            "tasks_per_dev_day": [10.0, 20.0, 12.0, 24.0, 9.0, 18.0],
+            "usd_per_task": [4.0, 4.0, 4.0, 4.0, 5.0, 5.0],
+        }
+    )
+    rel = relative_table(table, spec).set_index(["speedup", "failure_multiplier", "metric"])
+    assert rel.loc[(6.0, 1.0, "tasks_per_dev_day"), "relative"] == pytest.approx(1.2)
+    assert rel.loc[(6.0, 1.0, "tasks_per_dev_day"), "ci_high"] == pytest.approx(1.2)  # identical ratios
+    assert rel.loc[(6.0, 2.0, "usd_per_task"), "relative"] == pytest.approx(1.25)
+    crossing = simulated_break_even(relative_table(table, spec), "tasks_per_dev_day").set_index("speedup")
+    # 1.2 at m = 1, 0.9 at m = 2: crosses 1 two thirds of the way
+    assert crossing.loc[6.0, "m_star_simulated"] == pytest.approx(1.0 + 2.0 / 3.0)

@@ -1,0 +1,151 @@
+"""``break_even``: speed-up × failure multiplier of one backend, relative to the backend as is.
+
+For each point the simulated tasks per developer-day and $ per task are divided by those of the
+reference point (speed-up 1, multiplier 1) run with the same seed (common random numbers), and
+averaged over seeds with a 95% t interval. Over the map goes the break-even contour of the
+analytic mean-value model (:func:`speedtrap.analysis.mean_value.break_even_grid`): the multiplier
+m*(speed-up) at which the faster backend only matches the reference. The simulation's own
+break-even (where the relative value crosses 1, interpolated between multipliers) is drawn too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from speedtrap.analysis.mean_value import break_even_grid
+from speedtrap.analysis.statistics import mean_ci
+from speedtrap.config.experiment import Experiment
+from speedtrap.experiments.canonical import Report
+from speedtrap.models.workflow import simulate_summary
+from speedtrap.plots import save_figure
+
+MODEL = simulate_summary
+METRICS: dict[str, str] = {
+    "tasks_per_dev_day": "tasks per developer-day",
+    "usd_per_task": "$ per task",
+}
+ARTICLE_POINT = (6.0, 1.2)
+"""'6x the speed at the cost of 20% more mistakes' (DESIGN.md §1)."""
+
+
+def _factors(spec: Experiment) -> tuple[str, str]:
+    speed, mult = spec.factor_paths
+    return speed, mult
+
+
+def relative_table(table: pd.DataFrame, spec: Experiment) -> pd.DataFrame:
+    """Per point and metric: the mean over seeds of value / reference value (same seed), with a 95% CI."""
+    speed, mult = _factors(spec)
+    ref = table[(table[speed] == 1.0) & (table[mult] == 1.0)].set_index("seed")
+    if ref.empty:
+        raise ValueError("break_even needs the reference point (speed-up 1.0, multiplier 1.0) in its design")
+    rows = []
+    for (s, m), group in table.groupby([speed, mult]):
+        for metric in METRICS:
+            ratios = group[metric].to_numpy() / ref.loc[group["seed"], metric].to_numpy()
+            mean, low, high = mean_ci(ratios)
+            rows.append(
+                {"speedup": s, "failure_multiplier": m, "metric": metric, "relative": mean}
+                | {"ci_low": low, "ci_high": high, "n": len(ratios)}
+            )
+    return pd.DataFrame(rows)
+
+
+def simulated_break_even(relative: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Per speed-up: the multiplier where the mean relative value crosses 1 (linear between levels;
+    NaN if it does not cross within the multipliers simulated)."""
+    rows = []
+    better = 1.0 if metric == "tasks_per_dev_day" else -1.0
+    for s, group in relative[relative["metric"] == metric].groupby("speedup"):
+        g = group.sort_values("failure_multiplier")
+        m, gain = g["failure_multiplier"].to_numpy(), better * (g["relative"].to_numpy() - 1.0)
+        crossing = np.nan
+        for i in range(len(m) - 1):
+            if gain[i] >= 0 > gain[i + 1]:
+                crossing = m[i] + (m[i + 1] - m[i]) * gain[i] / (gain[i] - gain[i + 1])
+                break
+        rows.append({"speedup": s, "metric": metric, "m_star_simulated": crossing})
+    return pd.DataFrame(rows)
+
+
+def _cell_position(values: Sequence[float], x: float) -> float:
+    """Heatmap coordinate of ``x`` among the sorted level ``values`` (cell centres at i + 0.5)."""
+    return float(np.interp(x, values, np.arange(len(values)) + 0.5))
+
+
+def plot_map(relative: pd.DataFrame, contour: pd.DataFrame, metric: str, ax: plt.Axes) -> None:
+    """Heatmap of the relative ``metric`` with the analytic and simulated break-even lines."""
+    grid = relative[relative["metric"] == metric].pivot(
+        index="failure_multiplier", columns="speedup", values="relative"
+    )
+    speeds, mults = list(grid.columns), list(grid.index)
+    label = f"{METRICS[metric]} relative to 1× speed, 1.0× mistakes"
+    cmap = "RdBu" if metric == "tasks_per_dev_day" else "RdBu_r"
+    sns.heatmap(grid, ax=ax, cmap=cmap, center=1.0, annot=True, fmt=".2f", cbar_kws={"label": label})
+    ax.invert_yaxis()
+    xs = [_cell_position(speeds, s) for s in speeds]
+    analytic = contour[contour["metric"] == metric].set_index("speedup").loc[speeds, "m_star"].to_numpy()
+    finite = np.isfinite(analytic)
+    ys = [_cell_position(mults, min(max(m, mults[0]), mults[-1])) for m in analytic[finite]]
+    ax.plot(np.array(xs)[finite], ys, color="black", lw=2, label="break-even, analytic model")
+    sim = (
+        simulated_break_even(relative, metric).set_index("speedup").loc[speeds, "m_star_simulated"].to_numpy()
+    )
+    ok = np.isfinite(sim)
+    sim_ys = [_cell_position(mults, m) for m in sim[ok]]
+    ax.plot(np.array(xs)[ok], sim_ys, color="black", ls="--", lw=1.5, label="break-even, simulation")
+    star = (_cell_position(speeds, ARTICLE_POINT[0]), _cell_position(mults, ARTICLE_POINT[1]))
+    ax.plot(
+        *star, marker="*", ms=14, mfc="none", mec="gold", mew=2, ls="none", label="6× speed, 1.2× mistakes"
+    )
+    ax.set_xlabel("decode speed-up (×)")
+    ax.set_ylabel("failure multiplier (×)")
+    ax.set_title(METRICS[metric])
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3, fontsize="small", frameon=False)
+
+
+def analyze(table: pd.DataFrame, spec: Experiment, out: Path) -> Report:
+    """``relative.csv``, ``analytic.csv`` and the two heatmaps ``break_even`` under ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    relative = relative_table(table, spec)
+    speeds = sorted(relative["speedup"].unique())
+    backend = spec.factor_paths[0].split(".")[1]
+    contour = break_even_grid(spec.scenario, speeds, baseline=backend)
+    files = [out / "relative.csv", out / "analytic.csv"]
+    relative.to_csv(files[0], index=False)
+    contour.to_csv(files[1], index=False)
+    fig, axes = plt.subplots(1, 2, figsize=(15, 5.5), layout="constrained")
+    for ax, metric in zip(axes, METRICS, strict=True):
+        plot_map(relative, contour, metric, ax)
+    files += save_figure(fig, out, "break_even")
+    plt.close(fig)
+    return Report(finding(relative, contour), files)
+
+
+def finding(relative: pd.DataFrame, contour: pd.DataFrame) -> str:
+    """The article's bargain placed on the map, in words."""
+    s, m = ARTICLE_POINT
+    at = relative[(relative["speedup"] == s) & (relative["failure_multiplier"] == m)].set_index("metric")
+    lines = []
+    if not at.empty:
+        tasks, cost = at.loc["tasks_per_dev_day"], at.loc["usd_per_task"]
+        lines.append(
+            f"6× the speed at 20% more mistakes, simulated: {100 * (tasks['relative'] - 1):+.1f}% tasks per "
+            f"developer-day (95% CI {100 * (tasks['ci_low'] - 1):+.1f}% to "
+            f"{100 * (tasks['ci_high'] - 1):+.1f}%), "
+            f"{100 * (cost['relative'] - 1):+.1f}% $ per task."
+        )
+    for metric, label in METRICS.items():
+        rows = contour[contour["metric"] == metric].sort_values("speedup")
+        lines.append(
+            f"Analytic break-even multiplier m* for {label} (same price): "
+            + ", ".join(f"{row.speedup:g}× speed → {row.m_star:.2f}" for row in rows.itertuples())
+            + "."
+        )
+    return "\n".join(lines)
