@@ -12,7 +12,6 @@ from typing import Literal, Self
 
 import numpy as np
 import pandas as pd
-from mesa.time import Schedule
 from pydantic import Field, model_validator
 
 from speedtrap.config.base import Spec
@@ -59,6 +58,7 @@ class _ArrivalProcess:
 
     __slots__ = (
         "__weakref__",
+        "end_s",
         "gaps",
         "i",
         "model",
@@ -106,6 +106,20 @@ class _ArrivalProcess:
         if self.i == len(self.gaps):
             self._refill()
         return self.gaps[self.i]
+
+    def start(self, end_s: float) -> None:
+        """Schedule the first arrival, one gap after now; none at or after ``end_s`` is scheduled
+        beyond it (the same times as a Mesa recurring schedule with ``end=end_s``)."""
+        self.end_s = end_s
+        self._schedule(self.model.time + self.next_gap_s(self.model))
+
+    def _schedule(self, at: float) -> None:
+        if at <= self.end_s:
+            self.model.schedule_event(self._fire, at=at)
+
+    def _fire(self) -> None:
+        self.arrive()
+        self._schedule(self.model.time + self.next_gap_s(self.model))
 
     def arrive(self) -> None:
         s = self.stream
@@ -180,11 +194,8 @@ class OpenArrivalModel(EventModel):
             _ArrivalProcess(self, s, streams[2 * k], streams[2 * k + 1], samplers[k])
             for k, s in enumerate(arrivals)
         ]
-        end = self.arrivals_end_s if self.arrivals_end_s < math.inf else None
-        self._generators = [
-            self.schedule_recurring(p.arrive, Schedule(interval=p.next_gap_s, end=end))
-            for p in self._processes
-        ]
+        for process in self._processes:  # self-rescheduling bound methods: the lean event path
+            process.start(self.arrivals_end_s)
         if self.warmup_s > 0:
             self.schedule_event(self._end_warmup, at=self.warmup_s)
 
