@@ -314,7 +314,7 @@ def _percent(share: float) -> str:
 def run(
     scenario_file: Annotated[
         Path | None,
-        typer.Argument(metavar="[SCENARIO.toml]", help="Scenario file (default: the specs' built-in defaults)."),
+        typer.Argument(metavar="[SCENARIO.toml]", help="Scenario file (default: built-in defaults)."),
     ] = None,
     backend: Annotated[
         str | None,
