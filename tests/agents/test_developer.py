@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
-from agent_scenarios import run, seconds, tiny
 
+from fixed_scenarios import run, seconds, tiny
 from speedtrap.agents import Activity, Developer
 from speedtrap.models import WorkflowModel
 

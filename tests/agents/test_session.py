@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from agent_scenarios import run, seconds, tiny
 
+from fixed_scenarios import run, seconds, tiny
 from speedtrap.agents import Session
 from speedtrap.models import WorkflowModel
 

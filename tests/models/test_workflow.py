@@ -5,84 +5,26 @@ from __future__ import annotations
 import gc
 import math
 import weakref
-from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 import pytest
 
+from fixed_scenarios import TURN
+from fixed_scenarios import tiny as fixed_tiny
 from speedtrap.config import Scenario
 from speedtrap.models import LEDGER_CATEGORIES, SUMMARY_KEYS, WorkflowModel, simulate, simulate_summary
 
 
-@dataclass(frozen=True)
-class FixedTurn:
-    """A SpeedModel double: constant decode rate and constant prefill (time to first token)."""
-
-    rate_tok_s: float
-    ttft_s: float
-    kv_capacity_tokens: float = math.inf
-
-    def decode_rate_tok_s(self, batch: int, context_tokens: float) -> float:
-        return self.rate_tok_s
-
-    def prefill_s(self, uncached_tokens: int) -> float:
-        return self.ttft_s
-
-
-# Every turn: 1 s to the first token, 100 tokens at 50 tok/s = 2 s of generation, 5 s of tool.
-SPEED = {"b": FixedTurn(rate_tok_s=50.0, ttft_s=1.0)}
-
-
 def tiny(overrides: dict[str, Any] | None = None) -> Scenario:
-    """One developer, one difficulty, two turns per session, every duration deterministic."""
-    fixed = {"sigma": 0.0}
-    data = {
-        "developers": 1,
-        "horizon_s": 250.0,
-        "task_mix": {
-            "difficulties": {"easy": {"share": 1.0, "turns_mean": 2.0}},
-            "turns_log_sd": 0.0,
-            "initial_context_tokens": {"median": 1000.0, **fixed},
-            "output_tokens": {"median": 100.0, **fixed},
-            "tool_result_tokens": {"median": 10.0, **fixed},
-            "tool_s": {"median": 5.0, **fixed},
-        },
-        "developer": {
-            "prompt_s": {"median": 60.0, **fixed},
-            "checkin_every_turns": 100,
-            "checkin_s": {"median": 20.0, **fixed},
-            "attention": {
-                "flow_threshold_s": 1e9,
-                "other_work_prob": 1.0,
-                "resumption_random": False,
-                "resumption_max_s": 100.0,
-                "resumption_tau_s": 10.0,
-            },
-            "review": {"base_s": 30.0, "s_per_kilotoken": 0.0, "sigma": 0.0, "detect_prob": 1.0},
-            "fixing": {
-                "hand_fix_prob": 1.0,
-                "hand_fix_s": {"median": 100.0, **fixed},
-                "diagnose_s": {"median": 40.0, **fixed},
-                "max_repair_sessions": 1,
-            },
-        },
-        "backends": {
-            "b": {
-                "preset": "gpu-fast",
-                "default_tier": "standard",
-                "typical_batch": 8,
-                "background_streams_per_replica": 0,
-                "quality": {"failure_prob": {"easy": 0.0}, "tool_error_prob": 0.0},
-            }
-        },
-        "policy": {"kind": "always"},
-    }
-    return Scenario.model_validate(data).with_overrides(overrides or {})
+    """One developer, one difficulty, two turns per session, every duration deterministic
+    (the shared fixed scenario with the default rework multiplier)."""
+    default_rework = Scenario().developer.fixing.rework_multiplier
+    return fixed_tiny({"developer.fixing.rework_multiplier": default_rework, **(overrides or {})})
 
 
 def run(scenario: Scenario, seed: int = 1) -> Any:
-    model = WorkflowModel(scenario, rng=seed, speeds=SPEED, trace=True)
+    model = WorkflowModel(scenario, rng=seed, speeds=dict.fromkeys(scenario.backends, TURN), trace=True)
     model.run_until(scenario.horizon_s)
     return model.result()
 
@@ -218,7 +160,7 @@ def test_repair_that_succeeds_counts_as_fixed_by_repair() -> None:
             "policy": {"kind": "escalate", "first": "bad", "then": "b"},
         }
     )
-    model = WorkflowModel(scenario, rng=1, speeds={"bad": SPEED["b"], "b": SPEED["b"]})
+    model = WorkflowModel(scenario, rng=1, speeds={"bad": TURN, "b": TURN})
     model.run_until(scenario.horizon_s)
     tasks = model.result().tasks
     done = tasks[tasks["outcome"] != "open"]
@@ -302,4 +244,4 @@ def test_summary_has_the_documented_keys_and_consistent_shares() -> None:
 
 def test_speeds_must_name_scenario_backends() -> None:
     with pytest.raises(KeyError, match="unknown backend 'x'"):
-        WorkflowModel(tiny(), rng=1, speeds={"x": SPEED["b"]})
+        WorkflowModel(tiny(), rng=1, speeds={"x": TURN})

@@ -13,33 +13,24 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from speedtrap.config.policy import PolicySpec, RouteSpec
 from speedtrap.policies.always import AlwaysPolicy
-from speedtrap.policies.base import Route, RoutingPolicy, only_backend, resolve
+from speedtrap.policies.base import Route, RoutingPolicy
+from speedtrap.policies.interactive_fast import InteractiveFastSpec
 
 if TYPE_CHECKING:
     from speedtrap.config.backend import Backend
 
 
-class FastShareSpec(PolicySpec):
+class FastShareSpec(InteractiveFastSpec):
     """``share`` of the developers (0–1) on ``fast_tier`` of ``backend`` (default: the scenario's
-    only backend), the rest on ``standard_tier`` (default: the backend's default tier)."""
+    only backend), the rest on ``standard_tier`` (default: the backend's default tier); the tier
+    fields and their checks are those of ``interactive_fast``."""
 
-    kind: Literal["fast_share"] = "fast_share"
+    kind: Literal["fast_share"] = "fast_share"  # type: ignore[assignment]
     share: float = Field(default=0.0, ge=0.0, le=1.0, description="Share of developers on the fast tier.")
-    backend: str | None = None
-    fast_tier: str = Field(default="fast", min_length=1)
-    standard_tier: str | None = None
 
-    def references(self, backends: Mapping[str, Backend]) -> dict[str, tuple[str, str | None]]:
-        backend = self.backend if self.backend is not None else only_backend(backends, "backend")
-        return {"fast_tier": (backend, self.fast_tier), "standard_tier": (backend, self.standard_tier)}
-
-    def build(self, backends: Mapping[str, Backend]) -> FastSharePolicy:
-        refs = self.references(backends)
-        fast = resolve(backends, RouteSpec(backend=refs["fast_tier"][0], tier=self.fast_tier))
-        standard = resolve(backends, RouteSpec(backend=refs["standard_tier"][0], tier=self.standard_tier))
-        return FastSharePolicy(self.share, fast, standard)
+    def build(self, backends: Mapping[str, Backend]) -> FastSharePolicy:  # type: ignore[override]
+        return FastSharePolicy(self.share, *self.routes(backends))
 
 
 class FastSharePolicy(RoutingPolicy):

@@ -27,11 +27,15 @@ class InteractiveFastSpec(PolicySpec):
         backend = self.backend if self.backend is not None else only_backend(backends, "backend")
         return {"fast_tier": (backend, self.fast_tier), "standard_tier": (backend, self.standard_tier)}
 
-    def build(self, backends: Mapping[str, Backend]) -> InteractiveFastPolicy:
+    def routes(self, backends: Mapping[str, Backend]) -> tuple[Route, Route]:
+        """The (fast, standard) routes, tiers resolved."""
         refs = self.references(backends)
         fast = resolve(backends, RouteSpec(backend=refs["fast_tier"][0], tier=self.fast_tier))
         standard = resolve(backends, RouteSpec(backend=refs["standard_tier"][0], tier=self.standard_tier))
-        return InteractiveFastPolicy(fast, standard)
+        return fast, standard
+
+    def build(self, backends: Mapping[str, Backend]) -> InteractiveFastPolicy:
+        return InteractiveFastPolicy(*self.routes(backends))
 
 
 class InteractiveFastPolicy(RoutingPolicy):
