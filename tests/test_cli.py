@@ -188,5 +188,6 @@ def test_demo_quick_writes_the_figure_and_table(tmp_path: Path) -> None:
         assert (tmp_path / name).stat().st_size > 0
     frame = pd.read_csv(tmp_path / "summary.csv")
     assert list(frame["backend"]) == ["gpu-batched", "gpu-fast", "wafer-distilled"]
-    assert frame["tasks_started"].nunique() >= 1
+    speeds = frame.set_index("backend")["mean_decode_tok_s"]
+    assert speeds["gpu-batched"] < speeds["gpu-fast"] < speeds["wafer-distilled"]
     assert "Finding:" in result.stdout and "wafer-distilled" in result.stdout

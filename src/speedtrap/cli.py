@@ -21,13 +21,14 @@ from rich.console import Console
 from rich.table import Table
 
 from speedtrap.config.backend import Backend
+from speedtrap.config.ledger import LEDGER_CATEGORIES
 from speedtrap.config.presets import AGENT_CONTEXT_TOKENS, BACKEND_PRESETS, hardware_preset, llm_preset
 from speedtrap.config.scenario import Scenario
 from speedtrap.experiments.canonical import CANONICAL
 from speedtrap.experiments.executors import EXECUTOR_KINDS
-from speedtrap.models.ledger import LEDGER_CATEGORIES
 from speedtrap.models.workflow import simulate
 from speedtrap.plots import CATEGORY_LABELS
+from speedtrap.serving.economics import SECONDS_PER_HOUR
 from speedtrap.serving.pareto import PARETO_COLUMNS, pareto_frontier
 from speedtrap.serving.replica import ReplicaPhysics
 
@@ -345,7 +346,7 @@ def run(
             }
         )
         return
-    hours = scenario.workday_s / 3600.0
+    hours = scenario.workday_s / SECONDS_PER_HOUR
     print_table(
         f"{scenario.name}: where a developer-day ({hours:g} h) goes — {scenario.developers} developers, "
         f"{scenario.developer_days:g} developer-days, seed {seed}",

@@ -18,7 +18,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from speedtrap.analysis.statistics import mean_ci
-from speedtrap.models.ledger import LEDGER_CATEGORIES
+from speedtrap.config.ledger import LEDGER_CATEGORIES
+from speedtrap.serving.economics import SECONDS_PER_HOUR
 
 CATEGORY_LABELS: dict[str, str] = {
     "prompting": "prompting",
@@ -51,7 +52,6 @@ _PALETTE: dict[str, str] = dict(
 )
 """Colours: greens for prompting, oranges for waiting, blue reviewing, red fixing, purple switching."""
 
-SECONDS_PER_HOUR = 3600.0
 
 
 def ledger_hours(frame: pd.DataFrame, by: str, *, workday_s: float, confidence: float = 0.95) -> pd.DataFrame:

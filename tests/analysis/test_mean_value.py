@@ -14,9 +14,9 @@ from speedtrap.analysis import (
     break_even_grid,
     expected_task_time,
 )
-from speedtrap.analysis.mean_value import CATEGORIES, _backends_compared
+from speedtrap.analysis.mean_value import _backends_compared
 from speedtrap.config import Scenario
-from speedtrap.models.ledger import LEDGER_CATEGORIES
+from speedtrap.config.ledger import LEDGER_CATEGORIES
 from speedtrap.serving.pricing import request_cost_usd
 from speedtrap.serving.replica import ReplicaPhysics
 
@@ -49,10 +49,6 @@ def deterministic(**overrides: object) -> Scenario:
         },
     )
     return base.with_overrides(overrides)
-
-
-def test_categories_are_the_ledger_categories() -> None:
-    assert CATEGORIES == LEDGER_CATEGORIES
 
 
 def test_deterministic_task_matches_a_hand_computation() -> None:
@@ -131,7 +127,7 @@ def test_deterministic_task_with_flow_breaks_matches_a_hand_computation() -> Non
 def test_breakdown_adds_up() -> None:
     result = expected_task_time(HEADLINE)
     assert isinstance(result, TaskTimeBreakdown)
-    assert set(result.seconds) == set(CATEGORIES)
+    assert set(result.seconds) == set(LEDGER_CATEGORIES)
     assert all(s >= 0.0 for s in result.seconds.values())
     assert sum(result.shares().values()) == pytest.approx(1.0)
     assert result.total_s == pytest.approx(sum(result.seconds.values()))

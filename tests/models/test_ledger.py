@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from speedtrap.agents.activity import Activity
-from speedtrap.models.ledger import LEDGER_CATEGORIES, WAITING_CATEGORIES, Ledger, split_wait
+from speedtrap.config.ledger import LEDGER_CATEGORIES, WAITING_CATEGORIES
+from speedtrap.models.ledger import Ledger, split_wait
 
 INF = math.inf
 

@@ -111,6 +111,7 @@ from speedtrap.analysis import _segments as sg
 from speedtrap.analysis import _task_paths as tp
 from speedtrap.config.backend import Backend
 from speedtrap.config.dist import LogNormal
+from speedtrap.config.ledger import LEDGER_CATEGORIES, WAITING_CATEGORIES
 from speedtrap.config.presets import BACKEND_PRESETS, backend_preset
 from speedtrap.config.scenario import Scenario
 from speedtrap.config.tier import Tier
@@ -118,7 +119,6 @@ from speedtrap.serving.pricing import TOKENS_PER_MTOK
 from speedtrap.serving.replica import ReplicaPhysics
 
 __all__ = [
-    "CATEGORIES",
     "Metric",
     "TaskTimeBreakdown",
     "break_even_failure_multiplier",
@@ -126,21 +126,6 @@ __all__ = [
     "expected_task_time",
 ]
 
-CATEGORIES: tuple[str, ...] = (
-    "prompting",
-    "waiting_queue",
-    "waiting_ttft",
-    "waiting_generation",
-    "waiting_tool",
-    "reviewing",
-    "fixing",
-    "switching",
-    "other_work",
-    "idle",
-)
-"""The ledger categories, in ledger order (``speedtrap.models.ledger.LEDGER_CATEGORIES``)."""
-
-WAITING: tuple[str, ...] = CATEGORIES[1:5]
 
 Metric = Literal["tasks_per_dev_day", "usd_per_task"]
 """What a break-even compares: completed tasks per developer-day (more is better) or US dollars
@@ -155,7 +140,7 @@ class TaskTimeBreakdown:
     """Expected developer time and cost per completed task: one developer, one backend and tier,
     uncontended (see the module docstring for the model).
 
-    ``seconds`` maps each ledger category (:data:`CATEGORIES`) to expected developer seconds per
+    ``seconds`` maps each ledger category (:data:`LEDGER_CATEGORIES`) to expected developer seconds per
     completed task; their sum ``total_s`` is what a task costs the developer, so by renewal-reward
     a developer completes ``workday_s / total_s`` tasks per developer-day.
     """
@@ -207,19 +192,19 @@ class TaskTimeBreakdown:
     @property
     def waiting_s(self) -> float:
         """Expected seconds per task waiting on the agent (the four waiting categories)."""
-        return sum(self.seconds[c] for c in WAITING)
+        return sum(self.seconds[c] for c in WAITING_CATEGORIES)
 
     def shares(self) -> dict[str, float]:
         """Share of the developer's time in each category (they sum to 1)."""
         total = self.total_s
-        return {c: self.seconds[c] / total for c in CATEGORIES}
+        return {c: self.seconds[c] / total for c in LEDGER_CATEGORIES}
 
     def summary(self) -> dict[str, float]:
         """The model's values of the ``RunResult.summary()`` keys it predicts (same names and units)."""
         shares = self.shares()
         out = {"tasks_per_dev_day": self.tasks_per_dev_day}
-        out.update({f"share_{c}": shares[c] for c in CATEGORIES})
-        out["waiting_share"] = sum(shares[c] for c in WAITING)
+        out.update({f"share_{c}": shares[c] for c in LEDGER_CATEGORIES})
+        out["waiting_share"] = sum(shares[c] for c in WAITING_CATEGORIES)
         out["fixing_share"] = shares["fixing"]
         out["ok_share"] = self.ok_share
         out["fixed_share"] = self.fixed_share
@@ -528,7 +513,7 @@ class _TaskModel:
     def ledger(self) -> dict[str, float]:
         """Expected seconds per task by category, before escaped defects interrupt sessions."""
         dev, paths, fixing = self.dev, self.paths, self.dev.fixing
-        seconds = dict.fromkeys(CATEGORIES, 0.0)
+        seconds = dict.fromkeys(LEDGER_CATEGORIES, 0.0)
         if self.theta == math.inf:
             seconds["waiting_ttft"] = self.ttft_total
             seconds["waiting_generation"] = self.gen_total

@@ -12,26 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from speedtrap.agents.activity import Activity
-
-LEDGER_CATEGORIES: tuple[str, ...] = (
-    "prompting",
-    "waiting_queue",
-    "waiting_ttft",
-    "waiting_generation",
-    "waiting_tool",
-    "reviewing",
-    "fixing",
-    "switching",
-    "other_work",
-    "idle",
-)
-"""The categories, in ledger order. ``waiting_*``: waiting on an agent turn — for a slot in the
-backend (queue), for the first token after admission (ttft: prefill and overhead), for the rest
-of the output (generation), for the turn's tool call (tool). ``fixing`` includes every human
-step of a repair and the rework of escaped defects; ``switching`` is resumption overhead."""
-
-WAITING_CATEGORIES: tuple[str, ...] = LEDGER_CATEGORIES[1:5]
-"""The four waiting categories."""
+from speedtrap.config.ledger import LEDGER_CATEGORIES
 
 _COLUMN: dict[Activity, int] = {
     Activity.PROMPTING: 0,

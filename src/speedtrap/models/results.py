@@ -42,8 +42,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from speedtrap.config.ledger import LEDGER_CATEGORIES, WAITING_CATEGORIES
 from speedtrap.config.scenario import Scenario
-from speedtrap.models.ledger import LEDGER_CATEGORIES, WAITING_CATEGORIES
 from speedtrap.serving.request import REQUEST_COLUMNS
 
 if TYPE_CHECKING:

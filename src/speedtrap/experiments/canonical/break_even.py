@@ -34,14 +34,9 @@ ARTICLE_POINT = (6.0, 1.2)
 """'6x the speed at the cost of 20% more mistakes' (DESIGN.md §1)."""
 
 
-def _factors(spec: Experiment) -> tuple[str, str]:
-    speed, mult = spec.factor_paths
-    return speed, mult
-
-
 def relative_table(table: pd.DataFrame, spec: Experiment) -> pd.DataFrame:
     """Per point and metric: the mean over seeds of value / reference value (same seed), with a 95% CI."""
-    speed, mult = _factors(spec)
+    speed, mult = spec.factor_paths
     ref = table[(table[speed] == 1.0) & (table[mult] == 1.0)].set_index("seed")
     if ref.empty:
         raise ValueError("break_even needs the reference point (speed-up 1.0, multiplier 1.0) in its design")

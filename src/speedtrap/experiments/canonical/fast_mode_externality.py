@@ -18,14 +18,14 @@ import pandas as pd
 
 from speedtrap.analysis.statistics import summarize
 from speedtrap.config.experiment import Experiment
+from speedtrap.config.ledger import WAITING_CATEGORIES
 from speedtrap.config.scenario import Scenario
 from speedtrap.experiments.canonical import Report
-from speedtrap.models.ledger import WAITING_CATEGORIES
 from speedtrap.models.workflow import simulate
 from speedtrap.plots import plot_lines, save_figure
 from speedtrap.policies.fast_share import FastShareSpec
+from speedtrap.serving.economics import SECONDS_PER_HOUR
 
-SECONDS_PER_HOUR = 3600.0
 TIERS = ("standard", "fast")
 SHARE = "policy.share"
 
