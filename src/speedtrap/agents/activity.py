@@ -17,6 +17,7 @@ class Activity(IntEnum):
     SWITCHING = 4
     OTHER_WORK = 5
     IDLE = 6
+    MANUAL = 7
 
 
 class ActivityRecorder(Protocol):

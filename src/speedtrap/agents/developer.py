@@ -1,24 +1,35 @@
 """The Developer agent: a small state machine that is always in exactly one activity.
 
 Every transition charges the time since the last one to the current activity (the ledger), so
-a developer's charges tile ``[0, now]``. The rules (DESIGN.md §2 "Work"):
+a developer's charges tile ``[0, now]``. The rules (docs/design.md "Work"):
 
-* A task starts with the developer writing its prompt (prompting); the agent then runs and the
-  developer waits on it, attending. If the wait passes the flow threshold the developer leaves:
-  to the oldest item needing them, else a new task (below ``max_parallel_sessions``), else
-  other work (probability ``other_work_prob``) or idleness.
+* A task starts with the developer writing its prompt (prompting); the agent then runs. With the
+  ``expected_wait`` attention rule the developer estimates, at the hand-off and at every turn end,
+  how long until the agent next needs them (turns left to the next check-in × the turn time they
+  have seen on that backend, queue included) and stays, watching, while that is within their
+  patience for the episode; otherwise they leave — to the oldest item needing them, else a new
+  task (below their number of parallel sessions), else other work (or, with probability
+  1 − ``other_work_prob``, a break). Going into other work and coming back to a session both cost
+  a resumption overhead that grows with the time away from it; time on a break does not count
+  as time away. With the ``threshold`` rule every developer waits ``flow_threshold_s`` and then
+  leaves, and only coming back costs.
+* A hybrid developer (``delegated_fraction`` < 1) works by hand on the part of the task they kept
+  while the agent runs (manual), and finishes it after accepting the agent's result if needed.
+  Under policy ``manual`` the whole task is done by hand.
 * A session that needs its developer (check-in or finished result) gets them at once if they
-  are waiting, doing other work or idle; otherwise it queues until their current step ends.
-  Returning to a session left ``t`` seconds ago first costs a resumption overhead (switching).
+  are waiting, working by hand on its task, doing other work or idle; otherwise it queues until
+  their current step ends.
 * Review (time proportional to the session's output) catches a wrong result with probability
   ``detect_prob``: the developer then fixes it by hand or diagnoses it and starts a repair
   session (up to ``max_repair_sessions``). Every human step on a repair — diagnosis, check-ins,
-  review — is fixing; waiting on the repair's turns is waiting. A missed wrong result escapes,
-  surfaces after a delay and costs rework (fixing) ahead of new work.
+  review — is fixing; waiting on the repair's turns is waiting. A missed wrong result escapes: the
+  task is accepted defective, not done; the defect surfaces after a delay and its rework (fixing,
+  charged to the task, ahead of new work) makes the task done (``reworked``).
 """
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol
@@ -45,6 +56,7 @@ FIXING = Activity.FIXING
 SWITCHING = Activity.SWITCHING
 OTHER_WORK = Activity.OTHER_WORK
 IDLE = Activity.IDLE
+MANUAL = Activity.MANUAL
 _INTERRUPTIBLE = (WAITING, OTHER_WORK, IDLE)
 
 
@@ -83,11 +95,32 @@ class Developer(mesa.Agent):
         self._on_task_started = on_task_started
         att = spec.attention
         self._flow_threshold_s = att.flow_threshold_s
-        self._max_sessions = att.max_parallel_sessions
+        self._expected = att.rule == "expected_wait"
         self._other_work_prob = att.other_work_prob
         self._attention = att
         self._review = spec.review
         self._fixing = spec.fixing
+        self._manual_escape_prob = spec.manual.escape_prob
+        self._manual_only = bool(getattr(policy, "manual", False))
+        # Traits drawn once per developer, first in their attention stream (the same under every
+        # backend and policy): patience and the number of agent sessions they keep open.
+        self.patience_s = float(att.patience_s.sample(rng, 1)[0])
+        probs = att.parallel_sessions_probs
+        if probs is None:
+            self.max_sessions = att.max_parallel_sessions
+        else:
+            u = float(rng.random())
+            cum = np.cumsum(probs)
+            self.max_sessions = int(min(np.searchsorted(cum, u, side="right"), len(probs) - 1)) + 1
+        self._max_sessions = self.max_sessions
+        self._episode_patience_s = self.patience_s
+        self._turn_estimate: dict[object, float] = {}
+        self._idle_total_s = 0.0
+        self._other_left_s = model.time  # left other work at the start of the day
+        self._hybrid_event: Event | None = None
+        self._hybrid_task: Task | None = None
+        self.resumptions: list[tuple[float, float]] = []
+        """(time away, overhead) of every resumption charged, seconds."""
         self.activity = IDLE
         self.since = model.time
         self.focus: Session | None = None
@@ -95,6 +128,7 @@ class Developer(mesa.Agent):
         self.pending: deque[Session | Task] = deque()
         self._task_in_hand: Task | None = None
         self._then: Callable[[], None] | None = None
+        self._outcome_in_hand = ""
         self._label = -1  # index of the task the current activity serves (-1: none)
         self._flow_event: Event | None = None
 
@@ -110,22 +144,61 @@ class Developer(mesa.Agent):
                 self._ledger.record_wait(self.index, since, now, focus.phases(), self._label)
             else:
                 self._ledger.record(self.index, self.activity, since, now, self._label)
+                if self.activity == IDLE:
+                    self._idle_total_s += now - since
         self.since = now
 
-    def note_turn_end(self, session: Session) -> None:
-        """A turn of ``session`` ended: split the wait here if the developer is waiting on it."""
+    def note_turn_end(self, session: Session, turn_s: float) -> None:
+        """A turn of ``session`` ended after ``turn_s`` seconds (request, queue included, and tool
+        call): learn its length, and split the wait here if the developer is waiting on it."""
+        key = session.estimate_key
+        old = self._turn_estimate.get(key)
+        w = self._attention.turn_memory
+        self._turn_estimate[key] = turn_s if old is None else old + w * (turn_s - old)
         if self.focus is session and self.activity == WAITING:
             self.charge()
+
+    def expected_wait_s(self, session: Session) -> float:
+        """Seconds the developer expects until ``session`` next needs them: the turns they expect
+        before its next check-in times the turn time they have seen on its backend and tier."""
+        left = session.turns_left_expected()
+        return left * self._turn_estimate.get(session.estimate_key, self._attention.turn_prior_s)
+
+    def reconsider(self, session: Session) -> None:
+        """A new turn of ``session`` started: a developer waiting on it leaves if the expected
+        rest of the wait now exceeds their patience for this episode."""
+        if self._expected and self.focus is session and self.activity == WAITING:
+            self._maybe_leave(self.expected_wait_s(session))
+
+    def _maybe_leave(self, expected_s: float) -> None:
+        """Leave the session being waited on if the expected wait exceeds this episode's patience
+        and there is somewhere worth going: something that needs the developer, a new session
+        (below their number of parallel sessions), or other work whose round trip — going into it
+        after the time away from it, and coming back after the expected wait — costs less than the
+        wait. Otherwise keep waiting."""
+        if expected_s <= self._episode_patience_s:
+            return
+        if not self.pending and len(self.sessions) >= self._max_sessions and self._other_work_prob > 0.0:
+            att = self._attention
+            round_trip = att.resumption_mean_s(self.model.time - self._other_left_s) + att.resumption_mean_s(
+                expected_s
+            )
+            if round_trip >= expected_s:
+                return
+        self._fill_gap()
 
     def _set(self, activity: Activity, focus: Session | None, task: Task | None = None) -> None:
         """Switch to ``activity`` on ``focus`` (or on ``task`` without a session) now, charging
         the previous activity."""
         self.charge()
+        if self.activity == OTHER_WORK and activity != OTHER_WORK:
+            self._other_left_s = self.model.time
         old = self.focus
         if old is not focus:
             now = self.model.time
             if old is not None:
                 old.left_at = now
+                old.idle_at_leave_s = self._idle_total_s
             if focus is not None:
                 focus.left_at = None
             self.focus = focus
@@ -168,6 +241,12 @@ class Developer(mesa.Agent):
         task.start_s = self.model.time
         if self._on_task_started is not None:
             self._on_task_started(task)
+        if self._manual_only:
+            task.manual_left_s = 0.0
+            task.manual_done_s = task.effort_s
+            self._task_in_hand = task
+            self._begin(MANUAL, task.effort_s, None, self._after_manual_task, task)
+            return
         session = self._open_session(task, 0)
         self._begin(PROMPTING, task.prompt_s, session, self._hand_off)
 
@@ -183,12 +262,64 @@ class Developer(mesa.Agent):
         assert session is not None
         if self.pending:
             self._serve(self.pending.popleft())
-        else:
+            session.advance()
+        elif not self._expected:
             self._set(WAITING, session)
             threshold = self._flow_threshold_s
             if threshold < float("inf"):
                 self._flow_event = self.model.schedule_event(self._on_flow_break, after=threshold)
-        session.advance()
+            session.advance()
+        elif session.task.manual_left_s > 0.0:
+            session.advance()
+            self._work_by_hand(session)
+        else:
+            self._set(WAITING, session)
+            session.advance()
+            self._watch_or_leave(session)
+
+    def _watch_or_leave(self, session: Session) -> None:
+        """Waiting on ``session``: draw this episode's patience and leave if the expected wait
+        exceeds it (the developer re-checks at every turn end, :meth:`reconsider`)."""
+        sigma = self._attention.patience_episode_sigma
+        self._episode_patience_s = self.patience_s * (
+            math.exp(sigma * float(self._rng.standard_normal())) if sigma > 0.0 else 1.0
+        )
+        self._maybe_leave(self.expected_wait_s(session))
+
+    def _work_by_hand(self, session: Session) -> None:
+        """Hybrid: work by hand on the part of ``session``'s task the developer kept, while its agent
+        runs; interrupted by anything that needs the developer."""
+        task = session.task
+        self._set(MANUAL, session)
+        self._hybrid_task = task
+        self._hybrid_event = self.model.schedule_event(self._on_hand_work_done, after=task.manual_left_s)
+
+    def _pause_hand_work(self) -> None:
+        """Stop hybrid hand work now, keeping what is left of it."""
+        event, task = self._hybrid_event, self._hybrid_task
+        if event is None or task is None:
+            return
+        done = self.model.time - self.since
+        task.manual_left_s = max(0.0, task.manual_left_s - done)
+        task.manual_done_s += done
+        event.cancel()
+        self._hybrid_event = self._hybrid_task = None
+
+    def _on_hand_work_done(self) -> None:
+        task = self._hybrid_task
+        assert task is not None
+        task.manual_done_s += task.manual_left_s
+        task.manual_left_s = 0.0
+        self._hybrid_event = self._hybrid_task = None
+        session = self.focus
+        assert session is not None
+        if self.pending:
+            self._serve(self.pending.popleft())
+        elif session.need:  # pragma: no cover - a needing session interrupts hand work at once
+            self._do_step(session)
+        else:
+            self._set(WAITING, session)
+            self._watch_or_leave(session)
 
     def _on_flow_break(self) -> None:
         self._flow_event = None
@@ -203,7 +334,23 @@ class Developer(mesa.Agent):
         else:
             p = self._other_work_prob
             other = p >= 1.0 or (p > 0.0 and self._rng.random() < p)
-            self._set(OTHER_WORK if other else IDLE, None)
+            if not other:
+                self._set(IDLE, None)
+            elif self._expected:
+                # Going into other work is a resumption of it too.
+                overhead_s = self._resumption_s(self.model.time - self._other_left_s)
+                if overhead_s > 0.0:
+                    self._begin(SWITCHING, overhead_s, None, self._enter_other_work)
+                else:
+                    self._set(OTHER_WORK, None)
+            else:
+                self._set(OTHER_WORK, None)
+
+    def _enter_other_work(self) -> None:
+        if self.pending:
+            self._serve(self.pending.popleft())
+        else:
+            self._set(OTHER_WORK, None)
 
     # ------------------------------------------------------------------ things that need the developer
 
@@ -211,6 +358,12 @@ class Developer(mesa.Agent):
         """``session`` needs its developer (a check-in or a result to review)."""
         if self.activity == WAITING and self.focus is session:
             self._do_step(session)  # still in flow: no resumption cost
+        elif self._hybrid_event is not None:
+            self._pause_hand_work()
+            if self.focus is session:
+                self._do_step(session)  # working on the same task: no resumption cost
+            else:
+                self._serve(session)
         elif self.activity in _INTERRUPTIBLE:
             self._serve(session)
         else:
@@ -218,7 +371,10 @@ class Developer(mesa.Agent):
 
     def take_rework(self, task: Task) -> None:
         """An escaped defect of ``task`` surfaced and must be reworked (ahead of new work)."""
-        if self.activity in _INTERRUPTIBLE:
+        if self._hybrid_event is not None:
+            self._pause_hand_work()
+            self._serve(task)
+        elif self.activity in _INTERRUPTIBLE:
             self._serve(task)
         else:
             self.pending.append(task)
@@ -229,6 +385,9 @@ class Developer(mesa.Agent):
             self._begin(FIXING, item.rework_s, None, self._after_rework, item)
             return
         away_s = self.model.time - item.left_at if item.left_at is not None else 0.0
+        if self._expected and away_s > 0.0:
+            # Time on a break is not time spent on something else: it costs no resumption.
+            away_s = max(0.0, away_s - (self._idle_total_s - item.idle_at_leave_s))
         overhead_s = self._resumption_s(away_s)
         if overhead_s > 0.0:
             self._begin(SWITCHING, overhead_s, item, self._do_focus_step)
@@ -238,7 +397,9 @@ class Developer(mesa.Agent):
     def _resumption_s(self, away_s: float) -> float:
         mean_s = self._attention.resumption_mean_s(away_s)
         if mean_s > 0.0 and self._attention.resumption_random:
-            return float(self._rng.exponential(mean_s))
+            mean_s = float(self._rng.exponential(mean_s))
+        if mean_s > 0.0:
+            self.resumptions.append((away_s, mean_s))
         return mean_s
 
     def _do_focus_step(self) -> None:
@@ -269,10 +430,9 @@ class Developer(mesa.Agent):
         self._close(session)
         now = self.model.time
         if not session.wrong:
-            task.finish(now, "ok" if attempt == 0 else "fixed")
             if attempt > 0:
                 task.fixed_by = "repair"
-            self._fill_gap()
+            self._accept(task, "ok" if attempt == 0 else "fixed")
         elif task.u_detect[attempt] < self._review.detect_prob:
             if (
                 attempt < self._fixing.max_repair_sessions
@@ -284,21 +444,51 @@ class Developer(mesa.Agent):
                 self._task_in_hand = task
                 self._begin(FIXING, task.hand_fix_s, None, self._after_hand_fix, task)
         else:
-            task.finish(now, "escaped")
+            self._accept(task, "escaped")
+
+    def _accept(self, task: Task, outcome: str) -> None:
+        """The agent's part of ``task`` is accepted as ``outcome``; a hybrid developer first
+        finishes the part they kept by hand."""
+        if task.manual_left_s > 0.0:
+            left = task.manual_left_s
+            task.manual_left_s = 0.0
+            task.manual_done_s += left
+            self._task_in_hand = task
+            self._outcome_in_hand = outcome
+            self._begin(MANUAL, left, None, self._after_hand_part, task)
+            return
+        task.finish(self.model.time, outcome)
+        if outcome == "escaped":
             self.model.schedule_event(task.on_defect_surfaced, after=task.escape_delay_s)
-            self._fill_gap()
+        self._fill_gap()
+
+    def _after_hand_part(self) -> None:
+        task = self._task_in_hand
+        assert task is not None
+        self._task_in_hand = None
+        self._accept(task, self._outcome_in_hand)
+
+    def _after_manual_task(self) -> None:
+        """Policy ``manual``: the task was done by hand; a defect escapes with ``escape_prob``
+        (decided by the task's first failure uniform, the same one an agent session would use)."""
+        task = self._task_in_hand
+        assert task is not None
+        self._task_in_hand = None
+        self._accept(task, "escaped" if task.u_fail[0] < self._manual_escape_prob else "ok")
 
     def _after_hand_fix(self) -> None:
         task = self._task_in_hand
         assert task is not None
         self._task_in_hand = None
-        task.finish(self.model.time, "fixed")
         task.fixed_by = "hand"
-        self._fill_gap()
+        self._accept(task, "fixed")
 
     def _after_rework(self) -> None:
         task = self._task_in_hand
         assert task is not None
         self._task_in_hand = None
-        task.rework_done_s = self.model.time
+        now = self.model.time
+        task.rework_done_s = now
+        task.rework_spent_s += task.rework_s
+        task.outcome = "reworked"
         self._fill_gap()

@@ -70,10 +70,15 @@ class Session(mesa.Agent):
         self.output_tokens = 0
         self.need = 0
         self.left_at: float | None = None
+        self.idle_at_leave_s = 0.0
+        self.turn_start_s = model.time
         self.request: Request | None = None
         self.tool_end_s = INF
         self._draws = TurnDraws(task, attempt, mix, developer.spec)
-        self._checkin_every = developer.spec.checkin_every_turns
+        self.checkin_every = self._checkin_every = developer.spec.checkin_every_turns
+        self._random_stretches = developer.spec.checkin_random
+        self._stretches = 0
+        self.next_checkin = self._stretch_end(0)
         self._compact_at = mix.compact_at_fraction * backend.context_window_tokens
         self._compact_to = mix.compact_to_tokens
         self._cache_ttl_s = mix.cache_ttl_s
@@ -129,6 +134,7 @@ class Session(mesa.Agent):
             cached = task.cache_prefix_tokens
         self._tier = tier
         self._cache_key = key
+        self.turn_start_s = now
         self.tool_end_s = INF
         self.request = self._submit(  # the backend's pool (Backend.submit, without the extra call)
             tier=tier,
@@ -167,17 +173,41 @@ class Session(mesa.Agent):
 
     def _on_tool_done(self) -> None:
         dev = self.developer
-        dev.note_turn_end(self)
+        dev.note_turn_end(self, self.model.time - self.turn_start_s)
         self.turns_done += 1
         self.request = None
         if self.turns_done >= self.planned_turns:
             self.need = REVIEW
             dev.take_session(self)
-        elif self.turns_done % self._checkin_every == 0:
+        elif self.turns_done >= self.next_checkin:
             self.need = CHECKIN
+            self.next_checkin = self._stretch_end(self.turns_done)
             dev.take_session(self)
         else:
             self._start_turn()
+            dev.reconsider(self)
+
+    def _stretch_end(self, start: int) -> int:
+        """The turn count at which the agent stretch starting after turn ``start`` stops for a
+        check-in: every ``checkin_every_turns`` turns, or after a geometric number of turns with
+        that mean (``checkin_random``), drawn from the attempt's own stream."""
+        if not self._random_stretches:
+            return start + self._checkin_every
+        j = self._stretches
+        self._stretches += 1
+        return start + self._draws.stretch_turns(j, self._checkin_every)
+
+    def turns_left_expected(self) -> float:
+        """Turns the developer expects before the agent next needs them: the rest of a fixed
+        stretch, or the mean of a geometric one (memoryless)."""
+        if self._random_stretches:
+            return float(self._checkin_every)
+        return float(self._checkin_every - self.turns_done % self._checkin_every)
+
+    @property
+    def estimate_key(self) -> tuple[str, str]:
+        """What the developer's expectation of a turn's length is kept by: backend and tier."""
+        return (self._backend_name, self._tier)
 
     # ------------------------------------------------------------------ what the developer reads
 

@@ -17,6 +17,8 @@ AGENT_STREAM = 3
 """Spawn-key tag of the per-attempt agent-behaviour streams (tokens, tool time, tool errors)."""
 CHECKIN_STREAM = 4
 """Spawn-key tag of the per-attempt human check-in streams."""
+STRETCH_STREAM = 6
+"""Spawn-key tag of the per-attempt streams of agent stretch lengths (turns between check-ins)."""
 _CHUNK = 32
 
 
@@ -44,6 +46,7 @@ class Task:
         "developer",
         "diagnose_s",
         "difficulty",
+        "effort_s",
         "end_s",
         "escape_delay_s",
         "fixed_by",
@@ -51,6 +54,9 @@ class Task:
         "index",
         "initial_context_tokens",
         "input_tokens",
+        "manual_done_s",
+        "manual_left_s",
+        "manual_s",
         "outcome",
         "output_tokens",
         "owner",
@@ -59,6 +65,7 @@ class Task:
         "review_factor",
         "rework_done_s",
         "rework_s",
+        "rework_spent_s",
         "seed_entropy",
         "seed_key",
         "start_s",
@@ -88,6 +95,8 @@ class Task:
         hand_fix_s: float,
         rework_s: float,
         escape_delay_s: float,
+        effort_s: float = float("nan"),
+        manual_s: float = 0.0,
         seed_entropy: int | list[int],
         seed_key: tuple[int, ...],
     ) -> None:
@@ -105,6 +114,11 @@ class Task:
         self.hand_fix_s = hand_fix_s
         self.rework_s = rework_s
         self.escape_delay_s = escape_delay_s
+        self.effort_s = effort_s
+        self.manual_s = manual_s
+        self.manual_left_s = manual_s
+        self.manual_done_s = 0.0
+        self.rework_spent_s = 0.0
         self.seed_entropy = seed_entropy
         self.seed_key = seed_key
         self.owner: Developer | None = None
@@ -137,7 +151,9 @@ class Task:
         return np.random.Generator(np.random.PCG64(seq))
 
     def finish(self, now: float, outcome: str) -> None:
-        """Record that the developer is done with the task at ``now`` (``ok``, ``fixed``, ``escaped``)."""
+        """Record that the developer accepted the task at ``now``: ``ok`` (right first time),
+        ``fixed`` (a caught mistake fixed), ``escaped`` (accepted with an undetected mistake, not
+        done until its rework; then ``reworked``)."""
         self.end_s = now
         self.outcome = outcome
 
@@ -160,6 +176,8 @@ class TurnDraws:
         "_dev",
         "_mix",
         "_rng",
+        "_stretch",
+        "_stretch_rng",
         "_task",
         "out",
         "result",
@@ -174,6 +192,8 @@ class TurnDraws:
         self._dev = developer
         self._checkin_rng: np.random.Generator | None = None
         self._checkin: list[float] = []
+        self._stretch_rng: np.random.Generator | None = None
+        self._stretch: list[int] = []
         self.out: list[int] = []
         self.tool_s: list[float] = []
         self.result: list[int] = []
@@ -190,6 +210,14 @@ class TurnDraws:
             self.tool_s.extend(mix.tool_s.sample(rng, _CHUNK).tolist())
             self.result.extend(np.rint(mix.tool_result_tokens.sample(rng, _CHUNK)).astype(int).tolist())
             self.u_tool.extend(rng.random(_CHUNK).tolist())
+
+    def stretch_turns(self, j: int, mean_turns: int) -> int:
+        """Turns of the attempt's ``j``-th agent stretch: geometric with mean ``mean_turns``."""
+        while j >= len(self._stretch):
+            if self._stretch_rng is None:
+                self._stretch_rng = self._task.rng(STRETCH_STREAM, self._attempt)
+            self._stretch.extend(self._stretch_rng.geometric(1.0 / mean_turns, 8).tolist())
+        return int(self._stretch[j])
 
     def checkin_s(self, j: int) -> float:
         """Seconds the developer spends on the attempt's ``j``-th check-in (0-based)."""

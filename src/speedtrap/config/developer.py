@@ -6,56 +6,112 @@ Every default cites DESIGN.md §5 or says "assumption" and why.
 from __future__ import annotations
 
 import math
+from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from speedtrap.config.base import Spec
 from speedtrap.config.dist import LogNormal
 
 
 class Attention(Spec):
-    """What a developer does while an agent works, and what coming back costs.
+    """What a developer does while an agent works, and what switching away and back costs.
 
-    A wait longer than ``flow_threshold_s`` breaks flow: the developer leaves for another agent
-    session (a new task, up to ``max_parallel_sessions``) or, at the cap, for other work
-    (probability ``other_work_prob``) or idleness. Returning to a session left ``t`` seconds
-    ago costs a resumption overhead with the saturating mean
+    **rule = "expected_wait"** (the default). When the developer hands a session to the agent,
+    and again at the end of every turn they wait on, they estimate the wait until the agent next
+    needs them — the turns left before its next check-in times the turn time they have seen on
+    that backend and tier (a running mean of their own sessions' turns, queue included) — and
+    stay, watching the stream, while that estimate is at most their patience for this episode;
+    otherwise they leave: to the oldest item needing them, else a new agent session (below their
+    number of parallel sessions), else other work. Patience differs between people (each
+    developer's median is drawn once from ``patience_s``) and between episodes (log-sd
+    ``patience_episode_sigma``). Coming back to a session, or going into other work, after
+    ``t`` seconds away from it costs the resumption overhead of :meth:`resumption_mean_s`.
 
-        resumption_mean_s(t) = resumption_max_s · (1 − exp(−t / resumption_tau_s)),
-
-    drawn exponentially around that mean when ``resumption_random`` (else exactly the mean).
+    **rule = "threshold"**: the rule before expected waits, kept for the analytic model and for
+    comparison: every developer waits ``flow_threshold_s`` and then leaves, going into other work
+    is free, and the overhead follows ``resumption_max_s·(1 − exp(−t/resumption_tau_s))``.
     """
 
+    rule: Literal["expected_wait", "threshold"] = Field(
+        default="expected_wait",
+        description="How the developer decides to leave a running agent (see the class docstring).",
+    )
+    patience_s: LogNormal = Field(
+        default=LogNormal(median=60.0, sigma=0.7),
+        description="Per-developer median of the expected wait they sit through, seconds. See "
+        "docs/calibration.md: people notice a delay after ≈10 s (Nielsen) and most will not stay "
+        "on a wait of several minutes (build-wait studies); a median of 1 min with log-sd 0.7 puts "
+        "90% of developers between 24 s and 2.5 min.",
+    )
+    patience_episode_sigma: float = Field(
+        default=0.5,
+        ge=0,
+        description="Log-sd of a developer's patience from one wait to the next. Assumption.",
+    )
+    turn_prior_s: float = Field(
+        default=15.0,
+        gt=0,
+        description="The turn time a developer expects before they have seen one on a backend, "
+        "seconds. Assumption: a request and a tool call of a few seconds each.",
+    )
+    turn_memory: float = Field(
+        default=0.2,
+        gt=0,
+        le=1,
+        description="Weight of the latest turn in the developer's running mean of turn times "
+        "(exponential smoothing). Assumption: the last five or so turns count.",
+    )
     flow_threshold_s: float = Field(
         default=10.0,
         ge=0,
-        description="Seconds of waiting after which people switch tasks: ≈10 s (Nielsen, after Miller 1968).",
+        description="rule = 'threshold' only: seconds of waiting after which people switch tasks: "
+        "≈10 s (Nielsen, after Miller 1968).",
     )
     max_parallel_sessions: int = Field(
         default=1,
         ge=1,
-        description="Agent sessions a developer keeps open at once. Assumption: one, as in a "
-        "single-terminal workflow; experiments vary it.",
+        description="Agent sessions a developer keeps open at once, when parallel_sessions_probs is "
+        "not given. Assumption: one, as in a single-terminal workflow.",
+    )
+    parallel_sessions_probs: list[float] | None = Field(
+        default=None,
+        min_length=1,
+        description="Share of developers who keep 1, 2, 3, … agent sessions open at once (each "
+        "developer's number is drawn once); None: every developer keeps max_parallel_sessions.",
     )
     other_work_prob: float = Field(
-        default=0.5,
+        default=1.0,
         ge=0,
         le=1,
-        description="Probability that a flow break goes to productive other work rather than idleness. "
-        "Assumption: no public figure; an even split.",
+        description="Probability that leaving a running agent goes to productive other work rather than "
+        "a break (idle). Assumption: work, since the backlog is endless; with rule = 'threshold' the "
+        "model before expected waits used 0.5.",
     )
     resumption_max_s: float = Field(
         default=750.0,
         ge=0,
         description="Mean resumption overhead after a long time away: 10–15 min to resume after an "
-        "interruption (Parnin & Rugaber); 12.5 min.",
+        "interruption of real work (Parnin & Rugaber); 12.5 min.",
     )
     resumption_tau_s: float = Field(
         default=1_800.0,
         gt=0,
-        description="Time away at which the overhead reaches 63% of its maximum. Assumption: the "
-        "10–15 min figure comes from breaks of tens of minutes and more; τ = 30 min puts an hour "
-        "away at 86% of the maximum and a one-minute wait at 3%.",
+        description="Time away at which the overhead reaches 63% of its maximum (rule = 'threshold'). "
+        "With rule = 'expected_wait' it is the scale of the long-break part of the curve.",
+    )
+    resumption_short_s: float = Field(
+        default=4.0,
+        ge=0,
+        description="rule = 'expected_wait': resumption lag after a short suspension (seconds to a "
+        "few minutes): a few seconds in task-interruption experiments (Altmann & Trafton 2004; Monk, "
+        "Trafton & Boehm-Davis 2008: lags of ≈2–5 s that grow with the interruption's length).",
+    )
+    resumption_short_scale_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="rule = 'expected_wait': suspension length over which the short lag grows by one "
+        "resumption_short_s per e-fold (logarithmic growth, memory-for-goals decay). Assumption.",
     )
     resumption_random: bool = Field(
         default=True,
@@ -63,11 +119,31 @@ class Attention(Spec):
         "this puts ≈8% of long-break resumptions under one minute (Parnin & Rugaber: ~10%).",
     )
 
+    @model_validator(mode="after")
+    def _probabilities(self) -> Attention:
+        probs = self.parallel_sessions_probs
+        if probs is not None:
+            if any(not (0.0 <= p <= 1.0) for p in probs) or not math.isclose(sum(probs), 1.0, abs_tol=1e-6):
+                raise ValueError(
+                    f"parallel_sessions_probs must be probabilities of 1, 2, … sessions summing to 1, got {probs}"
+                )
+        return self
+
     def resumption_mean_s(self, away_s: float) -> float:
-        """Mean resumption overhead in seconds after ``away_s`` seconds away (saturating)."""
+        """Mean resumption overhead in seconds after ``away_s`` seconds away.
+
+        ``threshold`` rule: R_max·(1 − e^(−t/τ)). ``expected_wait`` rule: a short-suspension lag
+        that grows with the log of the time away, r·ln(1 + t/s), plus the long-interruption cost
+        R_max·(1 − e^(−t/τ))², which is negligible for waits of minutes (3 min: 0.3% of R_max)
+        and reaches R_max over breaks of an hour and more (Parnin & Rugaber's interruptions).
+        """
         if away_s <= 0.0:
             return 0.0
-        return self.resumption_max_s * -math.expm1(-away_s / self.resumption_tau_s)
+        long = -math.expm1(-away_s / self.resumption_tau_s)
+        if self.rule == "threshold":
+            return self.resumption_max_s * long
+        short = self.resumption_short_s * math.log1p(away_s / self.resumption_short_scale_s)
+        return short + self.resumption_max_s * long * long
 
 
 class Review(Spec):
@@ -109,7 +185,8 @@ class Fixing(Spec):
     )
     hand_fix_s: LogNormal = Field(
         default=LogNormal.from_mean(900.0, 0.8),
-        description="Seconds to fix by hand: mean ≈15 min (METR RCT data); log-sd 0.8 an assumption.",
+        description="Seconds to fix by hand: mean ≈15 min (METR RCT data); log-sd 0.8 an assumption. "
+        "With effort sizing this is the fix of a task of mean effort, scaled by effort / mean effort.",
     )
     diagnose_s: LogNormal = Field(
         default=LogNormal(median=180.0, sigma=0.6),
@@ -134,26 +211,57 @@ class Fixing(Spec):
     )
 
 
+class Manual(Spec):
+    """Working by hand (policy ``manual``, and the part of a task a hybrid developer keeps)."""
+
+    escape_prob: float = Field(
+        default=0.10,
+        ge=0,
+        le=1,
+        description="Probability that a hand-made change ships with a defect that surfaces later and "
+        "is reworked (fixing). Assumption, see docs/calibration.md: the developer's own testing is "
+        "inside the effort; this is what gets past it and past code review.",
+    )
+
+
 class Developer(Spec):
-    """One developer's working habits (every developer of a scenario shares them)."""
+    """One developer's working habits (every developer of a scenario shares them; attention
+    patience and parallel sessions are drawn per developer from the distributions given)."""
 
     prompt_s: LogNormal = Field(
         default=LogNormal(median=90.0, sigma=0.6),
         description="Seconds to write a task's opening prompt. Assumption.",
     )
     checkin_every_turns: int = Field(
-        default=15,
+        default=4,
         ge=1,
-        description="Agent turns between human check-ins: 10–21 consecutive tool calls between human "
-        "turns (Anthropic, 'Measuring agent autonomy').",
+        description="Mean agent turns between human check-ins. Calibrated: a stretch of 4 turns of "
+        "≈10 s lasts ≈40 s, the median time from a user message to the agent's answer in Claude Code "
+        "and Codex sessions (TraceLab: 38 s; Anthropic, 'Measuring agent autonomy': ≈45 s). The "
+        "longest run of tool calls per transcript, 10–21 (Anthropic), is a maximum, not the mean.",
+    )
+    checkin_random: bool = Field(
+        default=True,
+        description="Stretch lengths are geometric with mean checkin_every_turns (a check-in is "
+        "equally likely after any turn: the long tail of autonomous stretches, p90 ≈10× the median "
+        "in TraceLab); false: exactly every checkin_every_turns turns.",
     )
     checkin_s: LogNormal = Field(
         default=LogNormal(median=30.0, sigma=0.6),
         description="Seconds to read the agent's progress and reply at a check-in. Assumption.",
     )
+    delegated_fraction: float = Field(
+        default=1.0,
+        gt=0,
+        le=1,
+        description="Share of a task's effort the developer hands to the agent; the rest they do by "
+        "hand, while the agent runs where they can (a hybrid developer). 1: hand the whole task to "
+        "the agent. Agent turns and fix times scale with the delegated effort.",
+    )
     attention: Attention = Field(default_factory=Attention)
     review: Review = Field(default_factory=Review)
     fixing: Fixing = Field(default_factory=Fixing)
+    manual: Manual = Field(default_factory=Manual)
 
     @field_validator("prompt_s")
     @classmethod

@@ -27,6 +27,10 @@ WORKDAY_S = 8 * 3600.0
 DEFAULT_BACKEND = "gpu-batched"
 """The backend a scenario uses when it names none: the full frontier model at large batch."""
 
+NO_AI = "manual"
+"""The name :meth:`Scenario.with_backend` and experiments' ``backend`` factor give to working
+without AI (policy ``manual``)."""
+
 
 def _default_backends() -> dict[str, Backend]:
     return {DEFAULT_BACKEND: backend_preset(DEFAULT_BACKEND)}
@@ -120,6 +124,10 @@ class Scenario(Spec):
     def _consistent(self) -> Scenario:
         difficulties = self.task_mix.difficulty_names
         self.policy.check(self.backends, difficulties)
+        if self.policy.kind == NO_AI and self.task_mix.sizing != "effort":
+            raise ValueError(
+                "policy.kind: 'manual' needs tasks with a human-effort size (task_mix.sizing = 'effort')"
+            )
         for name, backend in self.backends.items():
             missing = [d for d in difficulties if d not in backend.quality.failure_prob]
             if missing:
@@ -143,9 +151,14 @@ class Scenario(Spec):
     def with_backend(self, name: str) -> Scenario:
         """This scenario served by the one backend ``name`` under policy ``always``.
 
-        ``name`` is one of this scenario's backends (kept with its overrides) or a preset name.
-        Other fields are unchanged, so the same seed meets the same task stream.
+        ``name`` is one of this scenario's backends (kept with its overrides) or a preset name;
+        ``"manual"`` keeps the backends and works without AI (policy ``manual``). Other fields are
+        unchanged, so the same seed meets the same task stream.
         """
+        if name == NO_AI:
+            data = self.model_dump(mode="python")
+            data["policy"] = {"kind": NO_AI}
+            return type(self).model_validate(data)
         if name in self.backends:
             backend: Any = self.backends[name]
         else:

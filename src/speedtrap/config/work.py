@@ -5,7 +5,10 @@ Every default cites DESIGN.md §5 or says "assumption" and why.
 
 from __future__ import annotations
 
-from pydantic import Field
+import math
+from typing import Literal
+
+from pydantic import Field, model_validator
 
 from speedtrap.config.base import Spec
 from speedtrap.config.dist import LogNormal
@@ -19,13 +22,25 @@ p90 21, a p90/mean ratio of 1.62; a log-normal has p90/mean = exp(1.2816σ − �
 class Difficulty(Spec):
     """One difficulty class of tasks.
 
-    ``turns_mean`` is the mean number of agent turns (request + tool call) of a first session
-    whose result turns out right; sessions that end wrong run ``failed_turns_multiplier`` times
-    longer (TaskMix).
+    With ``TaskMix.sizing = "effort"`` (the default) a task's class is the bucket its human-effort
+    size falls in: the first class whose ``max_effort_s`` is at least the size (the last class has
+    none). With ``sizing = "difficulty"`` the class is drawn by ``share`` and ``turns_mean`` is the
+    mean number of agent turns (request + tool call) of a first session whose result turns out
+    right; sessions that end wrong run ``failed_turns_multiplier`` times longer (TaskMix).
     """
 
-    share: float = Field(gt=0, description="Relative weight in the task mix (normalised over classes).")
-    turns_mean: float = Field(ge=1, description="Mean agent turns of a successful first session.")
+    max_effort_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="Upper bound of the class's human-effort bucket, seconds (None: unbounded; "
+        "sizing = 'effort').",
+    )
+    share: float | None = Field(
+        default=None, gt=0, description="Relative weight in the task mix (sizing = 'difficulty')."
+    )
+    turns_mean: float | None = Field(
+        default=None, ge=1, description="Mean agent turns of a successful first session (sizing = 'difficulty')."
+    )
 
 
 def _default_difficulties() -> dict[str, Difficulty]:
@@ -35,11 +50,21 @@ def _default_difficulties() -> dict[str, Difficulty]:
     # (SWE-bench, mini-SWE-agent). Means 22 / 38 / 65 give a first-session mean of 34 turns and,
     # with failures running 2x longer, an overall mean of ≈42, between the two Claude models; with a
     # check-in every 15 turns that is ≈4 human turns per session (Anthropic: ≈4–6).
+    # Effort buckets (sizing = "effort"): the same SWE-bench annotation is an estimate of the time an
+    # experienced engineer needs by hand — "<15 min", "15 min–1 h", "≥1 h" — so the classes are
+    # those buckets of the task's human-effort size, and the backends' failure probabilities per
+    # class (config/tier.py) apply to them unchanged.
     return {
-        "easy": Difficulty(share=194 / 500, turns_mean=22.0),
-        "medium": Difficulty(share=261 / 500, turns_mean=38.0),
+        "easy": Difficulty(max_effort_s=900.0, share=194 / 500, turns_mean=22.0),
+        "medium": Difficulty(max_effort_s=3600.0, share=261 / 500, turns_mean=38.0),
         "hard": Difficulty(share=45 / 500, turns_mean=65.0),
     }
+
+
+TURNS_EXPONENT = 0.4
+"""Agent turns grow as (effort)^0.4. Fitted to the per-class turn means above (22 / 38 / 65) at
+the geometric middles of their effort buckets (7.5 min, 30 min, 2 h): 38·(¼)^0.4 = 21.8 and
+38·4^0.4 = 66.2. Assumption: the same elasticity beyond those buckets."""
 
 
 class TaskMix(Spec):
@@ -50,6 +75,34 @@ class TaskMix(Spec):
     when it is still warm (same backend and tier, within ``cache_ttl_s``).
     """
 
+    sizing: Literal["effort", "difficulty"] = Field(
+        default="effort",
+        description="'effort': every task has a human-effort size (effort_s) that sets its class, "
+        "turns and fix times; 'difficulty': the class is drawn by share and turns by class "
+        "(no size; the model before effort sizing, which the analytic model covers).",
+    )
+    effort_s: LogNormal = Field(
+        default=LogNormal(median=4_200.0, sigma=0.9),
+        description="Seconds an experienced developer needs to do a task by hand: log-normal, "
+        "median ≈70 min, log-sd ≈0.9 (METR 2025 RCT, implementation times of its 246 issues).",
+    )
+    reference_effort_s: float = Field(
+        default=1_800.0,
+        gt=0,
+        description="Effort at which a successful first session plans turns_at_reference turns: "
+        "30 min, the geometric middle of the '15 min–1 h' bucket.",
+    )
+    turns_at_reference: float = Field(
+        default=38.0,
+        ge=1,
+        description="Median agent turns of a successful first session on a task of reference_effort_s "
+        "(the medium class's 38 turns, see Difficulty).",
+    )
+    turns_exponent: float = Field(
+        default=TURNS_EXPONENT,
+        ge=0,
+        description="Elasticity of agent turns to task effort (turns ∝ effort^exponent).",
+    )
     difficulties: dict[str, Difficulty] = Field(default_factory=_default_difficulties, min_length=1)
     turns_log_sd: float = Field(default=TURNS_LOG_SD, ge=0, description="Log-sd of turns per session.")
     failed_turns_multiplier: float = Field(
@@ -106,6 +159,48 @@ class TaskMix(Spec):
         "Code docs: toggling fast mode mid-session rebuilds the cache).",
     )
 
+    @model_validator(mode="after")
+    def _classes_fit_sizing(self) -> TaskMix:
+        names = list(self.difficulties)
+        if self.sizing == "effort":
+            bounds = [self.difficulties[n].max_effort_s for n in names]
+            if bounds[-1] is not None:
+                raise ValueError(
+                    f"difficulties.{names[-1]}.max_effort_s: the last class takes every larger task; leave it out"
+                )
+            last = 0.0
+            for name, bound in zip(names[:-1], bounds[:-1], strict=True):
+                if bound is None:
+                    raise ValueError(
+                        f"difficulties.{name}.max_effort_s: required with sizing = 'effort' (the upper "
+                        "bound of the class's effort bucket, s), or set task_mix.sizing = 'difficulty'"
+                    )
+                if bound <= last:
+                    raise ValueError(f"difficulties.{name}.max_effort_s: bounds must increase, got {bound}")
+                last = bound
+        else:
+            for name, d in self.difficulties.items():
+                for field in ("share", "turns_mean"):
+                    if getattr(d, field) is None:
+                        raise ValueError(f"difficulties.{name}.{field}: required with sizing = 'difficulty'")
+        return self
+
+    def turns_median(self, effort_s: float) -> float:
+        """Median turns of a successful first session on a task of ``effort_s`` (effort sizing)."""
+        return self.turns_at_reference * (effort_s / self.reference_effort_s) ** self.turns_exponent
+
+    def difficulty_of(self, effort_s: float) -> str:
+        """The class whose effort bucket holds ``effort_s`` (effort sizing)."""
+        for name, d in self.difficulties.items():
+            if d.max_effort_s is None or effort_s <= d.max_effort_s:
+                return name
+        return name  # pragma: no cover - the validator makes the last class unbounded
+
+    @property
+    def mean_effort_s(self) -> float:
+        """Mean human effort per task, seconds (the unit that values other work)."""
+        return self.effort_s.mean
+
     @property
     def difficulty_names(self) -> list[str]:
         """Difficulty classes in declaration order."""
@@ -113,5 +208,17 @@ class TaskMix(Spec):
 
     def shares(self) -> list[float]:
         """Normalised shares, in ``difficulty_names`` order."""
-        total = sum(d.share for d in self.difficulties.values())
-        return [d.share / total for d in self.difficulties.values()]
+        if self.sizing == "effort":
+            from scipy.stats import norm
+
+            mu, sigma = math.log(max(self.effort_s.median, 1e-300)), self.effort_s.sigma
+            cdf = [
+                1.0 if d.max_effort_s is None else float(norm.cdf((math.log(d.max_effort_s) - mu) / sigma))
+                if sigma > 0
+                else float(math.log(d.max_effort_s) >= mu)
+                for d in self.difficulties.values()
+            ]
+            return [b - a for a, b in zip([0.0, *cdf[:-1]], cdf, strict=True)]
+        shares = [d.share or 0.0 for d in self.difficulties.values()]
+        total = sum(shares)
+        return [s / total for s in shares]

@@ -19,8 +19,9 @@ _COLUMN: dict[Activity, int] = {
     Activity.REVIEWING: 5,
     Activity.FIXING: 6,
     Activity.SWITCHING: 7,
-    Activity.OTHER_WORK: 8,
-    Activity.IDLE: 9,
+    Activity.MANUAL: 8,
+    Activity.OTHER_WORK: 9,
+    Activity.IDLE: 10,
 }
 _WAIT_COLUMNS = (1, 2, 3, 4)
 

@@ -2,26 +2,40 @@
 
 Summary schema (``RunResult.summary()``, all floats; a **developer-day** is ``workday_s`` seconds
 of horizon per developer, default 8 h, so ``developer_days = developers × horizon_s / workday_s``;
-shares are of all developer-seconds, so the ten ``share_*`` sum to 1):
+shares are of all developer-seconds, so the eleven ``share_*`` sum to 1). A task is **completed**
+when it is done right: accepted right first time (ok), accepted after a caught mistake was
+fixed (fixed), or accepted with an undetected mistake whose rework has since been done
+(reworked). A task accepted with an undetected mistake whose rework has not been done by the
+horizon is **accepted defective**, not completed:
 
 =========================  ===================================================================
 ``developers``             developers simulated
 ``horizon_s``              simulated working seconds per developer
 ``developer_days``         developers × horizon_s / workday_s
 ``tasks_started``          tasks begun within the horizon
-``tasks_completed``        tasks the developer finished (accepted after review, or fixed)
-``tasks_per_dev_day``      tasks_completed / developer_days
-``share_<category>``       share of developer time in each ledger category (10 keys: prompting,
+``tasks_completed``        tasks done right (ok, fixed, reworked)
+``tasks_per_dev_day``      tasks_completed / developer_days (the productivity the experiments compare)
+``tasks_accepted``         tasks accepted, done right or defective (completed + accepted_defective)
+``accepted_per_dev_day``   tasks_accepted / developer_days
+``tasks_accepted_defective`` tasks accepted with an undetected mistake not reworked by the horizon
+``share_<category>``       share of developer time in each ledger category (11 keys: prompting,
                            waiting_queue, waiting_ttft, waiting_generation, waiting_tool,
-                           reviewing, fixing, switching, other_work, idle)
+                           reviewing, fixing, switching, manual, other_work, idle)
 ``waiting_share``          sum of the four ``share_waiting_*``
 ``fixing_share``           = ``share_fixing`` (repairs and rework of escaped defects)
-``ok_share``               completed tasks right first time, share of tasks_completed
-``fixed_share``            completed tasks whose caught mistake was fixed, share of tasks_completed
-``escaped_share``          completed tasks accepted with an undetected mistake, share
+``ok_share``               accepted right first time, share of tasks_accepted
+``fixed_share``            accepted after a caught mistake was fixed, share of tasks_accepted
+``escaped_share``          accepted with an undetected mistake (reworked or not), share of tasks_accepted
 ``defects_surfaced``       escaped defects that surfaced (and were reworked) within the horizon
+``rework_cut_off_s``       seconds of rework of escaped defects not reworked by the horizon (the
+                           rework the horizon cut off), summed over developers
+``rework_cut_off_share``   rework_cut_off_s / (rework_cut_off_s + all fixing seconds)
+``other_work_task_equiv_per_dev_day`` other work valued in tasks: its seconds / the mean human
+                           effort of a task (task_mix.effort_s), per developer-day
+``value_tasks_per_dev_day`` tasks_per_dev_day + other_work_task_equiv_per_dev_day
 ``usd_total``              US dollars billed for all finished requests
 ``usd_per_task``           usd_total / tasks_completed (NaN without completed tasks)
+``mean_effort_s``          mean human-effort size of the tasks started, seconds
 ``usd_per_dev_day``        usd_total / developer_days
 ``lead_time_p50_s``        median seconds from starting a task to finishing it (completed tasks)
 ``lead_time_p95_s``        95th percentile of the same
@@ -49,8 +63,11 @@ from speedtrap.serving.request import REQUEST_COLUMNS
 if TYPE_CHECKING:
     from speedtrap.models.workflow import WorkflowModel
 
-COMPLETED_OUTCOMES = ("ok", "fixed", "escaped")
-"""Task outcomes that count as completed (``open``: still in progress at the horizon)."""
+COMPLETED_OUTCOMES = ("ok", "fixed", "reworked")
+"""Task outcomes that count as completed: done right (``open``: still in progress at the horizon;
+``escaped``: accepted with an undetected mistake, rework not done)."""
+ACCEPTED_OUTCOMES = ("ok", "fixed", "escaped", "reworked")
+"""Task outcomes of accepted tasks, right or defective."""
 
 SUMMARY_KEYS: tuple[str, ...] = (
     "developers",
@@ -59,6 +76,9 @@ SUMMARY_KEYS: tuple[str, ...] = (
     "tasks_started",
     "tasks_completed",
     "tasks_per_dev_day",
+    "tasks_accepted",
+    "accepted_per_dev_day",
+    "tasks_accepted_defective",
     *(f"share_{c}" for c in LEDGER_CATEGORIES),
     "waiting_share",
     "fixing_share",
@@ -66,9 +86,14 @@ SUMMARY_KEYS: tuple[str, ...] = (
     "fixed_share",
     "escaped_share",
     "defects_surfaced",
+    "rework_cut_off_s",
+    "rework_cut_off_share",
+    "other_work_task_equiv_per_dev_day",
+    "value_tasks_per_dev_day",
     "usd_total",
     "usd_per_task",
     "usd_per_dev_day",
+    "mean_effort_s",
     "lead_time_p50_s",
     "lead_time_p95_s",
     "requests",
@@ -83,6 +108,7 @@ TASK_COLUMNS: dict[str, str] = {
     "developer": "int64",
     "task": "int64",
     "difficulty": "str",
+    "effort_s": "float64",
     "base_turns": "int64",
     "start_s": "float64",
     "end_s": "float64",
@@ -100,13 +126,20 @@ TASK_COLUMNS: dict[str, str] = {
     "tier": "str",
     "surfaced_s": "float64",
     "rework_done_s": "float64",
+    "manual_s": "float64",
+    "rework_s": "float64",
+    "rework_spent_s": "float64",
 }
 """Columns of ``RunResult.tasks``: one row per task started. ``task`` is the index in its
 developer's backlog; ``base_turns`` the pre-drawn turns of a successful first session;
-``outcome`` one of ok / fixed / escaped / open; ``fixed_by`` hand / repair / ""; ``turns`` and the
+``effort_s`` its human-effort size (drawn with either sizing; it sets class, turns and fix
+times only with effort sizing); ``outcome`` one of ok / fixed /
+escaped (accepted defective, rework not done) / reworked / open; ``fixed_by`` hand / repair / ""; ``turns`` and the
 token and cost columns sum over all attempts' finished requests; ``backend`` and ``tier`` list
 those used, in order of first use, joined by "+"; ``surfaced_s`` / ``rework_done_s`` are when an
-escaped defect surfaced and its rework ended (NaN if not within the horizon)."""
+escaped defect surfaced and its rework ended (NaN if not within the horizon); ``manual_s`` the
+seconds of hand work done on it; ``rework_s`` the rework its escaped defect costs (drawn
+whether or not it escapes) and ``rework_spent_s`` the rework charged to it by the horizon."""
 
 
 @dataclass(frozen=True)
@@ -145,7 +178,9 @@ class RunResult:
         dev_days = developers * self.horizon_s / scenario.workday_s
         tasks = self.tasks
         done = tasks[tasks["outcome"].isin(COMPLETED_OUTCOMES)]
-        n_done = len(done)
+        accepted = tasks[tasks["outcome"].isin(ACCEPTED_OUTCOMES)]
+        n_done, n_acc = len(done), len(accepted)
+        defective = tasks["outcome"] == "escaped"
         out: dict[str, float] = {
             "developers": float(developers),
             "horizon_s": float(self.horizon_s),
@@ -153,15 +188,28 @@ class RunResult:
             "tasks_started": float(len(tasks)),
             "tasks_completed": float(n_done),
             "tasks_per_dev_day": n_done / dev_days,
+            "tasks_accepted": float(n_acc),
+            "accepted_per_dev_day": n_acc / dev_days,
+            "tasks_accepted_defective": float(defective.sum()),
         }
         for c in LEDGER_CATEGORIES:
             out[f"share_{c}"] = float(by_cat[c]) / total_s if total_s > 0 else math.nan
         out["waiting_share"] = sum(out[f"share_{c}"] for c in WAITING_CATEGORIES)
         out["fixing_share"] = out["share_fixing"]
-        for outcome in COMPLETED_OUTCOMES:
-            share = float((done["outcome"] == outcome).sum()) / n_done if n_done else math.nan
-            out[f"{outcome}_share"] = share
+        for outcome in ("ok", "fixed"):
+            out[f"{outcome}_share"] = float((accepted["outcome"] == outcome).sum()) / n_acc if n_acc else math.nan
+        n_escaped = float(accepted["outcome"].isin(("escaped", "reworked")).sum())
+        out["escaped_share"] = n_escaped / n_acc if n_acc else math.nan
         out["defects_surfaced"] = float(tasks["rework_done_s"].notna().sum())
+        cut_off = float(tasks.loc[defective, "rework_s"].sum())
+        out["rework_cut_off_s"] = cut_off
+        fixing_s = float(by_cat["fixing"])
+        out["rework_cut_off_share"] = cut_off / (cut_off + fixing_s) if cut_off + fixing_s > 0 else 0.0
+        mean_effort = scenario.task_mix.mean_effort_s
+        other = float(by_cat["other_work"]) / mean_effort / dev_days if mean_effort > 0 else math.nan
+        out["other_work_task_equiv_per_dev_day"] = other
+        out["value_tasks_per_dev_day"] = out["tasks_per_dev_day"] + other
+        out["mean_effort_s"] = float(tasks["effort_s"].mean()) if len(tasks) else math.nan
         requests = self.requests
         usd = float(requests["cost_usd"].sum())
         out["usd_total"] = usd
@@ -195,6 +243,7 @@ def tasks_frame(tasks: list) -> pd.DataFrame:  # list[Task]
         "developer": [t.developer for t in tasks],
         "task": [t.index for t in tasks],
         "difficulty": [t.difficulty for t in tasks],
+        "effort_s": [t.effort_s for t in tasks],
         "base_turns": [t.base_turns for t in tasks],
         "start_s": [t.start_s for t in tasks],
         "end_s": [t.end_s for t in tasks],
@@ -212,6 +261,9 @@ def tasks_frame(tasks: list) -> pd.DataFrame:  # list[Task]
         "tier": ["+".join(t.tiers) for t in tasks],
         "surfaced_s": [t.surfaced_s for t in tasks],
         "rework_done_s": [t.rework_done_s for t in tasks],
+        "manual_s": [t.manual_done_s for t in tasks],
+        "rework_s": [t.rework_s for t in tasks],
+        "rework_spent_s": [t.rework_spent_s for t in tasks],
     }
     return pd.DataFrame({name: pd.Series(data[name], dtype=dtype) for name, dtype in TASK_COLUMNS.items()})
 

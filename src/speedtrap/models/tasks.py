@@ -10,7 +10,8 @@ from speedtrap.config.developer import Developer as DeveloperSpec
 from speedtrap.config.work import TaskMix
 
 TASK_STREAM = 0
-"""Spawn-key tag of the per-developer task stream: difficulty, turns, initial context, prompt time."""
+"""Spawn-key tag of the per-developer task stream: difficulty, turns, initial context, prompt time,
+human effort."""
 QUALITY_STREAM = 1
 """Spawn-key tag of the per-developer quality stream: the uniforms for wrong results and detection."""
 HUMAN_STREAM = 2
@@ -31,7 +32,7 @@ class TaskSource:
     """Developer ``developer``'s endless backlog, drawn in blocks of :data:`BLOCK` tasks.
 
     Every task's intrinsic properties depend only on the root seed, the developer and the task's
-    index; the draws per block are fixed in number, so the stream is aligned across backends,
+    index (with effort sizing, its class, turns and fix times follow from its human-effort size); the draws per block are fixed in number, so the stream is aligned across backends,
     policies and anything else that changes timing.
     """
 
@@ -47,8 +48,9 @@ class TaskSource:
         self._human_rng = stream_rng(root, HUMAN_STREAM, developer)
         self._names = task_mix.difficulty_names
         self._cum_shares = np.cumsum(task_mix.shares())
+        self._index = {name: i for i, name in enumerate(self._names)}
         self._turn_medians = np.array(
-            [d.turns_mean * np.exp(-0.5 * task_mix.turns_log_sd**2) for d in task_mix.difficulties.values()]
+            [(d.turns_mean or 1.0) * np.exp(-0.5 * task_mix.turns_log_sd**2) for d in task_mix.difficulties.values()]
         )
         self._attempts = spec.fixing.max_repair_sessions + 1
         self._queue: list[Task] = []
@@ -66,11 +68,20 @@ class TaskSource:
         rng = self._task_rng
         kind = np.searchsorted(self._cum_shares, rng.random(n), side="right")
         kind = np.minimum(kind, len(self._names) - 1)
-        turns = np.maximum(
-            1, np.rint(self._turn_medians[kind] * np.exp(mix.turns_log_sd * rng.standard_normal(n)))
-        )
+        turn_z = rng.standard_normal(n)
+        turns = np.maximum(1, np.rint(self._turn_medians[kind] * np.exp(mix.turns_log_sd * turn_z)))
         context = np.rint(mix.initial_context_tokens.sample(rng, n))
         prompt_s = spec.prompt_s.sample(rng, n)
+        effort_s = mix.effort_s.sample(rng, n)
+        if mix.sizing == "effort":
+            # A task's class is its effort bucket; turns scale with the effort handed to the agent.
+            delegated = spec.delegated_fraction * effort_s
+            kind = np.array([self._index[mix.difficulty_of(float(e))] for e in effort_s])
+            medians = mix.turns_at_reference * (delegated / mix.reference_effort_s) ** mix.turns_exponent
+            turns = np.maximum(1, np.rint(medians * np.exp(mix.turns_log_sd * turn_z)))
+            fix_scale = delegated / mix.mean_effort_s
+        else:
+            fix_scale = np.ones(n)
         q = self._quality_rng
         u_fail = q.random((n, a))
         u_detect = q.random((n, a))
@@ -79,8 +90,8 @@ class TaskSource:
         sigma = spec.review.sigma
         review_factor = np.exp(sigma * h.standard_normal((n, a)) - 0.5 * sigma * sigma)  # mean 1
         diagnose_s = spec.fixing.diagnose_s.sample(h, n * a).reshape(n, a)
-        hand_fix_s = spec.fixing.hand_fix_s.sample(h, n)
-        rework_s = spec.fixing.rework_multiplier * spec.fixing.hand_fix_s.sample(h, n)
+        hand_fix_s = spec.fixing.hand_fix_s.sample(h, n) * fix_scale
+        rework_s = spec.fixing.rework_multiplier * spec.fixing.hand_fix_s.sample(h, n) * fix_scale
         escape_delay_s = h.exponential(spec.fixing.escape_delay_s, n)
         first = self._issued
         # Per-attempt draws as tuples of floats: the garbage collector stops tracking those.
@@ -110,6 +121,8 @@ class TaskSource:
                 hand_fix_s=float(hand_fix_s[i]),
                 rework_s=float(rework_s[i]),
                 escape_delay_s=float(escape_delay_s[i]),
+                effort_s=float(effort_s[i]),
+                manual_s=float((1.0 - spec.delegated_fraction) * effort_s[i]),
                 seed_entropy=self._root.entropy,  # type: ignore[arg-type]
                 seed_key=(*self._root.spawn_key, self.developer, first + i),
             )

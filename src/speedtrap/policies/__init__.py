@@ -11,6 +11,7 @@ from speedtrap.policies.by_difficulty import ByDifficultyPolicy, ByDifficultySpe
 from speedtrap.policies.escalate import EscalatePolicy, EscalateSpec
 from speedtrap.policies.fast_share import FastShareSpec
 from speedtrap.policies.interactive_fast import InteractiveFastPolicy, InteractiveFastSpec
+from speedtrap.policies.manual import ManualPolicy, ManualSpec
 
 __all__ = [
     "AlwaysPolicy",
@@ -22,6 +23,8 @@ __all__ = [
     "FastShareSpec",
     "InteractiveFastPolicy",
     "InteractiveFastSpec",
+    "ManualPolicy",
+    "ManualSpec",
     "PolicySpec",
     "Route",
     "RouteSpec",
