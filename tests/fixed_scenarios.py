@@ -36,6 +36,7 @@ def tiny(overrides: dict[str, Any] | None = None, *, backend: str = "gpu-fast") 
         "developers": 1,
         "horizon_s": 250.0,
         "task_mix": {
+            "sizing": "difficulty",
             "difficulties": {"easy": {"share": 1.0, "turns_mean": 2.0}},
             "turns_log_sd": 0.0,
             "initial_context_tokens": {"median": 1000.0, **fixed},
@@ -46,8 +47,10 @@ def tiny(overrides: dict[str, Any] | None = None, *, backend: str = "gpu-fast") 
         "developer": {
             "prompt_s": {"median": 60.0, **fixed},
             "checkin_every_turns": 100,
+            "checkin_random": False,
             "checkin_s": {"median": 20.0, **fixed},
             "attention": {
+                "rule": "threshold",
                 "flow_threshold_s": 1e9,
                 "other_work_prob": 1.0,
                 "resumption_random": False,

@@ -30,6 +30,7 @@ CATEGORY_LABELS: dict[str, str] = {
     "reviewing": "reviewing",
     "fixing": "fixing",
     "switching": "switching (resumption)",
+    "manual": "manual work",
     "other_work": "other work",
     "idle": "idle",
 }
@@ -44,6 +45,7 @@ _PALETTE: dict[str, str] = dict(
             sns.color_palette("Blues", 3).as_hex()[1],  # reviewing
             sns.color_palette("Reds", 3).as_hex()[2],  # fixing
             sns.color_palette("Purples", 3).as_hex()[1],  # switching
+            "#8c6d31",  # manual work
             "#d9d9d9",  # other work
             "#f5f5f5",  # idle
         ],

@@ -20,13 +20,13 @@ def test_default_scenario_is_valid_and_documented() -> None:
     assert s.backends["gpu-batched"] == backend_preset("gpu-batched")
     assert isinstance(s.policy, AlwaysSpec)
     assert s.horizon_s == 5 * WORKDAY_S == 144_000.0
-    assert s.developer_days == 100.0
+    assert s.developer_days == 200.0
 
 
 def test_headline_file_loads() -> None:
     s = Scenario.from_toml(HEADLINE)
-    assert (s.name, s.developers, s.horizon_s) == ("headline", 20, 144_000.0)
-    assert s.developer_days == 100.0
+    assert (s.name, s.developers, s.horizon_s) == ("headline", 10, 576_000.0)
+    assert s.developer_days == 200.0
     assert s.backends["gpu-batched"].name == "gpu-batched"
     assert s.developer.fixing.hand_fix_s.mean == pytest.approx(900.0, rel=1e-3)  # METR: ≈15 min
 

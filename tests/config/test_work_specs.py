@@ -40,14 +40,47 @@ def test_turns_log_sd_reproduces_gpt5_mean_and_p90() -> None:
 
 
 def test_default_task_mix_matches_swe_bench_buckets() -> None:
-    mix = TaskMix()
+    mix = TaskMix(sizing="difficulty")
     assert mix.difficulty_names == ["easy", "medium", "hard"]
     assert mix.shares() == pytest.approx([194 / 500, 261 / 500, 45 / 500])
     assert mix.output_tokens.median == 213.0  # SemiAnalysis
 
 
-def test_resumption_overhead_saturates() -> None:
+def test_effort_sizing_buckets_meters_tasks_by_swe_bench_time_classes() -> None:
+    mix = TaskMix()
+    assert mix.sizing == "effort"
+    assert mix.effort_s.median == pytest.approx(74.9 * 60, rel=1e-3)  # METR, AI-disallowed issues
+    z = [(math.log(b) - math.log(mix.effort_s.median)) / mix.effort_s.sigma for b in (900.0, 3600.0)]
+    cdf = [0.5 * math.erfc(-v / math.sqrt(2)) for v in z]
+    assert mix.shares() == pytest.approx([cdf[0], cdf[1] - cdf[0], 1 - cdf[1]])
+    assert mix.difficulty_of(600.0) == "easy" and mix.difficulty_of(3600.0) == "medium"
+    assert mix.difficulty_of(1e6) == "hard"
+    # the turn law reproduces the per-class turn means at the buckets' geometric middles
+    assert mix.turns_median(450.0) == pytest.approx(22.0, rel=0.02)
+    assert mix.turns_median(7200.0) == pytest.approx(65.0, rel=0.03)
+
+
+def test_effort_sizing_needs_increasing_bounds() -> None:
+    with pytest.raises(ValueError, match="difficulties.easy.max_effort_s"):
+        TaskMix(difficulties={"easy": {"share": 1.0}, "hard": {}})
+    with pytest.raises(ValueError, match="bounds must increase"):
+        TaskMix(difficulties={"a": {"max_effort_s": 100.0}, "b": {"max_effort_s": 50.0}, "c": {}})
+    with pytest.raises(ValueError, match="turns_mean: required"):
+        TaskMix(sizing="difficulty", difficulties={"a": {"share": 1.0}})
+
+
+def test_resumption_after_short_waits_is_seconds_and_after_long_breaks_parnin() -> None:
     att = Attention()
+    assert att.rule == "expected_wait"
+    assert att.resumption_mean_s(0.0) == 0.0
+    assert att.resumption_mean_s(180.0) < 20.0  # a three-minute wait: a lag of seconds
+    assert 600.0 <= att.resumption_mean_s(2 * 3600.0) <= 900.0  # 10–15 min after a long break
+    values = [att.resumption_mean_s(t) for t in (1.0, 10.0, 100.0, 1000.0, 10_000.0)]
+    assert values == sorted(values)
+
+
+def test_resumption_overhead_saturates() -> None:
+    att = Attention(rule="threshold")
     assert att.resumption_mean_s(0.0) == 0.0
     assert att.resumption_mean_s(60.0) < 30.0
     assert att.resumption_mean_s(10 * 3600.0) == pytest.approx(750.0, rel=1e-6)  # 12.5 min: Parnin & Rugaber
@@ -66,10 +99,10 @@ def test_review_time_grows_with_output() -> None:
 def test_developer_defaults_cite_their_sources() -> None:
     dev = Developer()
     assert dev.attention.flow_threshold_s == 10.0  # Nielsen
-    assert 10 <= dev.checkin_every_turns <= 21  # Anthropic: 10–21 tool calls between human turns
+    assert dev.checkin_every_turns == 4 and dev.checkin_random  # ≈40 s stretches (TraceLab, Anthropic)
     assert dev.fixing.hand_fix_s.mean == pytest.approx(900.0)  # METR: ≈15 min
     for spec in (dev, dev.attention, dev.review, dev.fixing, TaskMix()):
         for name, field in type(spec).model_fields.items():
-            if name in {"attention", "review", "fixing", "difficulties"}:
+            if name in {"attention", "review", "fixing", "manual", "difficulties"}:
                 continue
             assert field.description, f"{type(spec).__name__}.{name} has no documented source"

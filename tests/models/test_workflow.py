@@ -202,11 +202,12 @@ def test_task_stream_is_identical_across_backends_and_policies() -> None:
     keys = ["developer", "task", "attempt", "turn"]
     for other in results[1:]:
         tasks = ref_tasks.merge(other.tasks, on=["developer", "task"], suffixes=("", "_o"))
-        assert len(tasks) >= 30
+        assert len(tasks) >= 8
         assert tasks["difficulty"].equals(tasks["difficulty_o"])
+        assert tasks["effort_s"].equals(tasks["effort_s_o"])
         assert tasks["base_turns"].equals(tasks["base_turns_o"])
         requests = ref_requests.merge(other.requests, on=keys, suffixes=("", "_o"))
-        assert len(requests) >= 1000
+        assert len(requests) >= 300
         assert requests["output_tokens"].equals(requests["output_tokens_o"])
     # the variants really differ in timing
     assert not results[0].tasks["end_s"].equals(results[1].tasks["end_s"])

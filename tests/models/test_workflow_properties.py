@@ -18,6 +18,7 @@ POLICIES = [
     {"kind": "interactive_fast", "backend": "gpu"},
     {"kind": "escalate", "first": "wafer", "then": "gpu"},
     {"kind": "by_difficulty", "routes": {"easy": "wafer"}, "default": "gpu"},
+    {"kind": "manual"},
 ]
 unit = st.floats(0.0, 1.0)
 
@@ -25,6 +26,9 @@ unit = st.floats(0.0, 1.0)
 @st.composite
 def scenarios(draw: Any) -> Scenario:
     turns = draw(st.floats(0.05, 0.5))
+    policy = draw(st.sampled_from(POLICIES))
+    sizing = "effort" if policy["kind"] == "manual" else draw(st.sampled_from(["effort", "difficulty"]))
+    parallel = draw(st.sampled_from([None, [0.5, 0.3, 0.2], [1.0]]))
     quality = {
         "failure_prob": {d: draw(unit) for d in ("easy", "medium", "hard")},
         "tool_error_prob": draw(st.floats(0.0, 0.5)),
@@ -33,9 +37,12 @@ def scenarios(draw: Any) -> Scenario:
         "developers": draw(st.integers(1, 3)),
         "horizon_s": draw(st.floats(300.0, 7200.0)),
         "task_mix": {
+            "sizing": sizing,
+            "effort_s": {"median": draw(st.floats(60.0, 5000.0)), "sigma": draw(st.floats(0.0, 1.2))},
+            "turns_at_reference": 38 * turns,
             "difficulties": {
-                "easy": {"share": 0.4, "turns_mean": 22 * turns},
-                "medium": {"share": 0.5, "turns_mean": 38 * turns},
+                "easy": {"share": 0.4, "turns_mean": 22 * turns, "max_effort_s": 900.0},
+                "medium": {"share": 0.5, "turns_mean": 38 * turns, "max_effort_s": 3600.0},
                 "hard": {"share": 0.1, "turns_mean": 65 * turns},
             },
             "tool_s": {"median": draw(st.floats(0.0, 20.0)), "sigma": 1.0},
@@ -43,7 +50,13 @@ def scenarios(draw: Any) -> Scenario:
         },
         "developer": {
             "checkin_every_turns": draw(st.integers(1, 20)),
+            "checkin_random": draw(st.booleans()),
+            "delegated_fraction": draw(st.sampled_from([1.0, 0.5, 0.1])),
+            "manual": {"escape_prob": draw(unit)},
             "attention": {
+                "rule": draw(st.sampled_from(["expected_wait", "threshold"])),
+                "patience_s": {"median": draw(st.floats(0.0, 300.0)), "sigma": draw(st.floats(0.0, 1.5))},
+                "parallel_sessions_probs": parallel,
                 "flow_threshold_s": draw(st.sampled_from([0.0, 5.0, 10.0, 60.0, float("inf")])),
                 "max_parallel_sessions": draw(st.integers(1, 3)),
                 "other_work_prob": draw(unit),
@@ -60,7 +73,7 @@ def scenarios(draw: Any) -> Scenario:
             "gpu": {"preset": "gpu-fast", "default_tier": "standard", "quality": quality},
             "wafer": {"preset": "wafer-distilled", "quality": quality},
         },
-        "policy": draw(st.sampled_from(POLICIES)),
+        "policy": policy,
     }
     return Scenario.model_validate(data)
 
@@ -84,7 +97,7 @@ def test_ledger_sums_to_the_horizon_for_every_developer(scenario: Scenario, seed
         gaps = rows["start_s"].to_numpy()[1:] - rows["end_s"].to_numpy()[:-1]
         assert np.abs(gaps).max(initial=0.0) <= 1e-6
     tasks = result.tasks
-    assert set(tasks["outcome"]) <= {"ok", "fixed", "escaped", "open"}
+    assert set(tasks["outcome"]) <= {"ok", "fixed", "escaped", "reworked", "open"}
     done = tasks[tasks["outcome"] != "open"]
     assert (done["end_s"] >= done["start_s"]).all()
     assert (done["end_s"] <= scenario.horizon_s).all()

@@ -33,7 +33,8 @@ def test_no_failures_means_no_fixing() -> None:
 
 
 def test_instant_backend_and_tools_leave_nothing_to_wait_for() -> None:
-    scenario = small({"task_mix.tool_s.median": 0.0})
+    # a developer who expects a near-instant turn from the start
+    scenario = small({"task_mix.tool_s.median": 0.0, "developer.attention.turn_prior_s": 1e-6})
     for seed in SEEDS[:3]:
         model = WorkflowModel(scenario, rng=seed, speeds={"w": FixedRate(1e12)})
         model.run_until(scenario.horizon_s)
@@ -42,7 +43,7 @@ def test_instant_backend_and_tools_leave_nothing_to_wait_for() -> None:
         assert summary["share_waiting_tool"] == 0.0
         assert summary["share_waiting_queue"] == 0.0
         assert summary["share_waiting_ttft"] == 0.0
-        # the agent is never slower than the flow threshold: nobody leaves, nobody pays to come back
+        # the agent is never slower than anyone's patience: nobody leaves, nobody pays to come back
         assert summary["share_switching"] == 0.0
         assert summary["share_other_work"] == 0.0 and summary["share_idle"] == 0.0
 
@@ -80,7 +81,7 @@ def test_share_of_wrong_first_attempts_matches_the_failure_probabilities() -> No
 
 
 def test_task_source_draws_match_the_task_mix() -> None:
-    scenario = Scenario()
+    scenario = Scenario().with_overrides({"task_mix.sizing": "difficulty"})
     mix = scenario.task_mix
     reps = 10
     per_rep: dict[str, list[float]] = {d: [] for d in mix.difficulty_names}
@@ -100,6 +101,33 @@ def test_task_source_draws_match_the_task_mix() -> None:
     assert abs(np.mean(share_easy) - mix.shares()[0]) <= 4 * se
 
 
+def test_effort_sized_tasks_match_their_buckets_and_turn_law() -> None:
+    # With effort sizing a task's class is its METR-sized effort's bucket, and log(turns) − the law's
+    # log median is the turns' normal noise (mean 0, sd turns_log_sd), whatever the effort.
+    scenario = Scenario()
+    mix = scenario.task_mix
+    assert mix.sizing == "effort"
+    reps = 10
+    shares: list[list[float]] = []
+    residual_means, residual_sds = [], []
+    for rep in range(reps):
+        source = TaskSource(np.random.SeedSequence(rep), 0, mix, scenario.developer)
+        tasks = [source.next() for _ in range(1600)]
+        shares.append([sum(t.difficulty == d for t in tasks) / len(tasks) for d in mix.difficulty_names])
+        for t in tasks:
+            assert t.difficulty == mix.difficulty_of(t.effort_s)
+        big = [t for t in tasks if mix.turns_median(t.effort_s) >= 20]  # rounding to whole turns negligible
+        z = [math.log(t.base_turns / mix.turns_median(t.effort_s)) for t in big]
+        residual_means.append(float(np.mean(z)))
+        residual_sds.append(float(np.std(z, ddof=1)))
+    observed = np.array(shares)
+    se = observed.std(axis=0, ddof=1) / math.sqrt(reps)
+    assert (np.abs(observed.mean(axis=0) - np.array(mix.shares())) <= 4 * se + 1e-9).all()
+    m_se = np.std(residual_means, ddof=1) / math.sqrt(reps)
+    assert abs(np.mean(residual_means)) <= 4 * m_se + 0.01  # + rounding to whole turns
+    assert abs(np.mean(residual_sds) - mix.turns_log_sd) <= 4 * np.std(residual_sds, ddof=1) / math.sqrt(reps) + 0.01
+
+
 def test_attending_developers_wait_exactly_the_pool_timelines() -> None:
     # Ten developers who never leave their agent share one two-slot replica: requests queue, and
     # every second of each request's queue, prefill and decode is someone's wait.
@@ -111,7 +139,11 @@ def test_attending_developers_wait_exactly_the_pool_timelines() -> None:
         "background_streams_per_replica": 0,
     }
     scenario = Scenario(developers=10, horizon_s=3 * 3600.0, backends={"gpu": tight}).with_overrides(
-        {"developer.attention.flow_threshold_s": float("inf")}
+        {
+            "developer.attention.rule": "threshold",
+            "developer.attention.flow_threshold_s": float("inf"),
+            "developer.fixing.escape_delay_s": 1e9,  # no rework takes anyone away from their agent
+        }
     )
     result = simulate(scenario, 3)
     requests, ledger = result.requests, result.ledger_wide()

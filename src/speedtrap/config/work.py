@@ -82,9 +82,10 @@ class TaskMix(Spec):
         "(no size; the model before effort sizing, which the analytic model covers).",
     )
     effort_s: LogNormal = Field(
-        default=LogNormal(median=4_200.0, sigma=0.9),
-        description="Seconds an experienced developer needs to do a task by hand: log-normal, "
-        "median ≈70 min, log-sd ≈0.9 (METR 2025 RCT, implementation times of its 246 issues).",
+        default=LogNormal(median=4_494.0, sigma=0.806),
+        description="Seconds an experienced developer needs to do a task by hand: log-normal, median "
+        "74.9 min, log-sd 0.806 — the total times (to pull request plus after review) of the 110 "
+        "AI-disallowed issues of METR's 2025 RCT, computed from its released data.",
     )
     reference_effort_s: float = Field(
         default=1_800.0,
