@@ -20,7 +20,7 @@ def test_default_scenario_is_valid_and_documented() -> None:
     assert s.backends["gpu-batched"] == backend_preset("gpu-batched")
     assert isinstance(s.policy, AlwaysSpec)
     assert s.horizon_s == 5 * WORKDAY_S == 144_000.0
-    assert s.developer_days == 200.0
+    assert s.developer_days == 100.0
 
 
 def test_headline_file_loads() -> None:
