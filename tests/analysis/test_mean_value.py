@@ -8,6 +8,7 @@ import math
 import pandas as pd
 import pytest
 
+from speedtrap.analysis.mean_value import ANALYTIC_RULES, scope_problems
 from speedtrap.analysis import (
     TaskTimeBreakdown,
     break_even_failure_multiplier,
@@ -20,7 +21,7 @@ from speedtrap.config.ledger import LEDGER_CATEGORIES
 from speedtrap.serving.pricing import request_cost_usd
 from speedtrap.serving.replica import ReplicaPhysics
 
-HEADLINE = Scenario()  # the documented defaults: gpu-batched, one session at a time
+HEADLINE = Scenario().with_overrides(ANALYTIC_RULES)  # the defaults under the model's rules
 
 
 def deterministic(**overrides: object) -> Scenario:
@@ -34,6 +35,7 @@ def deterministic(**overrides: object) -> Scenario:
             }
         },
         task_mix={
+            "sizing": "difficulty",
             "difficulties": {"only": {"share": 1.0, "turns_mean": 10.0}},
             "turns_log_sd": 0.0,
             "initial_context_tokens": {"median": 50_000.0},
@@ -44,6 +46,8 @@ def deterministic(**overrides: object) -> Scenario:
         developer={
             "prompt_s": {"median": 60.0},
             "checkin_every_turns": 4,
+            "checkin_random": False,
+            "attention": {"rule": "threshold", "other_work_prob": 0.5},
             "checkin_s": {"median": 20.0},
             "review": {"base_s": 30.0, "s_per_kilotoken": 10.0, "sigma": 0.0},
         },
@@ -296,15 +300,28 @@ def test_out_of_scope_inputs_are_refused(overrides: dict, message: str) -> None:
         expected_task_time(HEADLINE.with_overrides(overrides))
 
 
+def test_the_calibrated_rules_are_outside_the_scope_and_named() -> None:
+    problems = scope_problems(Scenario())
+    assert any("task_mix.sizing" in p for p in problems)
+    assert any("developer.attention.rule" in p for p in problems)
+    with pytest.raises(ValueError, match="outside the analytic model's scope: task_mix.sizing"):
+        expected_task_time(Scenario())
+    assert scope_problems(HEADLINE) == []
+    with pytest.raises(ValueError, match="policy 'manual'"):
+        expected_task_time(
+            Scenario().with_overrides({**ANALYTIC_RULES, "task_mix.sizing": "effort"}).with_backend("manual")
+        )
+
+
 def test_bad_arguments_are_refused() -> None:
     two = Scenario(
         backends={"a": "gpu-batched", "b": "wafer-distilled"}, policy={"kind": "always", "backend": "a"}
-    )
+    ).with_overrides(ANALYTIC_RULES)
     assert expected_task_time(two).backend == "a"
     routed = Scenario(
         backends={"a": "gpu-batched", "b": "wafer-distilled"},
         policy={"kind": "by_difficulty", "routes": {"easy": "b", "medium": "a", "hard": "a"}},
-    )
+    ).with_overrides(ANALYTIC_RULES)
     with pytest.raises(ValueError, match="several backends"):
         expected_task_time(routed)
     assert expected_task_time(routed, "b").backend == "b"

@@ -3,7 +3,20 @@ break-even failure multiplier of a faster backend (pure functions; no simulation
 
 Scope
 -----
-One developer working one agent session at a time (``max_parallel_sessions = 1``), every session
+The rules the model follows are the workflow model's rules **before effort sizing and the
+expected-wait attention rule**: a scenario is inside its scope when ``task_mix.sizing =
+"difficulty"``, ``developer.attention.rule = "threshold"``, ``developer.checkin_random = false``,
+``developer.delegated_fraction = 1``, no ``parallel_sessions_probs`` and a policy other than
+``manual``; :func:`scope_problems` names what takes a scenario outside, :func:`expected_task_time`
+refuses such a scenario, and :data:`ANALYTIC_RULES` are the overrides that put a scenario inside.
+**Not covered** (the simulation covers them): tasks sized by human effort (turns, classes and
+fix times that follow the size), attention by expected wait with patience drawn per developer and
+episode, switching costs into other work and the short-suspension resumption curve, geometric
+agent stretches, hybrid hand work and working without AI. The calibrated defaults are outside the
+scope; the model describes the simpler rules exactly, and its break-even multipliers are those of
+the simpler rules.
+
+Within those rules: one developer working one agent session at a time (``max_parallel_sessions = 1``), every session
 on one backend and tier, **uncontended**: no queue, and each decode runs at batch
 B = 1 + min(background streams, batch cap − 1) — what the serving pool does when each request
 has a replica's own-stream slots to itself (as long as developers ≤ replicas). By
@@ -119,12 +132,46 @@ from speedtrap.serving.pricing import TOKENS_PER_MTOK
 from speedtrap.serving.replica import ReplicaPhysics
 
 __all__ = [
+    "ANALYTIC_RULES",
     "Metric",
     "TaskTimeBreakdown",
     "break_even_failure_multiplier",
     "break_even_grid",
     "expected_task_time",
+    "scope_problems",
 ]
+
+ANALYTIC_RULES: dict[str, object] = {
+    "task_mix.sizing": "difficulty",
+    "developer.attention.rule": "threshold",
+    "developer.attention.other_work_prob": 0.5,
+    "developer.checkin_every_turns": 15,
+    "developer.checkin_random": False,
+    "developer.delegated_fraction": 1.0,
+    "developer.attention.parallel_sessions_probs": None,
+}
+"""Overrides that put a scenario under the rules this model follows (those of the workflow model
+before effort sizing and expected waits, with its defaults of the time: an even split of breaks
+between other work and idleness, a check-in every 15 turns)."""
+
+
+def scope_problems(scenario: Scenario) -> list[str]:
+    """What takes ``scenario`` outside the analytic model's rules (empty: inside)."""
+    dev, mix = scenario.developer, scenario.task_mix
+    problems = []
+    if mix.sizing != "difficulty":
+        problems.append("task_mix.sizing must be 'difficulty' (tasks sized by effort are not covered)")
+    if dev.attention.rule != "threshold":
+        problems.append("developer.attention.rule must be 'threshold' (attention by expected wait is not covered)")
+    if dev.checkin_random:
+        problems.append("developer.checkin_random must be false (geometric agent stretches are not covered)")
+    if dev.delegated_fraction != 1.0:
+        problems.append("developer.delegated_fraction must be 1 (hybrid hand work is not covered)")
+    if dev.attention.parallel_sessions_probs is not None:
+        problems.append("developer.attention.parallel_sessions_probs must be unset (one session at a time)")
+    if scenario.policy.kind == "manual":
+        problems.append("policy 'manual' (no AI) is not covered")
+    return problems
 
 
 Metric = Literal["tasks_per_dev_day", "usd_per_task"]
@@ -228,6 +275,12 @@ def expected_task_time(scenario: Scenario, backend: str | Backend | None = None)
     routing between several backends when ``backend`` is not given, and when every tool call is
     malformed (no session would end).
     """
+    problems = scope_problems(scenario)
+    if problems:
+        raise ValueError(
+            "outside the analytic model's scope: " + "; ".join(problems)
+            + " (scenario.with_overrides(ANALYTIC_RULES) puts it inside)"
+        )
     name, spec, tier = _resolve(scenario, backend)
     return _TaskModel(scenario, name, spec, tier).breakdown()
 
