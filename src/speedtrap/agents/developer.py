@@ -119,6 +119,8 @@ class Developer(mesa.Agent):
         self._other_left_s = model.time  # left other work at the start of the day
         self._hybrid_event: Event | None = None
         self._hybrid_task: Task | None = None
+        self.closed_stretches: list[tuple[int, int, float, float, float]] = []
+        """(task, attempt, hand-off, need, back) of the agent stretches of closed sessions."""
         self.resumptions: list[tuple[float, float]] = []
         """(time away, overhead) of every resumption charged, seconds."""
         self.activity = IDLE
@@ -421,6 +423,7 @@ class Developer(mesa.Agent):
 
     def _close(self, session: Session) -> None:
         self.sessions.remove(session)
+        self.closed_stretches.extend((session.task.index, session.attempt, *row) for row in session.stretches)
         session.remove()
 
     def _after_review(self) -> None:

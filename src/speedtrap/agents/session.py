@@ -70,6 +70,8 @@ class Session(mesa.Agent):
         self.output_tokens = 0
         self.need = 0
         self.left_at: float | None = None
+        self.stretches: list[list[float]] = []
+        """[hand-off, agent's next need, next hand-off] of every agent stretch, seconds (inf: not yet)."""
         self.idle_at_leave_s = 0.0
         self.turn_start_s = model.time
         self.request: Request | None = None
@@ -98,6 +100,11 @@ class Session(mesa.Agent):
 
     def advance(self) -> None:
         """Run the next turn (the developer has handed the session to the agent)."""
+        now = self.model.time
+        log = self.stretches
+        if log:
+            log[-1][2] = now  # the developer handed the session back
+        log.append([now, INF, INF])
         self.need = 0
         self._start_turn()
 
@@ -168,6 +175,7 @@ class Session(mesa.Agent):
             tool_s = 0.0
         else:
             tool_s = draws.tool_s[k]
+        task.tool_s += tool_s
         self.tool_end_s = now + tool_s
         self.model.schedule_event(self._on_tool_done, after=tool_s)
 
@@ -178,9 +186,11 @@ class Session(mesa.Agent):
         self.request = None
         if self.turns_done >= self.planned_turns:
             self.need = REVIEW
+            self.stretches[-1][1] = self.model.time
             dev.take_session(self)
         elif self.turns_done >= self.next_checkin:
             self.need = CHECKIN
+            self.stretches[-1][1] = self.model.time
             self.next_checkin = self._stretch_end(self.turns_done)
             dev.take_session(self)
         else:

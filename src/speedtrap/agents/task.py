@@ -71,6 +71,7 @@ class Task:
         "start_s",
         "surfaced_s",
         "tiers",
+        "tool_s",
         "turns",
         "u_detect",
         "u_fail",
@@ -119,6 +120,7 @@ class Task:
         self.manual_left_s = manual_s
         self.manual_done_s = 0.0
         self.rework_spent_s = 0.0
+        self.tool_s = 0.0
         self.seed_entropy = seed_entropy
         self.seed_key = seed_key
         self.owner: Developer | None = None

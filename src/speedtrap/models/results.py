@@ -127,6 +127,7 @@ TASK_COLUMNS: dict[str, str] = {
     "surfaced_s": "float64",
     "rework_done_s": "float64",
     "manual_s": "float64",
+    "tool_s": "float64",
     "rework_s": "float64",
     "rework_spent_s": "float64",
 }
@@ -138,7 +139,7 @@ escaped (accepted defective, rework not done) / reworked / open; ``fixed_by`` ha
 token and cost columns sum over all attempts' finished requests; ``backend`` and ``tier`` list
 those used, in order of first use, joined by "+"; ``surfaced_s`` / ``rework_done_s`` are when an
 escaped defect surfaced and its rework ended (NaN if not within the horizon); ``manual_s`` the
-seconds of hand work done on it; ``rework_s`` the rework its escaped defect costs (drawn
+seconds of hand work done on it; ``tool_s`` the seconds its agent turns spent in tool calls; ``rework_s`` the rework its escaped defect costs (drawn
 whether or not it escapes) and ``rework_spent_s`` the rework charged to it by the horizon."""
 
 
@@ -154,6 +155,9 @@ class RunResult:
     * ``backend_stats``: per backend, time-averaged own streams in service and utilization.
     * ``trace``: every charged ledger interval (developer, task, category, start_s, end_s), or
       ``None`` unless the run was traced.
+    * ``stretches``: one row per agent stretch — developer, task, attempt, ``handoff_s`` (the
+      developer hands the session to the agent), ``need_s`` (the agent stops for a check-in or
+      review; NaN if not by the horizon) and ``back_s`` (the developer hands it back; NaN if never).
     """
 
     scenario: Scenario
@@ -164,6 +168,7 @@ class RunResult:
     requests: pd.DataFrame
     backend_stats: pd.DataFrame
     trace: pd.DataFrame | None = None
+    stretches: pd.DataFrame | None = None
 
     def ledger_wide(self) -> pd.DataFrame:
         """The ledger as a developer × category table of seconds."""
@@ -262,6 +267,7 @@ def tasks_frame(tasks: list) -> pd.DataFrame:  # list[Task]
         "surfaced_s": [t.surfaced_s for t in tasks],
         "rework_done_s": [t.rework_done_s for t in tasks],
         "manual_s": [t.manual_done_s for t in tasks],
+        "tool_s": [t.tool_s for t in tasks],
         "rework_s": [t.rework_s for t in tasks],
         "rework_spent_s": [t.rework_spent_s for t in tasks],
     }
@@ -304,6 +310,19 @@ def backend_stats_frame(model: WorkflowModel) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def stretches_frame(model: WorkflowModel) -> pd.DataFrame:
+    """Every agent stretch of the run (see :class:`RunResult`), closed sessions first."""
+    rows = []
+    for dev in model.developers:
+        rows.extend((dev.index, *row) for row in dev.closed_stretches)
+        for session in dev.sessions:
+            rows.extend((dev.index, session.task.index, session.attempt, *r) for r in session.stretches)
+    frame = pd.DataFrame(rows, columns=["developer", "task", "attempt", "handoff_s", "need_s", "back_s"])
+    for column in ("need_s", "back_s"):
+        frame[column] = frame[column].astype("float64").replace(math.inf, math.nan)
+    return frame
+
+
 def build_result(model: WorkflowModel) -> RunResult:
     """Assemble a :class:`RunResult` from a model (its developers already charged up to now)."""
     return RunResult(
@@ -315,4 +334,5 @@ def build_result(model: WorkflowModel) -> RunResult:
         requests=requests_frame(model),
         backend_stats=backend_stats_frame(model),
         trace=model.ledger.trace_frame(),
+        stretches=stretches_frame(model),
     )

@@ -1,5 +1,6 @@
-"""``headline``: the three backends on the headline population — where the time goes, tasks per
-developer-day and $ per task, with 95% confidence intervals and differences paired by seed."""
+"""``headline``: the three backends and working without AI (``manual``) on the headline population —
+where the time goes, tasks per developer-day and $ per task, with 95% confidence intervals and
+differences paired by seed, against ``gpu-batched`` and against no AI."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from speedtrap.plots import plot_ledger, plot_outcome, save_figure
 
 MODEL = simulate_summary
 BASELINE = "gpu-batched"
+NO_AI = "manual"
 KEY_OUTCOMES = ("tasks_per_dev_day", "waiting_share", "fixing_share", "share_switching", "usd_per_task")
 
 
@@ -28,6 +30,11 @@ def analyze(table: pd.DataFrame, spec: Experiment, out: Path) -> Report:
     files = [out / "summary.csv", out / "paired.csv"]
     summary.to_csv(files[0], index=False)
     paired.to_csv(files[1], index=False)
+    vs_manual = None
+    if NO_AI in backends:
+        vs_manual = paired_differences(table, "backend", NO_AI, outcomes=["tasks_per_dev_day"])
+        files.append(out / "paired_vs_manual.csv")
+        vs_manual.to_csv(files[-1], index=False)
 
     scenario = spec.scenario
     ax = plot_ledger(
@@ -44,7 +51,7 @@ def analyze(table: pd.DataFrame, spec: Experiment, out: Path) -> Report:
     plot_outcome(table, "usd_per_task", "US$ per completed task", order=backends, ax=axes[1])
     files += save_figure(fig, out, "outcomes")
     plt.close(fig)
-    return Report(finding(summary, paired), files)
+    return Report(finding(summary, paired, vs_manual), files)
 
 
 def _mean(summary: pd.DataFrame, backend: str, outcome: str) -> float:
@@ -52,8 +59,9 @@ def _mean(summary: pd.DataFrame, backend: str, outcome: str) -> float:
     return float(row["mean"].iloc[0])
 
 
-def finding(summary: pd.DataFrame, paired: pd.DataFrame) -> str:
-    """The answer in words, with the numbers (shares in % of developer time, CIs at 95%)."""
+def finding(summary: pd.DataFrame, paired: pd.DataFrame, vs_manual: pd.DataFrame | None = None) -> str:
+    """The answer in words, with the numbers (shares in % of developer time, CIs at 95%, paired by
+    seed)."""
     base = {o: _mean(summary, BASELINE, o) for o in KEY_OUTCOMES}
     lines = [
         f"On {BASELINE} developers spend {100 * base['waiting_share']:.1f}% of their time waiting on the "
@@ -66,11 +74,21 @@ def finding(summary: pd.DataFrame, paired: pd.DataFrame) -> str:
         tasks = by.loc["tasks_per_dev_day"]
         cost = by.loc["usd_per_task"]
         fixing = by.loc["fixing_share"]
+        waiting = by.loc["waiting_share"]
+        price = f"${cost['level_mean']:.2f} per task ({cost['ratio']:.1f}× {BASELINE})" if backend != NO_AI else "no inference spend"
         lines.append(
             f"{backend}: {100 * (tasks['ratio'] - 1):+.1f}% tasks per developer-day "
             f"(paired difference {tasks['mean']:+.2f}, "
             f"95% CI {tasks['ci_low']:+.2f} to {tasks['ci_high']:+.2f}), "
-            f"fixing {100 * fixing['level_mean']:.1f}% of the time, ${cost['level_mean']:.2f} per task "
-            f"({cost['ratio']:.1f}× {BASELINE})."
+            f"waiting {100 * waiting['level_mean']:.1f}% of the time "
+            f"(paired difference {100 * waiting['mean']:+.1f} points, 95% CI {100 * waiting['ci_low']:+.1f} to "
+            f"{100 * waiting['ci_high']:+.1f}), fixing {100 * fixing['level_mean']:.1f}%, {price}."
         )
+    if vs_manual is not None:
+        for backend, rows in vs_manual.groupby("backend", sort=False):
+            tasks = rows.set_index("outcome").loc["tasks_per_dev_day"]
+            lines.append(
+                f"{backend} against no AI: {tasks['ratio']:.2f}× the tasks per developer-day of working by hand "
+                f"(paired difference {tasks['mean']:+.2f}, 95% CI {tasks['ci_low']:+.2f} to {tasks['ci_high']:+.2f})."
+            )
     return "\n".join(lines)
