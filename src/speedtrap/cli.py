@@ -614,6 +614,66 @@ def experiment(
     typer.echo("Wrote " + ", ".join(str(p) for p in report.files))
 
 
+# --- validate -----------------------------------------------------------------------------------
+
+validate_app = typer.Typer(help="Check the simulator against published measurements.", no_args_is_help=True)
+app.add_typer(validate_app, name="validate")
+
+
+@validate_app.command("workflow")
+def validate_workflow_command(
+    quick: Annotated[
+        bool, typer.Option("--quick", help="4 developers × 5 days per scenario instead of the files' sizes.")
+    ] = False,
+    replications: Annotated[int, typer.Option("--replications", min=2, help="Seeded replications.")] = 5,
+    seed: Annotated[int, typer.Option("--seed", help="First replication seed.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Run the workflow calibration scenarios (experiments/scenarios/headline.toml and metr.toml)
+    and print every target of src/speedtrap/validation/data/workflow_targets.csv: the published
+    value, the simulated mean with its 95% t interval over the replications, the relative error
+    and pass/fail within the tolerance fixed in the table.
+
+    JSON (schema_version 1): {"schema_version", "replications", "passed", "targets": [{"id",
+    "scenario", "unit", "published", "simulated", "ci_low", "ci_high", "n", "relative_error",
+    "tolerance", "passed", "source"}]}."""
+    from speedtrap.validation.workflow import default_scenarios, validate_workflow
+
+    with bad_input_exits():
+        scenarios = default_scenarios(HEADLINE_SCENARIO.parents[2], quick=quick)
+    check = validate_workflow(scenarios, range(seed, seed + replications))
+    table = check.table
+    if as_json:
+        print_json(
+            {
+                "schema_version": JSON_SCHEMA_VERSION,
+                "replications": replications,
+                "passed": check.passed,
+                "targets": [{k: _json_number(v) for k, v in row.items()} for row in table.to_dict("records")],
+            }
+        )
+        return
+    rows = [
+        (
+            r.id,
+            f"{r.published:.4g} {r.unit}",
+            f"{r.simulated:.4g} [{r.ci_low:.4g}, {r.ci_high:.4g}]",
+            f"{100 * r.relative_error:+.0f}%",
+            r.tolerance,
+            "pass" if r.passed else "MISS",
+        )
+        for r in table.itertuples()
+    ]
+    print_table(
+        f"Workflow calibration: {check.passed} of {len(table)} targets within tolerance "
+        f"({replications} replications; simulated = mean [95% t interval])",
+        ["target", "published", "simulated", "error", "tolerance", "result"],
+        rows,
+    )
+    if replications < 5:
+        typer.echo(f"Note: {replications} replications give intervals that cannot mean much; use 5 or more.")
+
+
 # --- entry point ------------------------------------------------------------------------------
 
 

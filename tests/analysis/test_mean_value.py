@@ -8,14 +8,13 @@ import math
 import pandas as pd
 import pytest
 
-from speedtrap.analysis.mean_value import ANALYTIC_RULES, scope_problems
 from speedtrap.analysis import (
     TaskTimeBreakdown,
     break_even_failure_multiplier,
     break_even_grid,
     expected_task_time,
 )
-from speedtrap.analysis.mean_value import _backends_compared
+from speedtrap.analysis.mean_value import ANALYTIC_RULES, _backends_compared, scope_problems
 from speedtrap.config import Scenario
 from speedtrap.config.ledger import LEDGER_CATEGORIES
 from speedtrap.serving.pricing import request_cost_usd

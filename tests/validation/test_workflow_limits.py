@@ -125,7 +125,10 @@ def test_effort_sized_tasks_match_their_buckets_and_turn_law() -> None:
     assert (np.abs(observed.mean(axis=0) - np.array(mix.shares())) <= 4 * se + 1e-9).all()
     m_se = np.std(residual_means, ddof=1) / math.sqrt(reps)
     assert abs(np.mean(residual_means)) <= 4 * m_se + 0.01  # + rounding to whole turns
-    assert abs(np.mean(residual_sds) - mix.turns_log_sd) <= 4 * np.std(residual_sds, ddof=1) / math.sqrt(reps) + 0.01
+    assert (
+        abs(np.mean(residual_sds) - mix.turns_log_sd)
+        <= 4 * np.std(residual_sds, ddof=1) / math.sqrt(reps) + 0.01
+    )
 
 
 def test_attending_developers_wait_exactly_the_pool_timelines() -> None:

@@ -75,7 +75,11 @@ def finding(summary: pd.DataFrame, paired: pd.DataFrame, vs_manual: pd.DataFrame
         cost = by.loc["usd_per_task"]
         fixing = by.loc["fixing_share"]
         waiting = by.loc["waiting_share"]
-        price = f"${cost['level_mean']:.2f} per task ({cost['ratio']:.1f}× {BASELINE})" if backend != NO_AI else "no inference spend"
+        price = (
+            f"${cost['level_mean']:.2f} per task ({cost['ratio']:.1f}× {BASELINE})"
+            if backend != NO_AI
+            else "no inference spend"
+        )
         lines.append(
             f"{backend}: {100 * (tasks['ratio'] - 1):+.1f}% tasks per developer-day "
             f"(paired difference {tasks['mean']:+.2f}, "

@@ -1,0 +1,1 @@
+"""Published measurements as data, and the comparisons behind ``speedtrap validate``."""

@@ -1,0 +1,178 @@
+"""The workflow model against published measurements of developers and coding agents.
+
+The targets live in ``data/workflow_targets.csv`` (published value, the source, how the source
+computed it, how speedtrap computes it, and a tolerance fixed before any run): one row per target,
+each on one of two scenarios — ``headline`` (experiments/scenarios/headline.toml: today's agentic
+developer, compared with Claude Code and Codex traces) and ``metr`` (experiments/scenarios/metr.toml:
+METR's 2025 trial, run with AI and by hand on the same seeds). :func:`validate_workflow` runs both
+over seeded replications and returns one row per target with the simulated mean, its 95% t
+interval over replications, the relative error and pass/fail.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from speedtrap.config.scenario import Scenario
+from speedtrap.models.results import ACCEPTED_OUTCOMES, RunResult
+from speedtrap.models.workflow import simulate
+
+__all__ = ["TARGETS_FILE", "WorkflowCheck", "load_targets", "run_statistics", "validate_workflow"]
+
+TARGETS_FILE = "workflow_targets.csv"
+
+
+def load_targets() -> pd.DataFrame:
+    """The calibration targets table (``data/workflow_targets.csv``)."""
+    with resources.files("speedtrap.validation.data").joinpath(TARGETS_FILE).open("rb") as f:
+        return pd.read_csv(f)
+
+
+def _task_time_share(result: RunResult, category: str) -> float:
+    wide = result.ledger_wide().sum()
+    on_tasks = float(wide.sum() - wide["other_work"] - wide["idle"])
+    if category == "waiting":
+        part = float(sum(wide[c] for c in wide.index if str(c).startswith("waiting_")))
+    else:
+        part = float(wide[category])
+    return part / on_tasks if on_tasks > 0 else math.nan
+
+
+def headline_statistics(result: RunResult) -> dict[str, float]:
+    """The ``headline`` targets' statistics of one run."""
+    st = result.stretches
+    assert st is not None
+    agent = (st["need_s"] - st["handoff_s"]).dropna()
+    human = (st["back_s"] - st["need_s"]).dropna()
+    req = result.requests
+    llm = float((req["done_s"] - req["arrival_s"]).sum())
+    tool = float(result.tasks["tool_s"].sum())
+    tasks = result.tasks
+    return {
+        "agent_stretch_median": float(agent.median()),
+        "agent_stretch_p90": float(agent.quantile(0.9)),
+        "human_response_median": float(human.median()),
+        "llm_share_of_agent_time": llm / (llm + tool) if llm + tool > 0 else math.nan,
+        "request_median": float((req["done_s"] - req["arrival_s"]).median()),
+        "cached_share_of_input_tokens": float(tasks["cached_tokens"].sum() / tasks["input_tokens"].sum()),
+        "human_turns_per_session": float(st.groupby(["developer", "task", "attempt"]).size().mean()),
+    }
+
+
+def metr_statistics(with_ai: RunResult, by_hand: RunResult) -> dict[str, float]:
+    """The ``metr`` targets' statistics of one seed run with AI and by hand."""
+    done = ["developer", "task", "lead_time_s"]
+    a = with_ai.tasks[with_ai.tasks["outcome"].isin(ACCEPTED_OUTCOMES)][done]
+    m = by_hand.tasks[by_hand.tasks["outcome"].isin(ACCEPTED_OUTCOMES)][done]
+    both = a.merge(m, on=["developer", "task"], suffixes=("_ai", "_manual"))
+    log_ratio = np.log(both["lead_time_s_ai"].to_numpy()) - np.log(both["lead_time_s_manual"].to_numpy())
+    return {
+        "ai_vs_manual_time_ratio": float(np.exp(log_ratio.mean())) if len(both) else math.nan,
+        "waiting_share_of_task_time": _task_time_share(with_ai, "waiting"),
+        "reviewing_share_of_task_time": _task_time_share(with_ai, "reviewing"),
+        "fixing_share_of_task_time": _task_time_share(with_ai, "fixing"),
+        "manual_task_time_median": float(m["lead_time_s"].median() / 60.0),
+    }
+
+
+def run_statistics(scenarios: dict[str, Scenario], seeds: Sequence[int]) -> pd.DataFrame:
+    """One row per (scenario, seed) with every target statistic of that scenario."""
+    rows = []
+    for seed in seeds:
+        if "headline" in scenarios:
+            result = simulate(scenarios["headline"], seed)
+            rows.append({"scenario": "headline", "seed": seed, **headline_statistics(result)})
+        if "metr" in scenarios:
+            metr = scenarios["metr"]
+            stats_ = metr_statistics(simulate(metr, seed), simulate(metr.with_backend("manual"), seed))
+            rows.append({"scenario": "metr", "seed": seed, **stats_})
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class WorkflowCheck:
+    """The outcome of :func:`validate_workflow`: one row per target (``table``) and the per-seed runs."""
+
+    table: pd.DataFrame
+    runs: pd.DataFrame
+
+    @property
+    def passed(self) -> int:
+        return int(self.table["passed"].sum())
+
+
+def _passes(row: pd.Series, value: float) -> bool:
+    if not math.isfinite(value):
+        return False
+    kind = row["tolerance_kind"]
+    if kind == "inside_interval":
+        return bool(row["low"] <= value <= row["high"])
+    if kind == "absolute":
+        return abs(value - row["published"]) <= row["tolerance"]
+    if kind == "relative":
+        return abs(value / row["published"] - 1.0) <= row["tolerance"]
+    raise ValueError(f"unknown tolerance kind {kind!r}")
+
+
+def validate_workflow(
+    scenarios: dict[str, Scenario], seeds: Sequence[int], targets: pd.DataFrame | None = None
+) -> WorkflowCheck:
+    """Run the calibration scenarios over ``seeds`` and compare each target's simulated mean (with
+    a 95% t interval over the replications) with its published value and pre-declared tolerance."""
+    targets = load_targets() if targets is None else targets
+    targets = targets[targets["scenario"].isin(scenarios)]
+    runs = run_statistics(scenarios, seeds)
+    rows = []
+    for _, row in targets.iterrows():
+        values = runs.loc[runs["scenario"] == row["scenario"], row["statistic"]].dropna().to_numpy(float)
+        n = len(values)
+        mean = float(values.mean()) if n else math.nan
+        if n >= 2:
+            half = float(stats.t.ppf(0.975, n - 1) * values.std(ddof=1) / math.sqrt(n))
+        else:
+            half = math.nan
+        rows.append(
+            {
+                "id": row["id"],
+                "scenario": row["scenario"],
+                "unit": row["unit"],
+                "published": row["published"],
+                "simulated": mean,
+                "ci_low": mean - half,
+                "ci_high": mean + half,
+                "n": n,
+                "relative_error": mean / row["published"] - 1.0 if row["published"] else math.nan,
+                "tolerance": _tolerance_text(row),
+                "passed": _passes(row, mean),
+                "source": row["source"],
+            }
+        )
+    return WorkflowCheck(pd.DataFrame(rows), runs)
+
+
+def _tolerance_text(row: pd.Series) -> str:
+    kind = row["tolerance_kind"]
+    if kind == "inside_interval":
+        return f"in [{row['low']:g}, {row['high']:g}]"
+    if kind == "absolute":
+        return f"±{row['tolerance']:g} {row['unit']}"
+    return f"±{100 * row['tolerance']:g}%"
+
+
+def default_scenarios(root: Path, *, quick: bool = False) -> dict[str, Scenario]:
+    """The two calibration scenarios from ``root/experiments/scenarios`` (quick: 4 developers × 5 days)."""
+    found = {}
+    for name in ("headline", "metr"):
+        scenario = Scenario.from_toml(root / "experiments" / "scenarios" / f"{name}.toml")
+        if quick:
+            scenario = scenario.with_overrides({"developers": 4, "horizon_s": 5 * scenario.workday_s})
+        found[name] = scenario
+    return found
