@@ -303,7 +303,7 @@ def test_the_calibrated_rules_are_outside_the_scope_and_named() -> None:
     problems = scope_problems(Scenario())
     assert any("task_mix.sizing" in p for p in problems)
     assert any("developer.attention.rule" in p for p in problems)
-    with pytest.raises(ValueError, match="outside the analytic model's scope: task_mix.sizing"):
+    with pytest.raises(ValueError, match=r"outside the analytic model's scope: task_mix\.sizing"):
         expected_task_time(Scenario())
     assert scope_problems(HEADLINE) == []
     with pytest.raises(ValueError, match="policy 'manual'"):

@@ -61,7 +61,7 @@ def test_effort_sizing_buckets_meters_tasks_by_swe_bench_time_classes() -> None:
 
 
 def test_effort_sizing_needs_increasing_bounds() -> None:
-    with pytest.raises(ValueError, match="difficulties.easy.max_effort_s"):
+    with pytest.raises(ValueError, match=r"difficulties\.easy\.max_effort_s"):
         TaskMix(difficulties={"easy": {"share": 1.0}, "hard": {}})
     with pytest.raises(ValueError, match="bounds must increase"):
         TaskMix(difficulties={"a": {"max_effort_s": 100.0}, "b": {"max_effort_s": 50.0}, "c": {}})

@@ -431,7 +431,6 @@ class Developer(mesa.Agent):
         assert session is not None
         task, attempt = session.task, session.attempt
         self._close(session)
-        now = self.model.time
         if not session.wrong:
             if attempt > 0:
                 task.fixed_by = "repair"

@@ -16,7 +16,8 @@ agent stretches, hybrid hand work and working without AI. The calibrated default
 scope; the model describes the simpler rules exactly, and its break-even multipliers are those of
 the simpler rules.
 
-Within those rules: one developer working one agent session at a time (``max_parallel_sessions = 1``), every session
+Within those rules: one developer working one agent session at a time
+(``max_parallel_sessions = 1``), every session
 on one backend and tier, **uncontended**: no queue, and each decode runs at batch
 B = 1 + min(background streams, batch cap − 1) — what the serving pool does when each request
 has a replica's own-stream slots to itself (as long as developers ≤ replicas). By
@@ -162,7 +163,9 @@ def scope_problems(scenario: Scenario) -> list[str]:
     if mix.sizing != "difficulty":
         problems.append("task_mix.sizing must be 'difficulty' (tasks sized by effort are not covered)")
     if dev.attention.rule != "threshold":
-        problems.append("developer.attention.rule must be 'threshold' (attention by expected wait is not covered)")
+        problems.append(
+            "developer.attention.rule must be 'threshold' (attention by expected wait is not covered)"
+        )
     if dev.checkin_random:
         problems.append("developer.checkin_random must be false (geometric agent stretches are not covered)")
     if dev.delegated_fraction != 1.0:

@@ -122,11 +122,12 @@ class Attention(Spec):
     @model_validator(mode="after")
     def _probabilities(self) -> Attention:
         probs = self.parallel_sessions_probs
-        if probs is not None:
-            if any(not (0.0 <= p <= 1.0) for p in probs) or not math.isclose(sum(probs), 1.0, abs_tol=1e-6):
-                raise ValueError(
-                    f"parallel_sessions_probs must be probabilities of 1, 2, … sessions summing to 1, got {probs}"
-                )
+        if probs is not None and (
+            any(not (0.0 <= p <= 1.0) for p in probs) or not math.isclose(sum(probs), 1.0, abs_tol=1e-6)
+        ):
+            raise ValueError(
+                f"parallel_sessions_probs must be probabilities of 1, 2, … sessions summing to 1, got {probs}"
+            )
         return self
 
     def resumption_mean_s(self, away_s: float) -> float:

@@ -39,7 +39,9 @@ class Difficulty(Spec):
         default=None, gt=0, description="Relative weight in the task mix (sizing = 'difficulty')."
     )
     turns_mean: float | None = Field(
-        default=None, ge=1, description="Mean agent turns of a successful first session (sizing = 'difficulty')."
+        default=None,
+        ge=1,
+        description="Mean agent turns of a successful first session (sizing = 'difficulty').",
     )
 
 
@@ -167,7 +169,8 @@ class TaskMix(Spec):
             bounds = [self.difficulties[n].max_effort_s for n in names]
             if bounds[-1] is not None:
                 raise ValueError(
-                    f"difficulties.{names[-1]}.max_effort_s: the last class takes every larger task; leave it out"
+                    f"difficulties.{names[-1]}.max_effort_s: the last class takes every larger task; "
+                    "leave it out"
                 )
             last = 0.0
             for name, bound in zip(names[:-1], bounds[:-1], strict=True):
@@ -214,7 +217,9 @@ class TaskMix(Spec):
 
             mu, sigma = math.log(max(self.effort_s.median, 1e-300)), self.effort_s.sigma
             cdf = [
-                1.0 if d.max_effort_s is None else float(norm.cdf((math.log(d.max_effort_s) - mu) / sigma))
+                1.0
+                if d.max_effort_s is None
+                else float(norm.cdf((math.log(d.max_effort_s) - mu) / sigma))
                 if sigma > 0
                 else float(math.log(d.max_effort_s) >= mu)
                 for d in self.difficulties.values()

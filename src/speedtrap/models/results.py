@@ -135,11 +135,13 @@ TASK_COLUMNS: dict[str, str] = {
 developer's backlog; ``base_turns`` the pre-drawn turns of a successful first session;
 ``effort_s`` its human-effort size (drawn with either sizing; it sets class, turns and fix
 times only with effort sizing); ``outcome`` one of ok / fixed /
-escaped (accepted defective, rework not done) / reworked / open; ``fixed_by`` hand / repair / ""; ``turns`` and the
+escaped (accepted defective, rework not done) / reworked / open; ``fixed_by`` hand / repair / "";
+``turns`` and the
 token and cost columns sum over all attempts' finished requests; ``backend`` and ``tier`` list
 those used, in order of first use, joined by "+"; ``surfaced_s`` / ``rework_done_s`` are when an
 escaped defect surfaced and its rework ended (NaN if not within the horizon); ``manual_s`` the
-seconds of hand work done on it; ``tool_s`` the seconds its agent turns spent in tool calls; ``rework_s`` the rework its escaped defect costs (drawn
+seconds of hand work done on it; ``tool_s`` the seconds its agent turns spent in tool calls;
+``rework_s`` the rework its escaped defect costs (drawn
 whether or not it escapes) and ``rework_spent_s`` the rework charged to it by the horizon."""
 
 
@@ -202,7 +204,9 @@ class RunResult:
         out["waiting_share"] = sum(out[f"share_{c}"] for c in WAITING_CATEGORIES)
         out["fixing_share"] = out["share_fixing"]
         for outcome in ("ok", "fixed"):
-            out[f"{outcome}_share"] = float((accepted["outcome"] == outcome).sum()) / n_acc if n_acc else math.nan
+            out[f"{outcome}_share"] = (
+                float((accepted["outcome"] == outcome).sum()) / n_acc if n_acc else math.nan
+            )
         n_escaped = float(accepted["outcome"].isin(("escaped", "reworked")).sum())
         out["escaped_share"] = n_escaped / n_acc if n_acc else math.nan
         out["defects_surfaced"] = float(tasks["rework_done_s"].notna().sum())

@@ -32,7 +32,8 @@ class TaskSource:
     """Developer ``developer``'s endless backlog, drawn in blocks of :data:`BLOCK` tasks.
 
     Every task's intrinsic properties depend only on the root seed, the developer and the task's
-    index (with effort sizing, its class, turns and fix times follow from its human-effort size); the draws per block are fixed in number, so the stream is aligned across backends,
+    index (with effort sizing, its class, turns and fix times follow from its human-effort size);
+    the draws per block are fixed in number, so the stream is aligned across backends,
     policies and anything else that changes timing.
     """
 
@@ -50,7 +51,10 @@ class TaskSource:
         self._cum_shares = np.cumsum(task_mix.shares())
         self._index = {name: i for i, name in enumerate(self._names)}
         self._turn_medians = np.array(
-            [(d.turns_mean or 1.0) * np.exp(-0.5 * task_mix.turns_log_sd**2) for d in task_mix.difficulties.values()]
+            [
+                (d.turns_mean or 1.0) * np.exp(-0.5 * task_mix.turns_log_sd**2)
+                for d in task_mix.difficulties.values()
+            ]
         )
         self._attempts = spec.fixing.max_repair_sessions + 1
         self._queue: list[Task] = []

@@ -135,10 +135,7 @@ def validate_workflow(
         values = runs.loc[runs["scenario"] == row["scenario"], row["statistic"]].dropna().to_numpy(float)
         n = len(values)
         mean = float(values.mean()) if n else math.nan
-        if n >= 2:
-            half = float(stats.t.ppf(0.975, n - 1) * values.std(ddof=1) / math.sqrt(n))
-        else:
-            half = math.nan
+        half = float(stats.t.ppf(0.975, n - 1) * values.std(ddof=1) / math.sqrt(n)) if n >= 2 else math.nan
         rows.append(
             {
                 "id": row["id"],

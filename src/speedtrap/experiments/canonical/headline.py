@@ -85,14 +85,16 @@ def finding(summary: pd.DataFrame, paired: pd.DataFrame, vs_manual: pd.DataFrame
             f"(paired difference {tasks['mean']:+.2f}, "
             f"95% CI {tasks['ci_low']:+.2f} to {tasks['ci_high']:+.2f}), "
             f"waiting {100 * waiting['level_mean']:.1f}% of the time "
-            f"(paired difference {100 * waiting['mean']:+.1f} points, 95% CI {100 * waiting['ci_low']:+.1f} to "
+            f"(paired difference {100 * waiting['mean']:+.1f} points, "
+            f"95% CI {100 * waiting['ci_low']:+.1f} to "
             f"{100 * waiting['ci_high']:+.1f}), fixing {100 * fixing['level_mean']:.1f}%, {price}."
         )
     if vs_manual is not None:
         for backend, rows in vs_manual.groupby("backend", sort=False):
             tasks = rows.set_index("outcome").loc["tasks_per_dev_day"]
             lines.append(
-                f"{backend} against no AI: {tasks['ratio']:.2f}× the tasks per developer-day of working by hand "
-                f"(paired difference {tasks['mean']:+.2f}, 95% CI {tasks['ci_low']:+.2f} to {tasks['ci_high']:+.2f})."
+                f"{backend} against no AI: {tasks['ratio']:.2f}× the tasks per developer-day of working "
+                f"by hand (paired difference {tasks['mean']:+.2f}, "
+                f"95% CI {tasks['ci_low']:+.2f} to {tasks['ci_high']:+.2f})."
             )
     return "\n".join(lines)
