@@ -42,7 +42,8 @@ def test_bench_workflow_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     bench = load("bench_workflow")
     base = bench.Scenario.from_toml(bench.HEADLINE)
     team = bench.scaled(base, 100, 0.5)
-    assert (team.developers, team.backends["gpu-batched"].replicas) == (100, 20)  # 5 developers per replica
+    per = base.developers / base.backends["gpu-batched"].replicas
+    assert (team.developers, team.backends["gpu-batched"].replicas) == (100, round(100 / per))
     assert team.horizon_s == 0.5 * base.workday_s
     m = bench.measure(bench.scaled(base, 4, 0.02), seed=1)
     assert (m.developers, m.replicas, m.developer_days) == (4, 1, pytest.approx(0.08))

@@ -177,7 +177,13 @@ def test_headline_file_states_the_specs_defaults() -> None:
     headline = Scenario.from_toml(HEADLINE_SCENARIO)
     default_median = Scenario().developer.fixing.hand_fix_s.median  # the file rounds it to 0.01 s
     assert headline.developer.fixing.hand_fix_s.median == pytest.approx(default_median, abs=0.01)
-    same = {"name": "scenario", "policy.backend": None, "developer.fixing.hand_fix_s.median": default_median}
+    same = {
+        "name": "scenario",
+        "policy.backend": None,
+        "developer.fixing.hand_fix_s.median": default_median,
+        "developers": 20,  # the headline team and horizon are the file's own choice
+        "horizon_s": 144_000.0,
+    }
     assert headline.with_overrides(same) == Scenario()
 
 

@@ -51,7 +51,7 @@ def test_headline_finding_reports_every_backend_against_the_baseline(tmp_path: P
     written(tmp_path / "headline-quick", "headline")
     assert "gpu-fast: " in result.stdout and "wafer-distilled: " in result.stdout
     paired = pd.read_csv(tmp_path / "headline-quick" / "paired.csv")
-    assert set(paired["backend"]) == {"gpu-fast", "wafer-distilled"}
+    assert set(paired["backend"]) == {"gpu-fast", "wafer-distilled", "manual"}
     spec = load_spec("headline", quick=True)
     assert (paired["n"] == spec.replications).all()  # every pair matched by seed
 

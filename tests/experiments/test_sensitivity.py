@@ -140,8 +140,8 @@ def test_productivity_gap_runs_both_backends_on_the_same_seed() -> None:
     wafer = simulate_summary(scenario.with_backend(WAFER), 17)
     batched = simulate_summary(scenario.with_backend(BATCHED), 17)
     for key in GAP_KEYS:
-        assert gap[f"backend_{key}"] == wafer[key]
-        assert gap[f"baseline_{key}"] == batched[key]
+        np.testing.assert_equal(gap[f"backend_{key}"], wafer[key])  # NaN equals NaN here
+        np.testing.assert_equal(gap[f"baseline_{key}"], batched[key])
         if np.isfinite(wafer[key]) and np.isfinite(batched[key]):
             assert gap[f"gap_{key}"] == pytest.approx(wafer[key] - batched[key])
     rate = batched["tasks_per_dev_day"]
