@@ -1,7 +1,8 @@
 """The Developer agent: a small state machine that is always in exactly one activity.
 
 Every transition charges the time since the last one to the current activity (the ledger), so
-a developer's charges tile ``[0, now]``. The rules (docs/design.md "Work"):
+a developer's charges tile ``[0, now]``. The rules (README, "The workflow rules"; sources in
+docs/calibration.md):
 
 * A task starts with the developer writing its prompt (prompting); the agent then runs. With the
   ``expected_wait`` attention rule the developer estimates, at the hand-off and at every turn end,
@@ -107,12 +108,11 @@ class Developer(mesa.Agent):
         self.patience_s = float(att.patience_s.sample(rng, 1)[0])
         probs = att.parallel_sessions_probs
         if probs is None:
-            self.max_sessions = att.max_parallel_sessions
+            self._max_sessions = att.max_parallel_sessions
         else:
             u = float(rng.random())
             cum = np.cumsum(probs)
-            self.max_sessions = int(min(np.searchsorted(cum, u, side="right"), len(probs) - 1)) + 1
-        self._max_sessions = self.max_sessions
+            self._max_sessions = int(min(np.searchsorted(cum, u, side="right"), len(probs) - 1)) + 1
         self._episode_patience_s = self.patience_s
         self._turn_estimate: dict[object, float] = {}
         self._idle_total_s = 0.0
@@ -121,8 +121,6 @@ class Developer(mesa.Agent):
         self._hybrid_task: Task | None = None
         self.closed_stretches: list[tuple[int, int, float, float, float]] = []
         """(task, attempt, hand-off, need, back) of the agent stretches of closed sessions."""
-        self.resumptions: list[tuple[float, float]] = []
-        """(time away, overhead) of every resumption charged, seconds."""
         self.activity = IDLE
         self.since = model.time
         self.focus: Session | None = None
@@ -400,8 +398,6 @@ class Developer(mesa.Agent):
         mean_s = self._attention.resumption_mean_s(away_s)
         if mean_s > 0.0 and self._attention.resumption_random:
             mean_s = float(self._rng.exponential(mean_s))
-        if mean_s > 0.0:
-            self.resumptions.append((away_s, mean_s))
         return mean_s
 
     def _do_focus_step(self) -> None:

@@ -77,7 +77,7 @@ class Session(mesa.Agent):
         self.request: Request | None = None
         self.tool_end_s = INF
         self._draws = TurnDraws(task, attempt, mix, developer.spec)
-        self.checkin_every = self._checkin_every = developer.spec.checkin_every_turns
+        self._checkin_every = developer.spec.checkin_every_turns
         self._random_stretches = developer.spec.checkin_random
         self._stretches = 0
         self.next_checkin = self._stretch_end(0)

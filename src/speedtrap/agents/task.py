@@ -56,7 +56,6 @@ class Task:
         "input_tokens",
         "manual_done_s",
         "manual_left_s",
-        "manual_s",
         "outcome",
         "output_tokens",
         "owner",
@@ -116,7 +115,6 @@ class Task:
         self.rework_s = rework_s
         self.escape_delay_s = escape_delay_s
         self.effort_s = effort_s
-        self.manual_s = manual_s
         self.manual_left_s = manual_s
         self.manual_done_s = 0.0
         self.rework_spent_s = 0.0

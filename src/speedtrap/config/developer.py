@@ -39,10 +39,10 @@ class Attention(Spec):
     )
     patience_s: LogNormal = Field(
         default=LogNormal(median=60.0, sigma=0.7),
-        description="Per-developer median of the expected wait they sit through, seconds. See "
-        "docs/calibration.md: people notice a delay after ≈10 s (Nielsen) and most will not stay "
-        "on a wait of several minutes (build-wait studies); a median of 1 min with log-sd 0.7 puts "
-        "90% of developers between 24 s and 2.5 min.",
+        description="Per-developer median of the expected wait they sit through, seconds. "
+        "Assumption, bounded by sources in docs/calibration.md: people notice a delay after ≈10 s "
+        "(Nielsen) and builds of 2–10 min cost developers the most time (Google, C. Winter 2017); a "
+        "median of 1 min with log-sd 0.7 puts 90% of developers between 19 s and 3.2 min.",
     )
     patience_episode_sigma: float = Field(
         default=0.5,
