@@ -1,6 +1,6 @@
 """Benchmark: simulated developer-days per second of the workflow model on one core.
 
-Runs the headline scenario (experiments/scenarios/headline.toml: 20 developers × 5 days on
+Runs the headline scenario (experiments/scenarios/headline.toml: 10 developers × 20 days on
 gpu-batched) for a few seeds and prints (a) wall time, developer-days/s, Mesa events/s, agent
 turns per developer-day and events per turn; (b) how the cost grows with the team (developers
 10, 100, 1000 at a fixed horizon) and with the horizon (1, 5, 20 days at 20 developers), as
@@ -10,7 +10,7 @@ stock Mesa model, the project's ``EventModel``, SimPy), which carries over betwe
 than seconds do.
 
 The scaling runs keep each developer's load on the backend fixed: the fleet grows with the team
-(the headline's 4 replicas for 20 developers, so one replica per 5 developers). A developer-day
+(the headline's 4 replicas for 10 developers, so one replica per 2.5 developers). A developer-day
 is ``workday_s`` (8 h) of simulated working time. ``gc`` is the time spent in Python's cyclic
 garbage collector during the run, measured through ``gc.callbacks``.
 

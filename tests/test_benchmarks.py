@@ -46,7 +46,7 @@ def test_bench_workflow_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     assert (team.developers, team.backends["gpu-batched"].replicas) == (100, round(100 / per))
     assert team.horizon_s == 0.5 * base.workday_s
     m = bench.measure(bench.scaled(base, 4, 0.02), seed=1)
-    assert (m.developers, m.replicas, m.developer_days) == (4, 1, pytest.approx(0.08))
+    assert (m.developers, m.replicas, m.developer_days) == (4, round(4 / per), pytest.approx(0.08))
     assert m.turns > 20 and m.run_s > 0 and m.result_s > 0 and m.gc_s >= 0
     # a turn is at least a prefill end, a last token and a tool call: about 3 events
     assert 2.5 <= m.events_per_turn <= 4.5
@@ -55,7 +55,7 @@ def test_bench_workflow_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     sizes = ["--factor", "0.01", "--seeds", "2", "--developers", "2", "5", "--days", "1", "2"]
     bench.main([*sizes, "--reference-events", "2000"])
     out = capsys.readouterr().out.splitlines()
-    assert out[1].startswith("(a) headline: 20 developers x 0.05 days = 1 developer-days")
+    assert out[1].startswith("(a) headline: 10 developers x 0.2 days = 2 developer-days")
     assert [line.split(":")[0] for line in out[2:5]] == ["seed 0", "seed 1", "all seeds"]
     assert all("developer-days/s" in line and "events/s" in line for line in out[2:5])
     scaling = out.index(bench.SCALING_HEADER)

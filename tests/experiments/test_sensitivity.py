@@ -129,6 +129,7 @@ TINY_TWO_BACKENDS: dict[str, Any] = {
     "name": "tiny-two",
     "developers": 1,
     "horizon_s": 3600.0,
+    "task_mix": {"effort_s": {"median": 600.0, "sigma": 0.5}},  # small tasks: several finish in an hour
     "backends": {BATCHED: BATCHED, WAFER: WAFER},
     "policy": {"kind": "always", "backend": BATCHED},
 }
