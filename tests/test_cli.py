@@ -197,3 +197,28 @@ def test_demo_quick_writes_the_figure_and_table(tmp_path: Path) -> None:
     speeds = frame.set_index("backend")["mean_decode_tok_s"]
     assert speeds["gpu-batched"] < speeds["gpu-fast"] < speeds["wafer-distilled"]
     assert "Finding:" in result.stdout and "wafer-distilled" in result.stdout
+
+
+def _strict_json(text: str) -> object:
+    def refuse(constant: str) -> None:
+        raise ValueError(f"non-standard JSON constant {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_run_json_is_strict_when_an_outcome_has_no_value() -> None:
+    # every tool call malformed: no session ends, so there is no cost per task (null, not NaN)
+    sets = ["developers=2", "horizon_s=1800", "backends.gpu-batched.quality.tool_error_prob=1.0"]
+    result = runner.invoke(app, ["run", "--json", *(a for s in sets for a in ("--set", s))])
+    assert result.exit_code == 0, result.output
+    payload = _strict_json(result.stdout)
+    assert payload["summary"]["usd_per_task"] is None  # type: ignore[index]
+
+
+def test_an_error_raised_during_the_run_is_one_line_naming_the_field() -> None:
+    sets = ["developers=1", "horizon_s=600", "task_mix.output_tokens.median=1e12"]
+    result = runner.invoke(app, ["run", *(a for s in sets for a in ("--set", s))])
+    assert result.exit_code == 2
+    message = result.stderr.strip()
+    assert "\n" not in message and "could never be admitted" in message
+    assert "backends.gpu-batched" in message and "task_mix.output_tokens" in message

@@ -77,9 +77,21 @@ def bad_input_exits() -> Iterator[None]:
         fail(one_line(exc))
 
 
+def json_safe(value: Any) -> Any:
+    """``value`` with every NaN or infinite float replaced by ``None`` (JSON ``null``), recursively:
+    standard JSON has no NaN or Infinity, and strict parsers refuse them."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
 def print_json(payload: Any) -> None:
-    """Print ``payload`` as indented JSON on stdout."""
-    typer.echo(json.dumps(payload, indent=2))
+    """Print ``payload`` as indented, strict JSON on stdout (NaN and infinities become ``null``)."""
+    typer.echo(json.dumps(json_safe(payload), indent=2, allow_nan=False))
 
 
 def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
@@ -335,7 +347,7 @@ def run(
     """
     with bad_input_exits():
         scenario = load_scenario(scenario_file, backend=backend, sets=sets or ())
-    summary = simulate(scenario, seed).summary()
+        summary = simulate(scenario, seed).summary()  # a scenario that cannot run says why
     if json_out:
         print_json(
             {
@@ -406,7 +418,7 @@ def demo(
         scenario = load_scenario(path) if path else Scenario(name="headline")
         if quick:
             scenario = scenario.with_overrides({"developers": 2, "horizon_s": scenario.workday_s})
-    frame = demo_runs(scenario, seed)
+        frame = demo_runs(scenario, seed)
     out.mkdir(parents=True, exist_ok=True)
     frame.to_csv(out / "summary.csv", index=False)
     print_table(
@@ -527,6 +539,8 @@ def sweep(
         table = run_experiment(spec, executor=runner, results_dir=results_dir, progress=not json_out)
     except StoreMismatchError as exc:
         fail(str(exc))
+    except (ValidationError, ValueError, KeyError) as exc:  # a design point that cannot run says why
+        fail(one_line(exc))
     except KeyboardInterrupt:
         stored = len(ResultStore(store_dir).completed_keys())
         typer.echo(
@@ -610,6 +624,8 @@ def experiment(
         )
     except (StoreMismatchError, ImportError) as exc:
         fail(str(exc))
+    except (ValidationError, ValueError, KeyError) as exc:
+        fail(one_line(exc))
     typer.echo(report.finding)
     typer.echo("Wrote " + ", ".join(str(p) for p in report.files))
 

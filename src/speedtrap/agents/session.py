@@ -143,14 +143,20 @@ class Session(mesa.Agent):
         self._cache_key = key
         self.turn_start_s = now
         self.tool_end_s = INF
-        self.request = self._submit(  # the backend's pool (Backend.submit, without the extra call)
-            tier=tier,
-            input_tokens=context,
-            cached_tokens=cached,
-            output_tokens=out,
-            on_done=self._on_request_done,
-            tag=(task.developer, task.index, self.attempt, k),
-        )
+        try:
+            self.request = self._submit(  # the backend's pool (Backend.submit, without the extra call)
+                tier=tier,
+                input_tokens=context,
+                cached_tokens=cached,
+                output_tokens=out,
+                on_done=self._on_request_done,
+                tag=(task.developer, task.index, self.attempt, k),
+            )
+        except ValueError as exc:  # a request no replica could ever hold
+            raise ValueError(
+                f"backends.{self._backend_name}: {exc} (requests are sized by "
+                "task_mix.initial_context_tokens, task_mix.output_tokens and task_mix.tool_result_tokens)"
+            ) from None
 
     def _on_request_done(self, request: Request) -> None:
         k = self.turns_done

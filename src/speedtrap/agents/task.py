@@ -21,6 +21,16 @@ STRETCH_STREAM = 6
 """Spawn-key tag of the per-attempt streams of agent stretch lengths (turns between check-ins)."""
 _CHUNK = 32
 
+MAX_COUNT = 1e15
+"""Largest whole count (turns, tokens) a draw is rounded to: far beyond any run, and below where
+counts overflow 64-bit integers (reached only by absurd spec values such as a huge turns exponent)."""
+
+
+def counts(draws: np.ndarray, *, low: int) -> np.ndarray:
+    """Draws rounded to whole counts of at least ``low`` and at most :data:`MAX_COUNT`, as int64."""
+    rounded = np.nan_to_num(np.rint(draws), nan=MAX_COUNT, posinf=MAX_COUNT)
+    return np.clip(rounded, low, MAX_COUNT).astype(np.int64)
+
 
 class Task:
     """One unit of developer work with a difficulty class.
@@ -205,10 +215,10 @@ class TurnDraws:
         while turn >= len(self.out):
             rng, mix = self._rng, self._mix
             self.out.extend(
-                np.maximum(1, np.rint(mix.output_tokens.sample(rng, _CHUNK))).astype(int).tolist()
+                counts(mix.output_tokens.sample(rng, _CHUNK), low=1).tolist()
             )
             self.tool_s.extend(mix.tool_s.sample(rng, _CHUNK).tolist())
-            self.result.extend(np.rint(mix.tool_result_tokens.sample(rng, _CHUNK)).astype(int).tolist())
+            self.result.extend(counts(mix.tool_result_tokens.sample(rng, _CHUNK), low=0).tolist())
             self.u_tool.extend(rng.random(_CHUNK).tolist())
 
     def stretch_turns(self, j: int, mean_turns: int) -> int:

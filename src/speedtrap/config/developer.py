@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from speedtrap.config.base import Spec
-from speedtrap.config.dist import LogNormal
+from speedtrap.config.dist import MAX_LOG_SD, LogNormal
 
 
 class Attention(Spec):
@@ -47,6 +47,7 @@ class Attention(Spec):
     patience_episode_sigma: float = Field(
         default=0.5,
         ge=0,
+        le=MAX_LOG_SD,
         description="Log-sd of a developer's patience from one wait to the next. Assumption.",
     )
     turn_prior_s: float = Field(
@@ -65,6 +66,7 @@ class Attention(Spec):
     flow_threshold_s: float = Field(
         default=10.0,
         ge=0,
+        allow_inf_nan=True,  # inf: never switch away
         description="rule = 'threshold' only: seconds of waiting after which people switch tasks: "
         "≈10 s (Nielsen, after Miller 1968).",
     )
@@ -160,7 +162,9 @@ class Review(Spec):
         description="Seconds per 1000 output tokens of the session. Assumption: a typical 48-turn "
         "session (≈17k output tokens) takes ≈4–5 min to review.",
     )
-    sigma: float = Field(default=0.5, ge=0, description="Log-sd of review time around its mean. Assumption.")
+    sigma: float = Field(
+        default=0.5, ge=0, le=MAX_LOG_SD, description="Log-sd of review time around its mean. Assumption."
+    )
     detect_prob: float = Field(
         default=0.6,
         ge=0,
@@ -196,6 +200,7 @@ class Fixing(Spec):
     max_repair_sessions: int = Field(
         default=2,
         ge=0,
+        le=100,
         description="Repair sessions tried before the developer fixes by hand. Assumption.",
     )
     escape_delay_s: float = Field(

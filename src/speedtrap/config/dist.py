@@ -9,6 +9,10 @@ from pydantic import Field
 
 from speedtrap.config.base import Spec
 
+MAX_LOG_SD = 10.0
+"""Largest log-sd a spec accepts: exp(10·z) stays finite for any normal draw, and a log-sd of 10
+(p99/median ≈ 10^10) is far beyond any spread speedtrap models."""
+
 
 class LogNormal(Spec):
     """A log-normal distribution given by its median and log-standard-deviation ``sigma``.
@@ -18,7 +22,12 @@ class LogNormal(Spec):
     """
 
     median: float = Field(ge=0, description="Median (= exp(mu)), in the unit of the quantity.")
-    sigma: float = Field(default=0.0, ge=0, description="Standard deviation of the log.")
+    sigma: float = Field(
+        default=0.0,
+        ge=0,
+        le=MAX_LOG_SD,
+        description="Standard deviation of the log (at most 10: draws then stay finite).",
+    )
 
     @classmethod
     def from_mean(cls, mean: float, sigma: float) -> LogNormal:

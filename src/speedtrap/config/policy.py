@@ -62,7 +62,9 @@ class PolicySpec(Spec):
         for field, (backend, tier) in self.references(backends).items():
             if backend not in backends:
                 known = ", ".join(sorted(backends)) or "none"
-                raise ValueError(f"policy.{field}: unknown backend {backend!r} (known: {known})")
+                # a tier field whose backend comes from the spec's own ``backend`` field names that one
+                named = "backend" if getattr(self, "backend", None) == backend else field
+                raise ValueError(f"policy.{named}: unknown backend {backend!r} (known: {known})")
             tiers = [t.name for t in backends[backend].tiers]
             if tier is not None and tier not in tiers:
                 raise ValueError(

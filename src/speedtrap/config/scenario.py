@@ -27,6 +27,15 @@ WORKDAY_S = 8 * 3600.0
 DEFAULT_BACKEND = "gpu-batched"
 """The backend a scenario uses when it names none: the full frontier model at large batch."""
 
+MAX_DEVELOPERS = 10_000
+MAX_HORIZON_S = 3.2e7
+MAX_DEVELOPER_SECONDS = 1e9
+MAX_REPLICAS = 10_000
+"""Size bounds of one run, so that no scenario file can make a run hang or exhaust memory: at most
+10 000 developers, a horizon of at most 3.2e7 s (about a year of seconds), at most 1e9
+developer-seconds in all (≈35 000 developer-days of 8 h; the headline scenario has 200) and at most
+10 000 replicas per backend. A run at the bounds takes minutes to hours, not forever."""
+
 NO_AI = "manual"
 """The name :meth:`Scenario.with_backend` and experiments' ``backend`` factor give to working
 without AI (policy ``manual``)."""
@@ -87,11 +96,16 @@ class Scenario(Spec):
     """
 
     name: str = Field(default="scenario", min_length=1)
-    developers: int = Field(default=20, ge=1, description="Developers sharing the backends.")
-    horizon_s: float = Field(
-        default=5 * WORKDAY_S, gt=0, description="Simulated working seconds (default: five developer-days)."
+    developers: int = Field(
+        default=20, ge=1, le=MAX_DEVELOPERS, description="Developers sharing the backends."
     )
-    workday_s: float = Field(default=WORKDAY_S, gt=0, description="Seconds in one developer-day.")
+    horizon_s: float = Field(
+        default=5 * WORKDAY_S,
+        gt=0,
+        le=MAX_HORIZON_S,
+        description="Simulated working seconds (default: five developer-days).",
+    )
+    workday_s: float = Field(default=WORKDAY_S, gt=0, le=86_400, description="Seconds in one developer-day.")
     developer: Developer = Field(default_factory=Developer)
     task_mix: TaskMix = Field(default_factory=TaskMix)
     backends: dict[str, Backend] = Field(default_factory=_default_backends, min_length=1)
@@ -122,6 +136,17 @@ class Scenario(Spec):
 
     @model_validator(mode="after")
     def _consistent(self) -> Scenario:
+        if self.developers * self.horizon_s > MAX_DEVELOPER_SECONDS:
+            raise ValueError(
+                f"developers × horizon_s = {self.developers * self.horizon_s:.3g} developer-seconds; a run "
+                f"holds at most {MAX_DEVELOPER_SECONDS:.0e} (≈35 000 developer-days of 8 h)"
+            )
+        for name, backend in self.backends.items():
+            if backend.replicas > MAX_REPLICAS:
+                raise ValueError(
+                    f"backends.{name}.replicas: at most {MAX_REPLICAS} replicas per backend, "
+                    f"got {backend.replicas}"
+                )
         difficulties = self.task_mix.difficulty_names
         self.policy.check(self.backends, difficulties)
         if self.policy.kind == NO_AI and self.task_mix.sizing != "effort":

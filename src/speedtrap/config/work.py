@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from speedtrap.config.base import Spec
-from speedtrap.config.dist import LogNormal
+from speedtrap.config.dist import MAX_LOG_SD, LogNormal
 
 TURNS_LOG_SD = 0.455
 """Log-sd of agent turns per session. Fitted to GPT-5 on SWE-bench (mini-SWE-agent): mean 13,
@@ -107,7 +107,9 @@ class TaskMix(Spec):
         description="Elasticity of agent turns to task effort (turns ∝ effort^exponent).",
     )
     difficulties: dict[str, Difficulty] = Field(default_factory=_default_difficulties, min_length=1)
-    turns_log_sd: float = Field(default=TURNS_LOG_SD, ge=0, description="Log-sd of turns per session.")
+    turns_log_sd: float = Field(
+        default=TURNS_LOG_SD, ge=0, le=MAX_LOG_SD, description="Log-sd of turns per session."
+    )
     failed_turns_multiplier: float = Field(
         default=2.0,
         ge=1,
@@ -154,6 +156,7 @@ class TaskMix(Spec):
     cache_ttl_s: float = Field(
         default=300.0,
         ge=0,
+        allow_inf_nan=True,  # inf: the cache never expires
         description="Prompt-cache lifetime since the last request: 5 minutes (Anthropic pricing).",
     )
     cache_per_tier: bool = Field(

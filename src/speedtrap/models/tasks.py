@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from speedtrap.agents.task import Task
+from speedtrap.agents.task import Task, counts
 from speedtrap.config.developer import Developer as DeveloperSpec
 from speedtrap.config.work import TaskMix
 
@@ -73,8 +73,8 @@ class TaskSource:
         kind = np.searchsorted(self._cum_shares, rng.random(n), side="right")
         kind = np.minimum(kind, len(self._names) - 1)
         turn_z = rng.standard_normal(n)
-        turns = np.maximum(1, np.rint(self._turn_medians[kind] * np.exp(mix.turns_log_sd * turn_z)))
-        context = np.rint(mix.initial_context_tokens.sample(rng, n))
+        turns = counts(self._turn_medians[kind] * np.exp(mix.turns_log_sd * turn_z), low=1)
+        context = counts(mix.initial_context_tokens.sample(rng, n), low=0)
         prompt_s = spec.prompt_s.sample(rng, n)
         effort_s = mix.effort_s.sample(rng, n)
         if mix.sizing == "effort":
@@ -82,7 +82,7 @@ class TaskSource:
             delegated = spec.delegated_fraction * effort_s
             kind = np.array([self._index[mix.difficulty_of(float(e))] for e in effort_s])
             medians = mix.turns_at_reference * (delegated / mix.reference_effort_s) ** mix.turns_exponent
-            turns = np.maximum(1, np.rint(medians * np.exp(mix.turns_log_sd * turn_z)))
+            turns = counts(medians * np.exp(mix.turns_log_sd * turn_z), low=1)
             fix_scale = delegated / mix.mean_effort_s
         else:
             fix_scale = np.ones(n)
