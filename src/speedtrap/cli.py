@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import tomllib
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -693,6 +694,12 @@ def validate_workflow_command(
 # --- entry point ------------------------------------------------------------------------------
 
 
+def _one_line_warning(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> str:
+    return f"warning: {message}\n"
+
+
 def main() -> None:
-    """Console-script entry point (``speedtrap``)."""
+    """Console-script entry point (``speedtrap``): warnings (e.g. a quarantined result file) are
+    shown as one line each."""
+    warnings.formatwarning = _one_line_warning
     app()

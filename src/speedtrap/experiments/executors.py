@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import multiprocessing.connection
 import os
+import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack
 from types import TracebackType
 from typing import Any, Literal, Protocol, Self, TypeVar, runtime_checkable
@@ -60,6 +64,25 @@ class SerialExecutor:
         return None
 
 
+MAX_POOL_RESTARTS = 3
+"""Times one ``map_unordered`` call restarts a process pool whose worker died (killed, out of
+memory) before it gives up; each restart retries only the tasks not yet finished."""
+
+
+def _exit_with_parent() -> None:
+    """Worker initializer: end this worker when the process that started it dies (even by SIGKILL),
+    so that a killed sweep leaves no worker processes behind."""
+    parent = multiprocessing.parent_process()
+    if parent is None:  # pragma: no cover - always set in a spawned worker
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="speedtrap-parent-watch", daemon=True).start()
+
+
 class ProcessExecutor:
     """Runs tasks in ``workers`` local processes (``concurrent.futures.ProcessPoolExecutor``).
 
@@ -68,6 +91,11 @@ class ProcessExecutor:
     a Dask client) is unsafe, and spawn behaves the same on every platform. As with any spawned
     workers, a script that uses this executor guards its entry point with
     ``if __name__ == "__main__":`` (the workers import the main module).
+
+    A worker that dies (killed, out of memory) breaks the pool: the executor says so in one line on
+    stderr, starts a new pool and retries the tasks that had not finished (at most
+    :data:`MAX_POOL_RESTARTS` times per call). Tasks are deterministic functions of their inputs,
+    so a retried task gives the same result. Workers end themselves when this process dies.
     """
 
     def __init__(self, workers: int | None = None) -> None:
@@ -77,17 +105,40 @@ class ProcessExecutor:
         self._pool: ProcessPoolExecutor | None = None
 
     def _start(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
+        return ProcessPoolExecutor(
+            max_workers=self.workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_exit_with_parent,
+        )
 
     def map_unordered(self, fn: Callable[[T], R], tasks: Sequence[T]) -> Iterator[R]:
         own = self._pool is None
         pool = self._start() if own else self._pool
         assert pool is not None
-        futures: list[Future[R]] = []
+        pending = dict(enumerate(tasks))
+        restarts = 0
+        futures: dict[Future[R], int] = {}
         try:
-            futures = [pool.submit(fn, task) for task in tasks]
-            for future in as_completed(futures):
-                yield future.result()
+            while pending:
+                futures = {pool.submit(fn, task): i for i, task in pending.items()}
+                try:
+                    for future in as_completed(futures):
+                        result = future.result()
+                        del pending[futures[future]]
+                        yield result
+                except BrokenProcessPool:
+                    restarts += 1
+                    if restarts > MAX_POOL_RESTARTS:
+                        raise
+                    print(
+                        f"warning: a worker process died; restarting the pool and retrying "
+                        f"{len(pending)} unfinished tasks ({restarts}/{MAX_POOL_RESTARTS})",
+                        file=sys.stderr,
+                    )
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    pool = self._start()
+                    if not own:
+                        self._pool = pool
         finally:
             for future in futures:
                 future.cancel()
@@ -113,12 +164,53 @@ def _import_distributed() -> Any:
     return distributed
 
 
+CLOSED_COMM_ERRORS = ("CommClosedError", "StreamClosedError", "Couldn't gather keys")
+"""What Dask logs, with a traceback or not, when a worker dies mid-task."""
+
+
+class OneLineClosedComms(logging.Filter):
+    """Collapses the tracebacks Dask logs when a worker dies (closed connections) into one line,
+    the first time; Dask reschedules the worker's tasks, so the sweep goes on."""
+
+    def __init__(self) -> None:
+        super().__init__("speedtrap-closed-comms")
+        self.seen = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        closed = type(exc).__name__ in CLOSED_COMM_ERRORS or any(
+            name in record.getMessage() for name in CLOSED_COMM_ERRORS
+        )
+        if not closed:
+            return True
+        if self.seen:
+            return False
+        self.seen = True
+        record.msg, record.args, record.exc_info, record.exc_text = (
+            "a Dask worker's connection closed (a worker died?); Dask retries its tasks on the others",
+            (),
+            None,
+            None,
+        )
+        return True
+
+
+def _quiet_closed_comms() -> None:
+    """Install :class:`OneLineClosedComms` on the handlers of Dask's logger (once)."""
+    for handler in logging.getLogger("distributed").handlers:
+        if not any(isinstance(f, OneLineClosedComms) for f in handler.filters):
+            handler.addFilter(OneLineClosedComms())
+
+
 class DaskExecutor:
     """Runs tasks on a Dask cluster: the scheduler at ``address``, or a local cluster of
     ``workers`` single-threaded worker processes started (and closed) by this executor.
 
-    Needs the ``dask`` extra (``pip install 'speedtrap[dask]'``). The local cluster has no
-    dashboard (no port to collide with) and logs only errors.
+    Needs the ``dask`` extra (``pip install 'speedtrap[dask]'``). The local cluster's scheduler,
+    its web server (dashboard) and its workers listen on ports the system picks (``:0``), so a
+    port already in use, such as 8787 by another Dask dashboard, does not matter. It logs only
+    errors. Dask retries the tasks of a worker that dies on the remaining workers; the closed
+    connections that such a death leaves are reported in one line, not a traceback each.
     """
 
     def __init__(self, address: str | None = None, workers: int | None = None) -> None:
@@ -141,10 +233,11 @@ class DaskExecutor:
                 n_workers=self.workers,
                 threads_per_worker=1,
                 processes=True,
-                dashboard_address=None,
+                dashboard_address=":0",  # distributed starts its web server anyway: any free port
                 silence_logs=logging.ERROR,
             )
         )
+        _quiet_closed_comms()  # after the cluster has set up Dask's log handler
         return stack.enter_context(distributed.Client(cluster))
 
     def map_unordered(self, fn: Callable[[T], R], tasks: Sequence[T]) -> Iterator[R]:

@@ -45,8 +45,8 @@ Model = Callable[[Scenario, int], Mapping[str, float]]
 FLUSH_RUNS = 256
 """Finished runs collected before a part file is written (assumption: keeps part files few)."""
 FLUSH_S = 10.0
-"""Seconds after which finished runs are written even if fewer than FLUSH_RUNS (assumption: an
-interruption loses at most about this much work)."""
+"""Seconds after which finished runs are written to a part file even if fewer than FLUSH_RUNS
+(each run is journalled as it finishes, so an interruption loses no finished run)."""
 
 
 @dataclass(frozen=True)
@@ -116,13 +116,14 @@ def execute(
     progress: bool = False,
     description: str = "runs",
     on_batch: Callable[[list[dict[str, Any]]], None] | None = None,
+    on_record: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Run ``tasks`` on ``executor`` (a name for :func:`make_executor`, or an executor) and return
     their records in completion order.
 
     ``on_batch`` receives finished records every :data:`FLUSH_RUNS` runs or :data:`FLUSH_S`
     seconds, and once more at the end — also when a run fails or the sweep is interrupted, so that
-    finished work is kept.
+    finished work is kept; ``on_record`` receives each record as it arrives (the store's journal).
     """
     records: list[dict[str, Any]] = []
     if not tasks:  # nothing to run: start no workers
@@ -139,6 +140,8 @@ def execute(
             for record in results:
                 records.append(record)
                 batch.append(record)
+                if on_record is not None:
+                    on_record(record)
                 bar.advance(bar_task)
                 if on_batch is not None and (
                     len(batch) >= FLUSH_RUNS or time.monotonic() - last_flush >= FLUSH_S
@@ -276,6 +279,7 @@ def run_experiment(
         progress=progress,
         description=spec.name,
         on_batch=save,
+        on_record=store.record,
     )
     runs = store.read()
     return results_table(design, runs, spec.factor_paths)

@@ -7,11 +7,17 @@ Layout of ``<directory>``::
     runs/part-00001.parquet   finished runs, one small file per batch: point, replication, seed and
                               one float64 column per outcome
     runs/part-00002.parquet   ...
+    runs/journal-<pid>.jsonl  runs finished since the last part file, one JSON line each, written
+                              as each run finishes (so a killed sweep loses no finished run)
+    runs/quarantine/          part files that could not be read, moved aside
 
 Each part file is written to a temporary name and renamed into place, so a crash mid-write leaves
-at most a stray ``*.tmp`` file (ignored) and never damages runs already stored. A store refuses
-runs of anything but the spec it was made for: opening it with a different identity raises
-:class:`StoreMismatchError` naming what changed.
+at most a stray ``*.tmp`` file (ignored) and never damages runs already stored. A journal's last
+line may be cut short by a kill; such a line is ignored (that run is computed again), and opening
+the store folds journals left behind into a part file. A part file that cannot be read (truncated,
+corrupted on disk) is moved to ``runs/quarantine/`` with a :class:`CorruptPartWarning`, and its
+runs are computed again. A store refuses runs of anything but the spec it was made for: opening it
+with a different identity raises :class:`StoreMismatchError` naming what changed.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +39,16 @@ STORE_FORMAT = 1
 
 KEY_COLUMNS = ("point", "replication", "seed")
 PART_PATTERN = re.compile(r"^part-(\d{5,})\.parquet$")
+JOURNAL_PATTERN = re.compile(r"^journal-(\d+)\.jsonl$")
+QUARANTINE = "quarantine"
 
 
 class StoreMismatchError(ValueError):
     """The store holds runs of a different experiment spec than the one being run."""
+
+
+class CorruptPartWarning(UserWarning):
+    """A part file could not be read; it was moved to ``runs/quarantine/`` and its runs will be redone."""
 
 
 def _differences(old: Any, new: Any, prefix: str = "") -> list[str]:
@@ -98,9 +112,44 @@ class ResultStore:
                     f"{self.directory} holds results of a different experiment spec (changed: {shown}); "
                     "give the experiment a new name, or delete that directory to start over"
                 )
+            self._fold_journals()
             return
         self.runs_dir.mkdir(parents=True, exist_ok=True)
         self._write_atomic(self.spec_path, json.dumps(record, indent=2).encode("utf-8"))
+
+    @property
+    def journal_path(self) -> Path:
+        """This process's journal: runs finished since its last part file."""
+        return self.runs_dir / f"journal-{os.getpid()}.jsonl"
+
+    def _journals(self) -> list[Path]:
+        if not self.runs_dir.exists():
+            return []
+        return sorted(p for p in self.runs_dir.iterdir() if JOURNAL_PATTERN.match(p.name))
+
+    def record(self, run: Mapping[str, Any]) -> None:
+        """Journal one finished run at once (a JSON line); :meth:`append` later stores it in a part."""
+        with self.journal_path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(dict(run)) + "\n")
+
+    def _journal_runs(self) -> list[dict[str, Any]]:
+        runs: list[dict[str, Any]] = []
+        for path in self._journals():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                try:
+                    runs.append(json.loads(line))
+                except json.JSONDecodeError:  # a line cut short by a kill: that run is redone
+                    continue
+        return runs
+
+    def _fold_journals(self) -> None:
+        """Store the runs of journals left behind (a killed sweep) in a part file, then drop them."""
+        journals = self._journals()
+        runs = self._journal_runs()
+        if runs:
+            self._write_part(pd.DataFrame(runs))
+        for path in journals:
+            path.unlink(missing_ok=True)
 
     def _write_atomic(self, path: Path, data: bytes) -> None:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -122,7 +171,9 @@ class ResultStore:
         return [p for _, p in self._parts()]
 
     def append(self, runs: pd.DataFrame) -> Path | None:
-        """Store a batch of finished runs as the next part file (atomically); ``None`` if empty."""
+        """Store a batch of finished runs as the next part file (atomically) and clear this
+        process's journal (the batch holds the runs journalled since the last part); ``None`` if
+        empty."""
         if runs.empty:
             return None
         if self.identity() is None:
@@ -130,6 +181,12 @@ class ResultStore:
         missing = [c for c in KEY_COLUMNS if c not in runs.columns]
         if missing:
             raise ValueError(f"runs lack the key columns {', '.join(missing)}")
+        path = self._write_part(runs)
+        self.journal_path.unlink(missing_ok=True)
+        return path
+
+    def _write_part(self, runs: pd.DataFrame) -> Path:
+        runs = runs.astype({c: "int64" for c in KEY_COLUMNS})
         parts = self._parts()
         number = parts[-1][0] + 1 if parts else 1
         path = self.runs_dir / f"part-{number:05d}.parquet"
@@ -141,12 +198,32 @@ class ResultStore:
         os.replace(tmp, path)
         return path
 
+    def _read_part(self, path: Path, columns: list[str] | None = None) -> pa.Table | None:
+        """The table of one part file, or ``None`` after moving an unreadable one to quarantine."""
+        try:
+            return pq.read_table(path, columns=columns)
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            target = self.runs_dir / QUARANTINE / path.name
+            target.parent.mkdir(exist_ok=True)
+            os.replace(path, target)
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            warnings.warn(
+                f"{path} could not be read ({reason}); moved to {target}, its runs will be computed again",
+                CorruptPartWarning,
+                stacklevel=3,
+            )
+            return None
+
     def read(self) -> pd.DataFrame:
         """Every stored run (point, replication, seed, outcomes), sorted by point and replication.
 
-        A run stored twice (two runners on one store) is kept once.
+        A run stored twice (two runners on one store, a journal and its part) is kept once.
         """
-        frames = [pq.read_table(p).to_pandas() for p in self.part_paths()]
+        tables = [self._read_part(p) for p in self.part_paths()]
+        frames = [t.to_pandas() for t in tables if t is not None]
+        journal = self._journal_runs()
+        if journal:
+            frames.append(pd.DataFrame(journal).astype({c: "int64" for c in KEY_COLUMNS}))
         if not frames:
             return pd.DataFrame({c: pd.Series(dtype="int64") for c in KEY_COLUMNS})
         runs = pd.concat(frames, ignore_index=True)
@@ -157,6 +234,8 @@ class ResultStore:
         """The (point, replication) pairs already stored."""
         keys: set[tuple[int, int]] = set()
         for path in self.part_paths():
-            table = pq.read_table(path, columns=["point", "replication"])
-            keys.update(zip(table["point"].to_pylist(), table["replication"].to_pylist(), strict=True))
+            table = self._read_part(path, columns=["point", "replication"])
+            if table is not None:
+                keys.update(zip(table["point"].to_pylist(), table["replication"].to_pylist(), strict=True))
+        keys.update((run["point"], run["replication"]) for run in self._journal_runs())
         return keys
