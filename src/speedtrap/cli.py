@@ -25,7 +25,7 @@ from speedtrap.config.backend import Backend
 from speedtrap.config.ledger import LEDGER_CATEGORIES
 from speedtrap.config.presets import AGENT_CONTEXT_TOKENS, BACKEND_PRESETS, hardware_preset, llm_preset
 from speedtrap.config.scenario import Scenario
-from speedtrap.experiments.canonical import CANONICAL
+from speedtrap.experiments.canonical import CANONICAL, EXPERIMENTS_DIR
 from speedtrap.experiments.executors import EXECUTOR_KINDS
 from speedtrap.models.workflow import simulate
 from speedtrap.plots import CATEGORY_LABELS
@@ -272,8 +272,8 @@ def pareto(
 
 # --- run --------------------------------------------------------------------------------------
 
-HEADLINE_SCENARIO = Path(__file__).resolve().parents[2] / "experiments" / "scenarios" / "headline.toml"
-"""The headline scenario file of a source checkout (its values are the specs' defaults)."""
+HEADLINE_SCENARIO = EXPERIMENTS_DIR / "scenarios" / "headline.toml"
+"""The headline scenario file (installed with the package; its values are the specs' defaults)."""
 
 DEMO_BACKENDS: tuple[str, ...] = ("gpu-batched", "gpu-fast", "wafer-distilled")
 DEFAULT_SEED = 0
@@ -415,8 +415,7 @@ def demo(
     """The headline: the same developers and tasks on each of the three backends — waiting versus
     fixing, tasks per developer-day and $ per task — with a stacked-bar figure of the ledger."""
     with bad_input_exits():
-        path = HEADLINE_SCENARIO if HEADLINE_SCENARIO.is_file() else None
-        scenario = load_scenario(path) if path else Scenario(name="headline")
+        scenario = load_scenario(HEADLINE_SCENARIO)
         if quick:
             scenario = scenario.with_overrides({"developers": 2, "horizon_s": scenario.workday_s})
         frame = demo_runs(scenario, seed)

@@ -17,10 +17,12 @@ from pathlib import Path
 
 from speedtrap.config.experiment import Experiment
 from speedtrap.experiments.executors import EXECUTOR_KINDS
+from speedtrap.experiments.files import experiments_dir
 from speedtrap.experiments.runner import run_experiment
 
-EXPERIMENTS_DIR = Path(__file__).resolve().parents[4] / "experiments"
-"""The ``experiments/`` directory of the source tree (experiment files and scripts)."""
+EXPERIMENTS_DIR = experiments_dir()
+"""The experiment files: the installed package's copy, or ``experiments/`` of a source checkout
+(:func:`speedtrap.experiments.files.experiments_dir`)."""
 
 CANONICAL: tuple[str, ...] = ("headline", "break_even", "fast_mode_externality")
 """The canonical experiments, in the order the README presents them."""

@@ -1,0 +1,68 @@
+"""The wheel works outside the checkout: built from the repository, installed into a fresh virtual
+environment, it runs ``speedtrap backends``, ``demo`` and ``experiment headline --quick`` from a
+directory that is not the checkout, reading the experiment files it ships as package data."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = [
+    "speedtrap/py.typed",
+    "speedtrap/validation/data/workflow_targets.csv",
+    "speedtrap/_data/experiments/headline.toml",
+    "speedtrap/_data/experiments/break_even.toml",
+    "speedtrap/_data/experiments/fast_mode_externality.toml",
+    "speedtrap/_data/experiments/scenarios/headline.toml",
+    "speedtrap/_data/experiments/scenarios/metr.toml",
+]
+
+
+def _run(command: list[str], cwd: Path, env: dict[str, str]) -> str:
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="paths of a POSIX virtual environment")
+def test_the_wheel_runs_outside_the_checkout(tmp_path: Path) -> None:
+    python = sys.executable
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    dist = tmp_path / "dist"
+    # no build isolation: hatchling is in the dev extra, so nothing is fetched
+    build = ["wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(ROOT)]
+    _run([python, "-m", "pip", *build], tmp_path, env)
+    (wheel,) = dist.glob("speedtrap-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert not [name for name in SHIPPED if name not in names]
+    assert not [name for name in names if name.endswith(".py") and "/_data/" in name]  # data only
+
+    # A fresh environment without pip; the dependencies come from this one's site-packages through a
+    # .pth path entry (which does not run this environment's own .pth files, so the editable
+    # checkout stays out of sight), and the wheel is installed by this environment's pip.
+    venv = tmp_path / "venv"
+    _run([python, "-m", "venv", "--without-pip", str(venv)], tmp_path, env)
+    purelib = "import sysconfig; print(sysconfig.get_path('purelib'))"
+    target = Path(_run([str(venv / "bin" / "python"), "-c", purelib], tmp_path, env).strip())
+    (target / "_speedtrap_test_deps.pth").write_text(sysconfig.get_path("purelib") + "\n", encoding="utf-8")
+    _run([python, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q", "--no-deps",
+          str(wheel)], tmp_path, env)  # fmt: skip
+
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    bin_dir = venv / "bin"
+    where = _run([str(bin_dir / "python"), "-c", "import speedtrap; print(speedtrap.__file__)"], work, env)
+    assert Path(where.strip()).is_relative_to(venv), where
+    assert "gpu-batched" in _run([str(bin_dir / "speedtrap"), "backends"], work, env)
+    demo = _run([str(bin_dir / "speedtrap"), "demo", "--quick", "--out", "demo"], work, env)
+    assert "headline: 2 developers" in demo  # the shipped headline scenario, not the built-in defaults
+    assert (work / "demo" / "summary.csv").is_file()
+    headline = _run([str(bin_dir / "speedtrap"), "experiment", "headline", "--quick"], work, env)
+    assert "Wrote" in headline and (work / "results" / "headline-quick" / "spec.json").is_file()
