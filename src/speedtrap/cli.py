@@ -443,13 +443,14 @@ def demo(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from speedtrap.plots import plot_ledger, save_figure
+    from speedtrap.plots import figure_of, plot_ledger, save_figure
 
     ax = plot_ledger(
         frame, "backend", workday_s=scenario.workday_s, title="Where a developer-day goes, by backend"
     )
-    paths = save_figure(ax.figure, out, "ledger")
-    plt.close(ax.figure)
+    fig = figure_of(ax)
+    paths = save_figure(fig, out, "ledger")
+    plt.close(fig)
     best = frame.loc[frame["tasks_per_dev_day"].idxmax()]
     base = frame.iloc[0]
     typer.echo(
@@ -576,7 +577,10 @@ def sweep(
     print_table(
         f"{spec.name}: mean ± 95% CI over {spec.replications} replications (same seeds at every point)",
         [*factors, *(header for _, header, *_ in shown)],
-        [[*point, *(_mean_pm(*cells[(point, key)], *fmt) for key, _, *fmt in shown)] for point in points],
+        [
+            [*point, *(_mean_pm(*cells[(point, key)], scale, suffix) for key, _, scale, suffix in shown)]
+            for point in points
+        ],
     )
     typer.echo(f"Results: {store_dir}/ ({len(table)} runs, {new_runs} new; spec.json beside runs/).")
 

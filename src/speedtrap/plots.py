@@ -178,6 +178,14 @@ def plot_lines(
     return ax
 
 
+def figure_of(ax: Axes) -> Figure:
+    """The figure an axes belongs to (its root figure, for an axes on a subfigure)."""
+    fig = ax.get_figure(root=True)
+    if fig is None:  # pragma: no cover - an axes made by pyplot always has one
+        raise ValueError("the axes belongs to no figure")
+    return fig
+
+
 def save_figure(fig: Figure, directory: str | Path, stem: str) -> list[Path]:
     """Write ``fig`` as ``<stem>.png`` (150 dpi) and ``<stem>.svg`` under ``directory``; return the paths."""
     out = Path(directory)
@@ -402,6 +410,7 @@ def plot_morris(
 __all__ = [
     "CATEGORY_LABELS",
     "ci_table",
+    "figure_of",
     "ledger_hours",
     "plot_ledger",
     "plot_line_panels",

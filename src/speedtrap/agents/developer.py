@@ -112,14 +112,14 @@ class Developer(mesa.Agent):
         else:
             u = float(rng.random())
             cum = np.cumsum(probs)
-            self._max_sessions = int(min(np.searchsorted(cum, u, side="right"), len(probs) - 1)) + 1
+            self._max_sessions = min(int(np.searchsorted(cum, u, side="right")), len(probs) - 1) + 1
         self._episode_patience_s = self.patience_s
         self._turn_estimate: dict[object, float] = {}
         self._idle_total_s = 0.0
         self._other_left_s = model.time  # left other work at the start of the day
         self._hybrid_event: Event | None = None
         self._hybrid_task: Task | None = None
-        self.closed_stretches: list[tuple[int, int, float, float, float]] = []
+        self.closed_stretches: list[tuple[float, ...]] = []  # (task, attempt, *stretch), Session.stretches
         """(task, attempt, hand-off, need, back) of the agent stretches of closed sessions."""
         self.activity = IDLE
         self.since = model.time

@@ -21,7 +21,8 @@ _SQRT2 = math.sqrt(2.0)
 
 def phi(x: np.ndarray | float) -> np.ndarray:
     """Standard normal CDF."""
-    return 0.5 * special.erfc(-np.asarray(x, dtype=float) / _SQRT2)
+    result: np.ndarray = 0.5 * special.erfc(-np.asarray(x, dtype=float) / _SQRT2)
+    return result
 
 
 def cdf(dist: LogNormal, x: np.ndarray | float, scale: float = 1.0) -> np.ndarray:
@@ -112,7 +113,8 @@ def upper_laplace(dist: LogNormal, s: float, x: np.ndarray) -> np.ndarray:
     tail = np.concatenate((np.cumsum(((f[1:] + f[:-1]) * 0.5 * (z[1] - z[0]))[::-1])[::-1], [0.0]))
     with np.errstate(divide="ignore"):
         zx = (np.log(np.maximum(x, 1e-300)) - math.log(dist.median)) / dist.sigma
-    return np.interp(zx, z, tail, left=tail[0], right=0.0)
+    result: np.ndarray = np.interp(zx, z, tail, left=tail[0], right=0.0)
+    return result
 
 
 def on_grid(dist: LogNormal, step: float, n: int, scale: float = 1.0) -> np.ndarray:

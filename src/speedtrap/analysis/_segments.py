@@ -82,7 +82,8 @@ class SegmentClass:
     def s_at(self, position: int) -> np.ndarray:
         """Seconds per output token of the turn at offset ``position`` (0: the first), per mixture point."""
         shift = self.shifts[min(position, self.shifts.size - 1)]
-        return np.maximum(self.s_first + shift, 1e-3 * self.s_first)
+        result: np.ndarray = np.maximum(self.s_first + shift, 1e-3 * self.s_first)
+        return result
 
     def turns(self, output: LogNormal, tool: LogNormal, tool_error_prob: float) -> tuple[Turn, Turn]:
         """The class's first turn and a typical later turn at the mixture's mean seconds per token."""
@@ -247,10 +248,16 @@ def unbounded_segments(
         mom_u[:, i] = (start + a + g1) * tool_m1 + 0.5 * tool_m2
         start = start + a + g1 + tool_m1
     p = cls.probs
+    wait = [p @ np.cumsum(x, axis=1) for x in (wait_t, wait_g, wait_u)]
+    moment = [p @ np.cumsum(x, axis=1) for x in (mom_t, mom_g, mom_u)]
     return Segments(
-        *(p @ np.cumsum(x, axis=1) for x in (wait_t, wait_g, wait_u)),
-        np.zeros(n_max + 1),
-        *(p @ np.cumsum(x, axis=1) for x in (mom_t, mom_g, mom_u)),
+        wait_ttft=wait[0],
+        wait_gen=wait[1],
+        wait_tool=wait[2],
+        switching=np.zeros(n_max + 1),
+        moment_ttft=moment[0],
+        moment_gen=moment[1],
+        moment_tool=moment[2],
     )
 
 
@@ -355,7 +362,8 @@ def resumption_cdf(
             out = out + (p[None, :] * -np.expm1(-y[:, None] / m[None, :])).sum(axis=1)
         else:
             out = out + (p[None, :] * (m[None, :] <= y[:, None])).sum(axis=1)
-    return np.clip(out, 0.0, 1.0)
+    result: np.ndarray = np.clip(out, 0.0, 1.0)
+    return result
 
 
 def p_within(
@@ -425,7 +433,8 @@ def interruptions(
     big_q = np.concatenate(([0.0], lfilter([1.0], [1.0, -decay], drive)))
 
     def at(f: np.ndarray, x: np.ndarray) -> np.ndarray:
-        return np.interp(x, r, f)
+        result: np.ndarray = np.interp(x, r, f)
+        return result
 
     n_max = len(laws) - 1
     out = {f.name: np.zeros(n_max + 1) for f in fields(Interruptions)}

@@ -137,7 +137,8 @@ def planned_turns(
     """A session's planned turns, as ``Session`` sets them (round half to even, like ``round``)."""
     turns = base if attempt == 0 else np.maximum(1, np.rint(fraction * base).astype(int))
     if wrong:
-        return np.maximum(1, np.rint(turns * multiplier).astype(int))
+        result: np.ndarray = np.maximum(1, np.rint(turns * multiplier).astype(int))
+        return result
     return turns
 
 
@@ -176,7 +177,10 @@ def task_paths(scenario: Scenario, failure_prob: dict[str, float]) -> Paths:
     hand = fixing.hand_fix_prob
     last = fixing.max_repair_sessions
     fraction, mult = mix.repair_turns_fraction, mix.failed_turns_multiplier
-    pmfs = {name: base_turns_pmf(d.turns_mean, mix.turns_log_sd) for name, d in mix.difficulties.items()}
+    pmfs = {
+        name: base_turns_pmf(d.turns_mean or 1.0, mix.turns_log_sd)  # as TaskSource: 1 without a mean
+        for name, d in mix.difficulties.items()
+    }
     top = max(int(values[-1]) for values, _ in pmfs.values())
     size = math.ceil(top * max(1.0, mult)) + 2
     first, repair, repair_wrong = np.zeros(size), np.zeros(size), np.zeros(size)
@@ -225,7 +229,8 @@ def turn_weights(total: np.ndarray, tool_error_prob: float) -> tuple[np.ndarray,
 
     def excess(t: np.ndarray) -> np.ndarray:  # E[(K − t)⁺]
         idx = np.searchsorted(turns, t, side="right")
-        return s_tail[idx] - t * p_tail[idx]
+        result: np.ndarray = s_tail[idx] - t * p_tail[idx]
+        return result
 
     k = np.arange(math.ceil(turns.max()) + 1, dtype=float)
     return excess(k) - excess(k + 1.0), float(probs @ turns)

@@ -490,7 +490,7 @@ class _TaskModel:
             s_first, probs = ln.mixture_points(inv_rate, weight @ chain.p_input[rows])
             w_ext = np.concatenate((w, np.zeros(self.n_max)))
             g = np.concatenate((self.s_per_token_k, np.full(self.n_max, self.s_per_token_k[-300:].mean())))
-            at = []
+            at: list[float] = []
             for p in range(self.n_max):
                 reach = w_ext[rows + p]  # segments that get to offset p
                 at.append(float(reach @ g[rows + p]) / float(reach.sum()) if reach.sum() > 1e-12 else at[-1])

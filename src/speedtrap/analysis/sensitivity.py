@@ -188,7 +188,7 @@ def output_vector(points: pd.DataFrame, outputs: Sequence[float] | np.ndarray | 
     the ``point`` column. Raises ``ValueError`` for a missing or non-finite output, naming the points.
     """
     if isinstance(outputs, pd.Series) and POINT in points.columns:
-        y = outputs.reindex(points[POINT].to_numpy()).to_numpy(dtype=float)
+        y: np.ndarray = outputs.reindex(points[POINT].to_numpy()).to_numpy(dtype=float)
     else:
         y = np.asarray(outputs, dtype=float).ravel()
         if y.size != len(points):

@@ -46,7 +46,7 @@ def _default_backends() -> dict[str, Backend]:
 
 
 def _default_policy() -> PolicySpec:
-    return policy_spec_class("always")()
+    return policy_spec_class("always").model_validate({"kind": "always"})
 
 
 def resolve_backend_ref(name: str, ref: Any) -> Any:

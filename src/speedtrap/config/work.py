@@ -194,7 +194,7 @@ class TaskMix(Spec):
 
     def turns_median(self, effort_s: float) -> float:
         """Median turns of a successful first session on a task of ``effort_s`` (effort sizing)."""
-        return self.turns_at_reference * (effort_s / self.reference_effort_s) ** self.turns_exponent
+        return float(self.turns_at_reference * (effort_s / self.reference_effort_s) ** self.turns_exponent)
 
     def difficulty_of(self, effort_s: float) -> str:
         """The class whose effort bucket holds ``effort_s`` (effort sizing)."""

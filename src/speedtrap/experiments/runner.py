@@ -132,7 +132,9 @@ def execute(
     last_flush = time.monotonic()
     with ExitStack() as stack:
         if isinstance(executor, str):
-            executor = stack.enter_context(make_executor(executor, workers=workers, scheduler=scheduler))
+            made = make_executor(executor, workers=workers, scheduler=scheduler)
+            stack.enter_context(made)
+            executor = made
         bar = stack.enter_context(_progress(progress))
         bar_task = bar.add_task(description, total=len(tasks))
         results: Iterator[dict[str, Any]] = executor.map_unordered(run_task, tasks)

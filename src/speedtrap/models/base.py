@@ -86,7 +86,7 @@ class _HeapEventList(EventList):
         self._heap = heap
 
     @property
-    def _events(self) -> list[MethodEvent | Event]:  # type: ignore[override]
+    def _events(self) -> list[MethodEvent | Event]:
         return [entry[3] for entry in self._heap]
 
     def add_event(self, event: Event) -> None:
@@ -97,14 +97,14 @@ class _HeapEventList(EventList):
         while heap:
             event = heappop(heap)[3]
             if not event.CANCELED:
-                return event  # type: ignore[return-value]
+                return event
         raise IndexError("Event list is empty")
 
     def peek_ahead(self, n: int = 1) -> list[Event]:
         if self.is_empty():
             raise IndexError("event list is empty")
         live = sorted(entry for entry in self._heap if not entry[3].CANCELED)
-        return [entry[3] for entry in live[:n]]  # type: ignore[misc]
+        return [entry[3] for entry in live[:n]]
 
     def compact(self) -> None:
         self._heap[:] = [entry for entry in self._heap if not entry[3].CANCELED]
@@ -145,6 +145,8 @@ class EventModel(mesa.Model):
     time, with ``time`` set to the event's time; a cancelled event or one whose callback's object
     is gone does nothing; lambdas are refused. ``events_executed`` counts the events run.
     """
+
+    _time: float  # Mesa's storage of the observable ``time`` (checked at import)
 
     def __init__(self, *args: Any, rng: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, rng=rng, **kwargs)
@@ -214,10 +216,11 @@ class EventModel(mesa.Model):
                         executed += 1
                         event._func(target)
                 elif not event.CANCELED:  # a Mesa Event: a plain callable or a recurring schedule
+                    mesa_event: Event = event
                     self.time = when
-                    if event.fn() is not None:
+                    if mesa_event.fn() is not None:
                         executed += 1
-                    event.execute()
+                    mesa_event.execute()
         finally:
             self.events_executed += executed
         self.time = until

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -316,7 +316,7 @@ def backend_stats_frame(model: WorkflowModel) -> pd.DataFrame:
 
 def stretches_frame(model: WorkflowModel) -> pd.DataFrame:
     """Every agent stretch of the run (see :class:`RunResult`), closed sessions first."""
-    rows = []
+    rows: list[tuple[Any, ...]] = []
     for dev in model.developers:
         rows.extend((dev.index, *row) for row in dev.closed_stretches)
         for session in dev.sessions:

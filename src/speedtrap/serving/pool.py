@@ -69,7 +69,7 @@ import pandas as pd
 
 from speedtrap.config.tier import Price, Tier
 from speedtrap.serving.pricing import request_cost_usd
-from speedtrap.serving.request import NAN, Request, from_record, records_frame
+from speedtrap.serving.request import NAN, Record, Request, from_record, record, records_frame
 from speedtrap.serving.speed import SpeedModel
 
 INF = math.inf
@@ -190,6 +190,12 @@ class _Replica:
 class ServingPool:
     """Replicas with continuous batching and tiers, fed by :meth:`submit` (module docstring)."""
 
+    # time-average statistics, set by reset_stats
+    _stat_start_s: float
+    _stat_t: float
+    _area_system: float
+    _area_waiting: float
+
     def __init__(
         self,
         clock: Clock,
@@ -240,7 +246,7 @@ class ServingPool:
         # replica (lowest index first): placement's answer whenever that replica can take the request.
         self._loads: list[tuple[int, int]] = [(0, i) for i in range(replicas)]
         self._dirty: list[_Replica] = []
-        self._finished: list[tuple] = []  # records (serving.request.record) in completion order
+        self._finished: list[Record] = []  # records (serving.request.record) in completion order
         self._next_id = 0
         self._completed = 0
         self._waiting = 0
@@ -304,9 +310,18 @@ class ServingPool:
             + output_tokens * info.usd_per_output
         )
         req = Request(
-            self._next_id, tier, input_tokens, cached_tokens, output_tokens, tag,
-            now, NAN, NAN, NAN, None, cost_usd, on_done, info.priority, info.batch_cap,
-        )  # fmt: skip
+            id=self._next_id,
+            tier=tier,
+            input_tokens=input_tokens,
+            cached_tokens=cached_tokens,
+            output_tokens=output_tokens,
+            tag=tag,
+            arrival_s=now,
+            cost_usd=cost_usd,
+            on_done=on_done,
+            priority=info.priority,
+            batch_cap=info.batch_cap,
+        )
         self._next_id += 1
         if self._pending_notes:
             self._catch_up_notes(now)
@@ -686,15 +701,7 @@ class ServingPool:
         if finished is None:
             return
         if self._record:
-            keep = self._finished.append
-            for q in finished:  # serving.request.record, inlined: plain tuples the GC need not track
-                keep(
-                    (
-                        q.id, q.tier, q.input_tokens, q.cached_tokens, q.output_tokens, q.tag, q.arrival_s,
-                        q.admitted_s, q.first_token_s, q.done_s, q.replica, q.cost_usd, q.priority,
-                        q.batch_cap,
-                    )
-                )  # fmt: skip
+            self._finished.extend(map(record, finished))  # plain tuples the GC need not track
         self._completed += len(finished)
         for req in finished:
             on_done = req.on_done

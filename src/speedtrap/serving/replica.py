@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from speedtrap.config.backend import Backend, SpeculativeDecoding
 from speedtrap.config.hardware import Hardware
@@ -64,7 +65,7 @@ class ReplicaPhysics:
         """Physics of ``chips`` chips of ``hardware`` running ``llm``."""
         bandwidth = replica_bandwidth_bytes_s(hardware, chips)
         flop_s = replica_flop_s(hardware, llm, chips)
-        spec = {}
+        spec: dict[str, Any] = {}
         if speculative is not None:
             spec = {
                 "draft_tokens": speculative.draft_tokens,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -12,9 +14,11 @@ import pandas as pd
 NAN = math.nan
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, kw_only=True)
 class Request:
     """A request's sizes and its timeline through the pool (all times in simulated seconds).
+
+    Built with keywords only (``Request(id=..., tier=..., ...)``): the field list may grow.
 
     The pool fills in the timeline: ``arrival_s`` (submitted), ``admitted_s`` (got a slot and KV
     room on ``replica``), ``first_token_s`` (prefill done), ``done_s`` (last output token).
@@ -119,42 +123,34 @@ RECORD_FIELDS: tuple[str, ...] = (
     "priority",
     "batch_cap",
 )
-"""Fields of a finished request's record (:func:`record`), in :class:`Request` field order without
-``on_done``: a tuple of plain values, which the garbage collector need not track."""
+"""Fields of a finished request's record (:func:`record`): every :class:`Request` field but
+``on_done``. The one place that defines the record layout; a record is a tuple of plain values,
+which the garbage collector need not track."""
+
+Record = tuple[Any, ...]
+"""A finished request's values, in :data:`RECORD_FIELDS` order."""
+
+record: Callable[[Request], Record] = attrgetter(*RECORD_FIELDS)
+"""``record(request)``: a finished request as a plain tuple of :data:`RECORD_FIELDS` (C-speed)."""
 
 
-def record(request: Request) -> tuple:
-    """A finished request as a plain tuple of :data:`RECORD_FIELDS`."""
-    r = request
-    return (
-        r.id, r.tier, r.input_tokens, r.cached_tokens, r.output_tokens, r.tag,
-        r.arrival_s, r.admitted_s, r.first_token_s, r.done_s, r.replica, r.cost_usd, r.priority, r.batch_cap,
-    )  # fmt: skip
-
-
-def from_record(rec: tuple) -> Request:
+def from_record(rec: Record) -> Request:
     """The :class:`Request` of a record (without its spent ``on_done``)."""
-    return Request(*rec[:12], None, rec[12], rec[13])
+    return Request(**dict(zip(RECORD_FIELDS, rec, strict=True)))
 
 
-def records_frame(records: list[tuple]) -> pd.DataFrame:
+def records_frame(records: list[Record]) -> pd.DataFrame:
     """A tidy DataFrame (schema :data:`REQUEST_COLUMNS`) of finished requests' records (:func:`record`)."""
     n = len(records)
-    cols = list(zip(*records, strict=True)) if n else [()] * len(RECORD_FIELDS)
-    (
-        id_,
-        tier,
-        input_tokens,
-        cached_tokens,
-        output_tokens,
-        tag,
-        arrival,
-        admitted,
-        first,
-        done,
-        replica,
-        cost,
-    ) = cols[:12]
+    columns = list(zip(*records, strict=True)) if n else [()] * len(RECORD_FIELDS)
+    col = dict(zip(RECORD_FIELDS, columns, strict=True))
+    id_, tier, input_tokens, cached_tokens, output_tokens = (
+        col[name] for name in ("id", "tier", "input_tokens", "cached_tokens", "output_tokens")
+    )
+    times = ("arrival_s", "admitted_s", "first_token_s", "done_s")
+    tag, arrival, admitted, first, done, replica, cost = (
+        col[name] for name in ("tag", *times, "replica", "cost_usd")
+    )
     arrival_a = np.array(arrival, dtype=np.float64)
     admitted_a = np.array(admitted, dtype=np.float64)
     first_a = np.array(first, dtype=np.float64)

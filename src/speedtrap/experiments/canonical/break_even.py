@@ -17,6 +17,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
+from matplotlib.axes import Axes
 
 from speedtrap.analysis.mean_value import break_even_grid, scope_problems
 from speedtrap.analysis.statistics import mean_ci
@@ -74,7 +75,7 @@ def _cell_position(values: Sequence[float], x: float) -> float:
     return float(np.interp(x, values, np.arange(len(values)) + 0.5))
 
 
-def plot_map(relative: pd.DataFrame, contour: pd.DataFrame, metric: str, ax: plt.Axes) -> None:
+def plot_map(relative: pd.DataFrame, contour: pd.DataFrame, metric: str, ax: Axes) -> None:
     """Heatmap of the relative ``metric`` with the analytic and simulated break-even lines."""
     grid = relative[relative["metric"] == metric].pivot(
         index="failure_multiplier", columns="speedup", values="relative"

@@ -13,7 +13,7 @@ from speedtrap.analysis.statistics import paired_differences, summarize
 from speedtrap.config.experiment import Experiment
 from speedtrap.experiments.canonical import Report
 from speedtrap.models.workflow import simulate_summary
-from speedtrap.plots import plot_ledger, plot_outcome, save_figure
+from speedtrap.plots import figure_of, plot_ledger, plot_outcome, save_figure
 
 MODEL = simulate_summary
 BASELINE = "gpu-batched"
@@ -44,8 +44,9 @@ def analyze(table: pd.DataFrame, spec: Experiment, out: Path) -> Report:
         order=backends,
         title=f"Where a developer-day goes ({scenario.developers} developers, {spec.replications} runs each)",
     )
-    files += save_figure(ax.figure, out, "ledger")
-    plt.close(ax.figure)
+    fig = figure_of(ax)
+    files += save_figure(fig, out, "ledger")
+    plt.close(fig)
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), layout="constrained")
     plot_outcome(table, "tasks_per_dev_day", "tasks per developer-day", order=backends, ax=axes[0])
     plot_outcome(table, "usd_per_task", "US$ per completed task", order=backends, ax=axes[1])
