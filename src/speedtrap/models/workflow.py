@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NoReturn
 
 import numpy as np
 
@@ -20,10 +21,17 @@ from speedtrap.serving.speed import SpeedModel
 class WorkflowModel(EventModel):
     """The developer workflow of one scenario, advanced with ``run_until(t)`` (seconds).
 
-    ``rng`` is the run's root seed: every random stream (tasks, agent behaviour, quality draws,
-    human behaviour) is spawned from it by key, so the same seed gives the same task stream under
-    every backend and policy. ``speeds`` optionally replaces the roofline speed of named backends
-    (e.g. ``{"gpu-batched": FixedRate(65.0)}``). ``trace`` keeps every ledger interval.
+    ``rng`` is the run's root seed, an integer (or ``None``: fresh entropy): every random stream
+    (tasks, agent behaviour, quality draws, human behaviour) is spawned from it by key, so the same
+    seed gives the same task stream under every backend and policy. A ``numpy`` Generator is
+    refused (streams are spawned from a seed, not drawn from a generator). ``speeds`` optionally
+    replaces the roofline speed of named backends (e.g. ``{"gpu-batched": FixedRate(65.0)}``).
+    ``trace`` keeps every ledger interval.
+
+    Mesa's ``step()`` advances one time unit (1 s), never past the horizon, and counts
+    ``steps``; ``running`` becomes ``False`` once the horizon is reached (by ``step`` or
+    ``run_until``). ``mesa.batch_run`` is refused with a pointer to the experiment runner: it
+    counts steps rather than time and needs a DataCollector.
     """
 
     def __init__(
@@ -34,6 +42,11 @@ class WorkflowModel(EventModel):
         speeds: Mapping[str, SpeedModel] | None = None,
         trace: bool = False,
     ) -> None:
+        if rng is not None and (isinstance(rng, bool) or not isinstance(rng, int | np.integer)):
+            raise TypeError(
+                f"rng must be an integer root seed or None, got {type(rng).__name__}: every random "
+                "stream of the run is spawned from the seed (pass e.g. rng=1)"
+            )
         root = np.random.SeedSequence(rng)
         super().__init__(rng=np.random.default_rng(np.random.SeedSequence(root.entropy, spawn_key=(99,))))
         self.spec = scenario
@@ -70,6 +83,28 @@ class WorkflowModel(EventModel):
         ]
         for developer in self.developers:
             developer.start()
+
+    def run_until(self, end_time: float) -> None:
+        """Run every event up to ``end_time`` seconds; at the horizon, ``running`` becomes False."""
+        super().run_until(end_time)
+        if self.time >= self.spec.horizon_s:
+            self.running = False
+
+    def _wrapped_step(self) -> None:
+        """What Mesa's ``model.step()`` runs: one time unit (1 s), never past the horizon."""
+        if self.time < self.spec.horizon_s:
+            self.run_until(min(self.time + 1.0, self.spec.horizon_s))
+            self.steps += 1
+        self.running = self.time < self.spec.horizon_s
+
+    @property
+    def datacollector(self) -> NoReturn:
+        """Not available: ``mesa.batch_run`` counts steps, not time, and collects through a Mesa
+        DataCollector; speedtrap's experiment runner replaces it."""
+        raise TypeError(
+            "WorkflowModel does not run under mesa.batch_run (it counts 1-s steps, not the horizon, and "
+            "needs a DataCollector): use speedtrap.experiments.evaluate or run_experiment"
+        )
 
     def settle(self) -> None:
         """Charge every developer's current activity up to now (idempotent)."""
