@@ -1,6 +1,6 @@
 """Benchmark: the serving pool as an M/M/c queue against an equivalent SimPy model.
 
-Workload (DESIGN.md §4): λ = 7.2 arrivals/s, μ = 1 /s, c = 8 slots; Erlang C gives Wq = 0.877 s.
+Workload (docs/design.md §4): λ = 7.2 arrivals/s, μ = 1 /s, c = 8 slots; Erlang C gives Wq = 0.877 s.
 The pool runs it as ``OpenArrivalModel`` (a Mesa model) with ``FixedRate`` decoding: output
 tokens geometric with mean 1000 at 1000 tok/s per stream, c = replicas × batch cap. SimPy
 replays the very same arrivals and service times through ``simpy.Resource(capacity=c)``.

@@ -16,7 +16,7 @@ from speedtrap.analysis.queueing import (
 
 
 def test_mmc_reference_workload() -> None:
-    # λ = 7.2, μ = 1, c = 8: the workload of DESIGN.md §4 and of the pool benchmark.
+    # λ = 7.2, μ = 1, c = 8: the workload of docs/design.md §4 and of the pool benchmark.
     assert mmc_mean_wait_s(7.2, 1.0, 8) == pytest.approx(0.877, abs=5e-4)
     assert mmc_mean_sojourn_s(7.2, 1.0, 8) == pytest.approx(1.877, abs=5e-4)
 

@@ -51,13 +51,13 @@ def test_unknown_dtype_lists_the_known_ones() -> None:
 
 
 def test_presets_carry_the_datasheet_numbers() -> None:
-    # DESIGN.md §5: H100 SXM 80 GB, 3.35 TB/s, 989 TFLOP/s bf16; WSE-3 44 GB SRAM, 21 PB/s, 125 PF.
+    # docs/design.md §5: H100 SXM 80 GB, 3.35 TB/s, 989 TFLOP/s bf16; WSE-3 44 GB SRAM, 21 PB/s, 125 PF.
     h100 = hardware_preset("h100-sxm")
     assert (h100.memory_gb, h100.memory_bandwidth_tb_s, h100.peak_tflop_s["bf16"]) == (80, 3.35, 989)
     wse3 = hardware_preset("wse-3")
     assert wse3.memory_kind == "sram"
     assert (wse3.memory_gb, wse3.memory_bandwidth_tb_s, wse3.peak_tflop_s["bf16"]) == (44, 21_000, 125_000)
-    # "GB200: ~2.4x H100 bandwidth" (DESIGN.md §1)
+    # "GB200: ~2.4x H100 bandwidth" (docs/design.md §1)
     assert hardware_preset("gb200").memory_bandwidth_tb_s / h100.memory_bandwidth_tb_s == pytest.approx(
         2.4, abs=0.05
     )

@@ -1,4 +1,4 @@
-"""The design card's headline numbers must come out of the physics (DESIGN.md §2 table, §5 sources).
+"""The design card's headline numbers must come out of the physics (docs/design.md §2 table, §5 sources).
 
 Targets are checked within ±10% at each preset's stated typical load; published hardware figures
 (Cerebras, H100) are checked loosely, with the band stated beside each."""

@@ -1,6 +1,6 @@
 """The human side: prompting, check-ins, attention, review and fixing.
 
-Every default cites DESIGN.md §5 or says "assumption" and why.
+Every default cites docs/design.md §5 or says "assumption" and why.
 """
 
 from __future__ import annotations

@@ -13,10 +13,10 @@ BYTES_PER_TB = 1e12
 FLOP_PER_TFLOP = 1e12
 
 DEFAULT_ETA_MEM = 0.90
-"""Achieved / peak memory bandwidth: 0.87–0.92 (llm-analysis; measured GB200 bandwidth, DESIGN.md §5)."""
+"""Achieved / peak memory bandwidth: 0.87–0.92 (llm-analysis; measured GB200 bandwidth, docs/design.md §5)."""
 
 DEFAULT_ETA_FLOP = 0.60
-"""Achieved / peak dense FLOP/s in large matrix multiplies: 0.5–0.7 (llm-analysis, DESIGN.md §5)."""
+"""Achieved / peak dense FLOP/s in large matrix multiplies: 0.5–0.7 (llm-analysis, docs/design.md §5)."""
 
 DEFAULT_USABLE_MEMORY_FRACTION = 0.90
 """Assumption: the share of chip memory that holds weights and KV cache; the rest is activations,
@@ -24,7 +24,7 @@ runtime and fragmentation (vLLM's default ``gpu_memory_utilization`` is 0.9)."""
 
 
 class Hardware(Spec):
-    """One accelerator chip, as the decode-step roofline sees it (DESIGN.md §2, Serving).
+    """One accelerator chip, as the decode-step roofline sees it (docs/design.md §2, Serving).
 
     Bandwidth and compute are per chip and are aggregated over a replica's chips. A decode step
     costs ``max(memory time, compute time)`` plus fixed latencies: ``step_overhead_s`` per step,

@@ -1,14 +1,14 @@
-"""Named presets: hardware, models and the three calibrated backends of DESIGN.md §2.
+"""Named presets: hardware, models and the three calibrated backends of docs/design.md §2.
 
 Every number carries its source; "assumption" marks numbers without one. The backends' speeds are
 not stored here: they come out of the roofline (``speedtrap.serving.replica``) at each backend's
-typical load, and ``tests/validation/test_calibration.py`` checks them against DESIGN.md §2:
+typical load, and ``tests/validation/test_calibration.py`` checks them against docs/design.md §2:
 
 * ``gpu-batched`` — a hypothetical frontier mixture-of-experts model (1T parameters, 64B active,
   NVFP4 weights, 84 layers, fp8 KV cache: 172 KB/token) on one 8× B200 node, at 40 streams of
   96k-token agent contexts (median agent input ≈96k tokens, SemiAnalysis). At that context each
   stream's KV cache is 16.5 GB, so the KV memory caps the batch near 44 and a decode step is
-  dominated by KV reads: ≈66 tok/s per stream (target ≈65, DESIGN.md §5).
+  dominated by KV reads: ≈66 tok/s per stream (target ≈65, docs/design.md §5).
 * ``gpu-fast`` — the same fleet; its fast tier caps replicas at 8 streams, so a step reads a fifth
   of the KV cache and is dominated by fixed latencies and the weight read: ≈168 tok/s (≈2.5×,
   Anthropic fast-mode docs), at 6× the price and with the same time to first token.
@@ -250,10 +250,10 @@ def _wafer_distilled() -> Backend:
         replicas=_FLEET_REPLICAS,
         tiers=[_STANDARD_TIER],
         default_tier="standard",
-        # Assumption: no public API price for Codex-Spark; the gpu-batched list price (DESIGN.md §5).
+        # Assumption: no public API price for Codex-Spark; the gpu-batched list price (docs/design.md §5).
         price=Price(),
         quality=Quality(
-            failure_multiplier=1.2,  # DESIGN.md §5 default, range 1.15–1.8
+            failure_multiplier=1.2,  # docs/design.md §5 default, range 1.15–1.8
             # Assumption: the distilled model "gets confused and messes up tool calls" (reported of
             # Codex-Spark); 2.5× the frontier model's 2% malformed tool calls.
             tool_error_prob=0.05,

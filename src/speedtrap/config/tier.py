@@ -13,7 +13,7 @@ class Tier(Spec):
     """A service tier: who is admitted first, how many streams share its replicas, what it costs.
 
     "Fast mode" is a high-priority tier whose requests run on replicas capped at a small batch
-    (DESIGN.md §2, Serving). Tiers may share one fleet.
+    (docs/design.md §2, Serving). Tiers may share one fleet.
     """
 
     name: str = Field(default="standard", min_length=1)
@@ -27,7 +27,7 @@ class Price(Spec):
 
     Defaults: Anthropic's Opus 4.6 list price, $5 input / $25 output per MTok; cache reads 0.1×
     input ($0.50/MTok), 5-minute cache writes 1.25× input ($6.25/MTok) (Anthropic pricing page,
-    DESIGN.md §5).
+    docs/design.md §5).
     """
 
     input_usd_per_mtok: float = Field(default=5.0, ge=0)
@@ -52,7 +52,7 @@ class Quality(Spec):
     ``failure_prob`` is the probability that a finished task's result is wrong, per difficulty
     class; ``failure_multiplier`` scales it (a distilled model makes more mistakes: the default
     wafer-distilled multiplier is 1.2, range 1.15–1.8 from SWE-bench Verified GPT-5 vs
-    GPT-5-mini and Terminal-Bench 2.0 Codex vs Spark, DESIGN.md §5). ``tool_error_prob`` is the
+    GPT-5-mini and Terminal-Bench 2.0 Codex vs Spark, docs/design.md §5). ``tool_error_prob`` is the
     per-turn probability of a malformed tool call, which costs an extra turn.
     """
 

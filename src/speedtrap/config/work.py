@@ -1,6 +1,6 @@
 """The work developers hand to coding agents: task difficulty, agent turns, tokens, tool time.
 
-Every default cites DESIGN.md §5 or says "assumption" and why.
+Every default cites docs/design.md §5 or says "assumption" and why.
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ class TaskMix(Spec):
     tool_s: LogNormal = Field(
         default=LogNormal(median=4.0, sigma=1.4),
         description="Tool execution seconds per turn (tests, builds), independent of the backend. "
-        "Assumption: median 4 s, mean ≈11 s, p99 ≈100 s ('seconds to minutes', DESIGN.md §2).",
+        "Assumption: median 4 s, mean ≈11 s, p99 ≈100 s ('seconds to minutes', docs/design.md §2).",
     )
     compact_at_fraction: float = Field(
         default=0.8,

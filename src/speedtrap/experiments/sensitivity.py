@@ -44,9 +44,9 @@ from speedtrap.experiments.runner import Model, run_experiment
 from speedtrap.models.workflow import simulate_summary
 
 WAFER = "wafer-distilled"
-"""The fast, less accurate backend of the headline question (DESIGN.md §1)."""
+"""The fast, less accurate backend of the headline question (docs/design.md §1)."""
 BATCHED = "gpu-batched"
-"""The baseline backend: the full frontier model at large batch (DESIGN.md §1)."""
+"""The baseline backend: the full frontier model at large batch (docs/design.md §1)."""
 
 GAP_KEYS: tuple[str, ...] = (
     "tasks_per_dev_day",

@@ -27,7 +27,7 @@ OutputSampler = Callable[[np.random.Generator, int], Sequence[int] | np.ndarray]
 class ArrivalStream(Spec):
     """A Poisson stream of requests of one tier.
 
-    Defaults describe an agent turn (SemiAnalysis agent traces, DESIGN.md §5): input ≈96k tokens,
+    Defaults describe an agent turn (SemiAnalysis agent traces, docs/design.md §5): input ≈96k tokens,
     mostly cached, output ≈213 tokens. 213 is the reported *median*; it is used as the mean here
     (assumption: no mean is published). The cached share, 90%, is an assumption ("mostly cached").
     ``output_distribution="exponential"`` draws the geometric distribution on {1, 2, ...} with

@@ -3,7 +3,7 @@
 The first ``round(share × developers)`` developers send every turn to ``fast_tier``, the others
 to ``standard_tier`` of the same backend. Which developers adopt is fixed by index, so the task
 stream of each developer is unchanged across shares (common random numbers): only the routing
-and the contention differ. This is the fast-mode externality question of DESIGN.md §1.
+and the contention differ. This is the fast-mode externality question of docs/design.md §1.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The serving pool: replicas with continuous batching, service tiers and priority admission.
 
-DESIGN.md §2 "Serving pool". Pure Python driven by a *clock* (a Mesa 3.5 model, or anything
+docs/design.md §2 "Serving pool". Pure Python driven by a *clock* (a Mesa 3.5 model, or anything
 with ``.time`` and ``.schedule_event(fn, at=...)`` returning an event with ``.cancel()``); this
 module never imports Mesa.
 

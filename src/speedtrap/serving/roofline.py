@@ -1,4 +1,4 @@
-"""The decode-step roofline (DESIGN.md §2): memory or compute bound, plus fixed latencies.
+"""The decode-step roofline (docs/design.md §2): memory or compute bound, plus fixed latencies.
 
 A decode step for ``B`` streams of mean context ``L`` tokens takes
 ``max((W_active + B·L·kv_bytes) / (BW·η_mem), 2·N_active·B / (F·η_f)) + overheads``, and at least

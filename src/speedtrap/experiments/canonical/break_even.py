@@ -32,7 +32,7 @@ METRICS: dict[str, str] = {
     "usd_per_task": "$ per task",
 }
 ARTICLE_POINT = (6.0, 1.2)
-"""'6x the speed at the cost of 20% more mistakes' (DESIGN.md §1)."""
+"""'6x the speed at the cost of 20% more mistakes' (docs/design.md §1)."""
 
 
 def relative_table(table: pd.DataFrame, spec: Experiment) -> pd.DataFrame:
