@@ -114,3 +114,11 @@ def test_break_even_relative_values_are_paired_ratios_to_the_reference() -> None
     crossing = simulated_break_even(relative_table(table, spec), "tasks_per_dev_day").set_index("speedup")
     # 1.2 at m = 1, 0.9 at m = 2: crosses 1 two thirds of the way
     assert crossing.loc[6.0, "m_star_simulated"] == pytest.approx(1.0 + 2.0 / 3.0)
+
+
+def test_a_script_refuses_an_unknown_executor_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from speedtrap.experiments.canonical import main
+
+    assert main("headline", ["--executor", "threads"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "error: --executor: unknown executor 'threads' (known: serial, processes, dask)"

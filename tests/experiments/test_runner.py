@@ -159,3 +159,19 @@ def test_common_random_numbers_make_paired_differences_tighter(make_tiny: Callab
         assert diffs.loc[outcome, "std"] ** 2 == pytest.approx(paired)
         assert diffs.loc[outcome, "n"] == 12
     assert np.isfinite(diffs["ci_low"]).all()
+
+
+def test_the_progress_bar_shows_in_a_terminal_and_in_jupyter_not_in_a_pipe() -> None:
+    import io
+
+    from rich.console import Console
+
+    from speedtrap.experiments.runner import _progress
+
+    jupyter = Console(file=io.StringIO(), force_jupyter=True, force_terminal=False)
+    terminal = Console(file=io.StringIO(), force_terminal=True, force_jupyter=False)
+    pipe = Console(file=io.StringIO(), force_terminal=False, force_jupyter=False)
+    assert not _progress(True, jupyter).disable
+    assert not _progress(True, terminal).disable
+    assert _progress(True, pipe).disable
+    assert _progress(False, terminal).disable

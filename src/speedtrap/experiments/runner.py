@@ -92,8 +92,10 @@ def model_name(model: Callable[..., Any]) -> str:
     return f"{target.__module__}.{target.__qualname__}"
 
 
-def _progress(enabled: bool) -> Progress:
-    console = Console(stderr=True)
+def _progress(enabled: bool, console: Console | None = None) -> Progress:
+    """A progress bar on stderr, shown in a terminal and in Jupyter (where rich reports no
+    terminal but renders a live widget); off when output goes to a file or a pipe."""
+    console = console if console is not None else Console(stderr=True)
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -103,7 +105,7 @@ def _progress(enabled: bool) -> Progress:
         TextColumn("ETA"),
         TimeRemainingColumn(),
         console=console,
-        disable=not (enabled and console.is_terminal),
+        disable=not (enabled and (console.is_terminal or console.is_jupyter)),
     )
 
 

@@ -9,11 +9,13 @@ writes its CSV tables and PNG + SVG figures beside them and returns a plain-lang
 
 from __future__ import annotations
 
-import argparse
 import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated
+
+import typer
 
 from speedtrap.config.experiment import Experiment
 from speedtrap.experiments.executors import EXECUTOR_KINDS
@@ -76,29 +78,48 @@ def run_canonical(
 
 
 def main(name: str, argv: Sequence[str] | None = None) -> int:
-    """Command-line entry of ``experiments/<name>.py``."""
-    parser = argparse.ArgumentParser(
-        prog=f"experiments/{name}.py",
-        description=f"Run the {name} experiment (experiments/{name}.toml) and write results/{name}/.",
-    )
-    parser.add_argument(
-        "--quick", action="store_true", help="the small CI-sized variant"
-    )
-    parser.add_argument("--executor", choices=EXECUTOR_KINDS, default="serial")
-    parser.add_argument("--workers", type=int, default=None, help="processes / Dask workers")
-    parser.add_argument("--scheduler", default=None, help="Dask scheduler address (default: a local cluster)")
-    parser.add_argument("--results-dir", default="results", help="where results/<name>/ is written")
-    args = parser.parse_args(argv)
-    report = run_canonical(
-        name,
-        quick=args.quick,
-        executor=args.executor,
-        workers=args.workers,
-        scheduler=args.scheduler,
-        results_dir=args.results_dir,
-    )
-    print(report.finding)
-    print("Wrote " + ", ".join(str(p) for p in report.files))
+    """Command-line entry of ``experiments/<name>.py`` (the options of ``speedtrap experiment``);
+    returns the exit status: 0, or 2 with a one-line error for bad input."""
+    app = typer.Typer(add_completion=False)
+
+    @app.command(help=f"Run the {name} experiment (experiments/{name}.toml) and write results/{name}/.")
+    def run(
+        quick: Annotated[bool, typer.Option("--quick", help="The small CI-sized variant.")] = False,
+        executor: Annotated[
+            str, typer.Option("--executor", help="Where runs execute: serial, processes or dask.")
+        ] = "serial",
+        workers: Annotated[
+            int | None, typer.Option("--workers", min=1, help="Worker processes (processes, local dask).")
+        ] = None,
+        scheduler: Annotated[
+            str | None, typer.Option("--scheduler", help="Dask scheduler address (default: a local cluster).")
+        ] = None,
+        results_dir: Annotated[
+            Path, typer.Option("--results-dir", help="Where results/<name>/ is written.")
+        ] = Path("results"),
+    ) -> None:
+        try:
+            if executor not in EXECUTOR_KINDS:
+                known = ", ".join(EXECUTOR_KINDS)
+                raise ValueError(f"--executor: unknown executor {executor!r} (known: {known})")
+            report = run_canonical(
+                name,
+                quick=quick,
+                executor=executor,
+                workers=workers,
+                scheduler=scheduler,
+                results_dir=results_dir,
+            )
+        except (ValueError, ImportError) as exc:  # bad input, a store of another spec, a missing extra
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        typer.echo(report.finding)
+        typer.echo("Wrote " + ", ".join(str(p) for p in report.files))
+
+    try:
+        app(args=list(argv) if argv is not None else None, prog_name=f"experiments/{name}.py")
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
     return 0
 
 
