@@ -45,7 +45,7 @@ def scheduler() -> Iterator[str]:
     """A local Dask scheduler standing in for the README's ``tcp://SCHEDULER:8786``."""
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
         yield cluster.scheduler_address
 
 

@@ -70,3 +70,12 @@ def test_a_bad_backend_under_a_tier_policy_is_named_as_the_backend() -> None:
     data = {"backends": {"gpu": "gpu-fast"}, "policy": {"kind": "interactive_fast", "backend": "nope"}}
     with pytest.raises(ValidationError, match=r"policy\.backend: unknown backend 'nope'"):
         Scenario.model_validate(data)
+
+
+def test_experiment_sizes_are_bounded() -> None:
+    from speedtrap.config.experiment import Experiment
+
+    with pytest.raises(ValidationError, match="replications"):
+        Experiment.model_validate({"name": "big", "replications": 10**9})
+    with pytest.raises(ValidationError, match=r"design\.points"):
+        Experiment.model_validate({"name": "big", "design": {"kind": "lhs", "points": 10**9}})

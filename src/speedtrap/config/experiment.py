@@ -249,7 +249,9 @@ class Design(Spec):
     or a scrambled Sobol sequence (``scipy.stats.qmc``) of ``points`` points seeded by ``seed``."""
 
     kind: DesignKind = "full_factorial"
-    points: int | None = Field(default=None, ge=1, description="Points of an lhs or sobol design.")
+    points: int | None = Field(
+        default=None, ge=1, le=1_000_000, description="Points of an lhs or sobol design (at most 10^6)."
+    )
     seed: int = Field(
         default=0, ge=0, description="Seed of the lhs/sobol sampler (assumption: any fixed seed)."
     )
@@ -280,8 +282,8 @@ class Quick(Spec):
     points (lhs/sobol), scenario overrides (dotted paths; nested tables merge into the base) and
     fewer levels of named factors (``values = { "path.of.factor" = [...] }``, factorial designs)."""
 
-    replications: int | None = Field(default=None, ge=1)
-    points: int | None = Field(default=None, ge=1)
+    replications: int | None = Field(default=None, ge=1, le=10_000)
+    points: int | None = Field(default=None, ge=1, le=1_000_000)
     scenario: dict[str, Any] = Field(default_factory=dict)
     values: dict[str, list[Any]] = Field(default_factory=dict)
 
@@ -297,7 +299,10 @@ class Experiment(Spec):
     factors: list[Factor] = Field(default_factory=list)
     design: Design = Field(default_factory=Design)
     replications: int = Field(
-        default=10, ge=1, description="Runs per design point (assumption: a starting point; check CI widths)."
+        default=10,
+        ge=1,
+        le=10_000,
+        description="Runs per design point, at most 10 000 (assumption: a starting point; check CI widths).",
     )
     seed: int = Field(default=0, ge=0, description="Root seed of the replication seeds (assumption: any).")
     outcomes: list[str] | None = Field(
