@@ -636,7 +636,8 @@ def validate_workflow_command(
 
     JSON (schema_version 1): {"schema_version", "replications", "passed", "targets": [{"id",
     "scenario", "unit", "published", "simulated", "ci_low", "ci_high", "n", "relative_error",
-    "tolerance", "passed", "source"}]}."""
+    "tolerance", "accept_low", "accept_high", "passed", "source"}]}; accept_low/high: the simulated
+    values the tolerance accepts, in the target's unit."""
     from speedtrap.validation.workflow import default_scenarios, validate_workflow
 
     with bad_input_exits():
