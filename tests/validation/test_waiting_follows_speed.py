@@ -25,6 +25,8 @@ def test_faster_backend_waits_less_by_more_than_the_paired_interval() -> None:
         for backend in ("gpu-batched", "wafer-distilled")
         for seed in (21, 22, 23, 24)
     ]
-    paired = paired_differences(pd.DataFrame(rows), "backend", "gpu-batched", outcomes=["waiting_share"], by=[])
+    paired = paired_differences(
+        pd.DataFrame(rows), "backend", "gpu-batched", outcomes=["waiting_share"], by=[]
+    )
     wafer = paired.set_index("backend").loc["wafer-distilled"]
     assert wafer["ci_high"] < 0, wafer.to_dict()
