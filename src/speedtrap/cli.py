@@ -326,13 +326,35 @@ def run(
     ] = None,
     seed: SeedOption = DEFAULT_SEED,
     json_out: JsonOption = False,
+    replay: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--replay",
+            help="Drive the developers with recorded sessions (a trace or Claude Code transcripts; "
+            "repeatable), paired against --recorded-backend (docs/sessions.md).",
+        ),
+    ] = None,
+    recorded_backend: Annotated[
+        str | None,
+        typer.Option(
+            "--recorded-backend",
+            help="--replay: the backend the logs were recorded on "
+            "(default: the trace's backend column, else gpu-batched).",
+        ),
+    ] = None,
 ) -> None:
     """Simulate one scenario for one seed: where the developers' time went, and what it cost.
 
     JSON (--json), schema_version 1: {"schema_version": 1, "scenario": str, "seed": int,
     "summary": {key: float}} with the summary keys documented in speedtrap.models.results
     (shares are fractions of all developer-seconds; seconds; USD; tasks per developer-day).
+    With --replay: {"schema_version": 1, "scenario", "seed", "recorded_backend", "backend",
+    "skipped": {kind: int}, "recorded_timing": {...}, "measures": [{"measure", "label", "recorded",
+    "replayed", "change"}]}.
     """
+    if replay:
+        run_replay(scenario_file, replay, backend, recorded_backend, sets or (), seed, json_out)
+        return
     with bad_input_exits():
         scenario = load_scenario(scenario_file, backend=backend, sets=sets or ())
     summary = simulate(scenario, seed).summary()
@@ -761,6 +783,68 @@ def fit(
         ],
     )
     typer.echo(f"wrote {out} and {figure_path}")
+
+
+def _replay_cell(measure: str, value: float) -> str:
+    if "share" in measure:
+        return f"{100 * value:.1f}%"
+    if measure.startswith("usd"):
+        return f"${value:,.2f}"
+    return f"{value:.3g}"
+
+
+def run_replay(
+    scenario_file: Path | None,
+    logs: Sequence[Path],
+    backend: str | None,
+    recorded: str | None,
+    sets: Sequence[str],
+    seed: int,
+    json_out: bool,
+) -> None:
+    """``speedtrap run --replay``: the recorded sessions on their backend and on ``backend``."""
+    from speedtrap.sessions import load_sessions
+    from speedtrap.sessions.replay import recorded_backend, replay, replay_pair, request_timing_error
+
+    with bad_input_exits():
+        loaded = load_sessions(logs)
+        if not len(loaded.trace):
+            raise ValueError("no usable request in the session logs")
+        scenario = load_scenario(scenario_file, sets=sets)
+        recorded = recorded or recorded_backend(loaded.trace)
+        backend = backend or recorded
+        table = replay_pair(loaded.trace, scenario, backend, recorded=recorded, seed=seed)
+        timing = request_timing_error(replay(loaded.trace, scenario.with_backend(recorded), seed))
+    if json_out:
+        print_json(
+            {
+                "schema_version": JSON_SCHEMA_VERSION,
+                "scenario": scenario.name,
+                "seed": seed,
+                "recorded_backend": recorded,
+                "backend": backend,
+                "skipped": dict(loaded.report.skipped),
+                "recorded_timing": timing,
+                "measures": table.to_dict("records"),
+            }
+        )
+        return
+    for line in loaded.report.lines():
+        typer.echo(line)
+    print_table(
+        f"{loaded.n_sessions} recorded sessions of {loaded.n_developers} developers replayed for "
+        f"{scenario.horizon_s / scenario.workday_s:g} developer-days each, seed {seed}",
+        ["measure", f"{recorded} (recorded)", backend, "change"],
+        [
+            [r.label, *(_replay_cell(r.measure, v) for v in (r.recorded, r.replayed, r.change))]
+            for r in table.itertuples()
+        ],
+    )
+    typer.echo(
+        f"{recorded} re-times the recorded requests with a median error of "
+        f"{100 * timing['median_abs_rel_error']:.2f}% (90th percentile "
+        f"{100 * timing['p90_abs_rel_error']:.2f}%, total {100 * (timing['total_ratio'] - 1):+.2f}%)."
+    )
 
 
 # --- entry point ------------------------------------------------------------------------------
