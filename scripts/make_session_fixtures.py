@@ -13,12 +13,13 @@ damage real logs have, each of which the loaders skip and count (tests/sessions/
   without usage, a subagent (sidechain) event, a reply stamped before its trigger (clock skew), a
   resumed session repeating another file's events, and a truncated last line.
 
-Run: ``python scripts/make_session_fixtures.py`` (deterministic).
+Run: ``python scripts/make_session_fixtures.py [OUT_DIR]`` (deterministic; default examples/sessions).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -242,26 +243,27 @@ def write_awkward_csv(trace: pd.DataFrame, out: Path) -> None:
     (out / "trace.csv").write_text(text)
 
 
-def main() -> None:
+def main(out: Path = OUT) -> None:
+    """Write every example file under ``out``."""
     scenario = Scenario.model_validate(RECORDED)
     result = simulate(scenario, SEED)
     trace = trace_from_result(result)
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "recorded.toml").write_text(
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "recorded.toml").write_text(
         f"# The scenario examples/sessions/trace.csv was simulated from (seed {SEED}); written by\n"
         "# scripts/make_session_fixtures.py.\n" + scenario.to_toml()
     )
     rounded = trace.round({"start_s": 3, "end_s": 3, "tool_s": 3, "human_gap_s": 3})
-    rounded.to_csv(OUT / "trace.csv", index=False)
-    rounded.to_parquet(OUT / "trace.parquet", index=False)
-    write_claude(rounded, OUT / "claude")
-    awkward = OUT / "awkward"
+    rounded.to_csv(out / "trace.csv", index=False)
+    rounded.to_parquet(out / "trace.parquet", index=False)
+    write_claude(rounded, out / "claude")
+    awkward = out / "awkward"
     awkward.mkdir(exist_ok=True)
     write_awkward_csv(rounded, awkward)
     write_awkward_claude(rounded, awkward / "claude")
     n = rounded.groupby(["developer", "session"]).ngroups
-    print(f"wrote {len(rounded)} requests of {n} sessions to {OUT.relative_to(ROOT)}")
+    print(f"wrote {len(rounded)} requests of {n} sessions to {out}")
 
 
 if __name__ == "__main__":
-    main()
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else OUT)

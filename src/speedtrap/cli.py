@@ -741,7 +741,8 @@ def fit(
         fitted = fit_scenario(loaded, scenario)
     header = (
         f"Fitted by `speedtrap fit` to {fitted.n_sessions} sessions ({fitted.n_requests} requests, "
-        f"{fitted.n_developers} developers).\nFields without a comment keep the base scenario's value."
+        f"{_count(fitted.n_developers, 'developer')}).\n"
+        "Fields without a comment keep the base scenario's value."
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(scenario_toml(fitted, header))
@@ -767,7 +768,7 @@ def fit(
         typer.echo(line)
     print_table(
         f"Fit to {fitted.n_sessions} sessions ({fitted.n_requests} requests, "
-        f"{fitted.n_developers} developers)",
+        f"{_count(fitted.n_developers, 'developer')})",
         ["field", "law", "parameter", "estimate", "95% interval", "n", "KS"],
         [
             [
@@ -783,6 +784,10 @@ def fit(
         ],
     )
     typer.echo(f"wrote {out} and {figure_path}")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _replay_cell(measure: str, value: float) -> str:
@@ -832,7 +837,8 @@ def run_replay(
     for line in loaded.report.lines():
         typer.echo(line)
     print_table(
-        f"{loaded.n_sessions} recorded sessions of {loaded.n_developers} developers replayed for "
+        f"{_count(loaded.n_sessions, 'recorded session')} of {_count(loaded.n_developers, 'developer')} "
+        "replayed for "
         f"{scenario.horizon_s / scenario.workday_s:g} developer-days each, seed {seed}",
         ["measure", f"{recorded} (recorded)", backend, "change"],
         [

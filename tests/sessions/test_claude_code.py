@@ -1,6 +1,7 @@
 """The Claude Code loader: the transcripts written from trace.csv give back its requests, and every
 awkward event of examples/sessions/awkward/claude/ is skipped (or ignored) and counted."""
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -57,3 +58,25 @@ def test_no_text_reaches_the_trace(examples: Path) -> None:
     loaded = load_sessions([examples / "claude", examples / "awkward" / "claude"])
     text = loaded.trace.to_csv()
     assert "Synthetic prompt" not in text and "(output)" not in text and "Bash" not in text
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        None,
+        {},
+        {"input_tokens": 3},
+        {"output_tokens": "many"},
+        {"output_tokens": 5, "cache_read_input_tokens": "x"},
+    ],
+)
+def test_unreadable_usage_is_skipped_and_counted(tmp_path: Path, usage: object) -> None:
+    lines = [
+        '{"type": "user", "uuid": "u1", "sessionId": "s", "timestamp": "2026-03-02T09:00:00Z", '
+        '"message": {"role": "user", "content": "x"}}',
+        '{"type": "assistant", "uuid": "a1", "sessionId": "s", "timestamp": "2026-03-02T09:00:03Z", '
+        f'"message": {{"id": "m1", "role": "assistant", "usage": {json.dumps(usage)}}}}}',
+    ]
+    (tmp_path / "s.jsonl").write_text("\n".join(lines) + "\n")
+    loaded = load_sessions([tmp_path])
+    assert loaded.report.skipped == {cc.NO_USAGE: 1} and len(loaded.trace) == 0

@@ -70,6 +70,22 @@ def _timestamp(value: Any) -> float:
         return math.nan
 
 
+def _usage(usage: Any) -> tuple[float, float, float, float] | None:
+    """Input, cache-write, cache-read and output tokens of a usage record; None unless every count
+    present is a finite number and the output count is there (missing input counts are 0)."""
+    if not isinstance(usage, dict) or usage.get("output_tokens") is None:
+        return None
+    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+    values = []
+    for key in keys:
+        value = usage.get(key)
+        value = 0 if value is None else value
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            return None
+        values.append(float(value))
+    return values[0], values[1], values[2], values[3]
+
+
 def _is_tool_result(message: Any) -> bool:
     content = message.get("content") if isinstance(message, dict) else None
     return isinstance(content, list) and any(
@@ -124,12 +140,14 @@ def _events(path: Path, report: LoadReport, seen: _Seen) -> list[dict[str, Any]]
                 )
                 continue
             usage = message.get("usage") if isinstance(message, dict) else None
-            if not isinstance(usage, dict) or not isinstance(usage.get("output_tokens"), int | float):
+            counts = _usage(usage)
+            if counts is None:
                 report.skip(NO_USAGE)
                 continue
+            assert isinstance(message, dict)
             msg_id = message.get("id") if isinstance(message.get("id"), str) else f"uuid:{uuid}"
-            uncached = sum(float(usage.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens"))
-            cached = float(usage.get("cache_read_input_tokens") or 0)
+            fresh, created, cached, output = counts
+            uncached = fresh + created
             events.append(
                 {
                     "kind": "reply",
@@ -138,7 +156,7 @@ def _events(path: Path, report: LoadReport, seen: _Seen) -> list[dict[str, Any]]
                     "id": msg_id,
                     "input": uncached + cached,
                     "cached": cached,
-                    "output": float(usage["output_tokens"]),
+                    "output": output,
                 }
             )
     return events
