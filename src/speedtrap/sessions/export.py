@@ -3,11 +3,15 @@ would have, had the simulated week been real — for fitting round trips and rep
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 
-from speedtrap.models.results import RunResult
 from speedtrap.sessions.trace import TRACE_COLUMNS
+
+if TYPE_CHECKING:
+    from speedtrap.models.results import RunResult
 
 __all__ = ["trace_from_result"]
 
