@@ -10,6 +10,7 @@ import pytest
 from speedtrap.sessions import claude_code as cc
 from speedtrap.sessions import load_sessions
 from speedtrap.sessions import trace as tr
+from speedtrap.sessions.fit import max_parallel
 
 EPOCH_S = 1_772_442_000.0  # 2026-03-02T09:00:00Z, the fixtures' time zero
 
@@ -80,3 +81,17 @@ def test_unreadable_usage_is_skipped_and_counted(tmp_path: Path, usage: object) 
     (tmp_path / "s.jsonl").write_text("\n".join(lines) + "\n")
     loaded = load_sessions([tmp_path])
     assert loaded.report.skipped == {cc.NO_USAGE: 1} and len(loaded.trace) == 0
+
+
+def test_overlapping_sessions_are_kept_as_parallel_sessions(examples: Path) -> None:
+    """The example developer ran up to two sessions at once: nothing is skipped, and the overlap is
+    measured as two parallel sessions."""
+    loaded = load_sessions([examples / "claude"])
+    spans = (
+        loaded.trace.groupby("session")
+        .agg(start=("start_s", "min"), end=("end_s", "max"))
+        .sort_values("start")
+    )
+    assert (spans["start"].shift(-1) < spans["end"]).any()  # some session starts before another ended
+    assert not loaded.report.skipped
+    assert max_parallel(loaded.trace).to_dict() == {"developer-0": 2}
