@@ -8,7 +8,8 @@ damage real logs have, each of which the loaders skip and count (tests/sessions/
 * ``awkward/trace.csv``: a missing field, a negative token count, a request ending before it
   starts, a request starting before the previous one of its session ended, a duplicate row, a
   request with no output tokens, and a truncated last line.
-* ``awkward/claude/``: a summary, a file-history snapshot and a meta event (ignored), an event of
+* ``awkward/claude/``: a summary, a file-history snapshot, a meta event and a compaction summary
+  (ignored), an event of
   unknown type, a line that is not an object, an event without timestamp, an assistant message
   without usage, a subagent (sidechain) event, a reply stamped before its trigger (clock skew), a
   resumed session repeating another file's events, and a truncated last line.
@@ -191,6 +192,10 @@ def write_awkward_claude(trace: pd.DataFrame, out: Path) -> None:
     meta["isMeta"] = True
     meta["message"] = {"role": "user", "content": "(command caveat)"}
     w.raw(meta)
+    summary = w._base("user", float(rows["start_s"].iloc[0]) - 0.5)
+    summary["isCompactSummary"] = True
+    summary["message"] = {"role": "user", "content": "(summary of an earlier conversation)"}
+    w.raw(summary)
     first = True
     for k, row in enumerate(rows.itertuples()):
         if first:

@@ -51,7 +51,7 @@ def test_each_awkward_event_is_skipped_and_counted(examples: Path, kind: str, co
 
 def test_irrelevant_events_are_ignored_not_skipped(examples: Path) -> None:
     loaded = load_sessions([examples / "awkward" / "claude"])
-    assert loaded.report.ignored == {cc.OTHER_EVENTS: 2, cc.META_EVENTS: 1}
+    assert loaded.report.ignored == {cc.OTHER_EVENTS: 2, cc.META_EVENTS: 2}
     assert len(loaded.trace) == 6 and loaded.n_sessions == 1
 
 

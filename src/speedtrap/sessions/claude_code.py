@@ -3,7 +3,8 @@
 What the loader relies on (docs/sessions.md has the details and where the format is described):
 one JSON object per line; ``type`` ``"user"`` or ``"assistant"`` for conversation events (other
 types — ``summary``, ``system``, ``progress``, ``file-history-snapshot``… — are ignored);
-``timestamp`` (ISO 8601), ``sessionId``, ``uuid``, ``isSidechain`` (subagent events), and
+``timestamp`` (ISO 8601), ``sessionId``, ``uuid``, ``isSidechain`` (subagent events), ``isMeta``
+/ ``isCompactSummary`` / ``isVisibleInTranscriptOnly`` (user events the human did not type), and
 ``message`` with ``content`` (a string or a list of blocks of ``type`` text / tool_use /
 tool_result…) and, on assistant messages, ``id`` and ``usage`` (``input_tokens``,
 ``cache_creation_input_tokens``, ``cache_read_input_tokens``, ``output_tokens``).
@@ -45,7 +46,7 @@ SIDECHAIN = "subagent (sidechain) events"
 DUPLICATE_EVENT = "duplicate events (already seen, e.g. copied into a resumed session)"
 NO_TRIGGER = "assistant messages with no event before them"
 OTHER_EVENTS = "non-conversation events (summary, system, progress, snapshots)"
-META_EVENTS = "meta user events (not typed by the human)"
+META_EVENTS = "user events not typed by the human (meta, compaction summaries)"
 
 KNOWN_OTHER_TYPES = frozenset(
     {"summary", "system", "progress", "file-history-snapshot", "queue-operation", "result", "attachment"}
@@ -132,7 +133,7 @@ def _events(path: Path, report: LoadReport, seen: _Seen) -> list[dict[str, Any]]
             session = str(obj.get("sessionId") or path.stem)
             message = obj.get("message")
             if kind == "user":
-                if obj.get("isMeta"):
+                if obj.get("isMeta") or obj.get("isCompactSummary") or obj.get("isVisibleInTranscriptOnly"):
                     report.ignore(META_EVENTS)
                     continue
                 events.append(
