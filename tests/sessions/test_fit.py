@@ -173,7 +173,9 @@ def test_fit_command_writes_scenario_and_figure(examples: Path, tmp_path: Path) 
     assert result.exit_code == 0, result.output
     payload = json.loads(result.output)
     assert payload["sessions"] == 21 and payload["developers"] == 2
-    assert Scenario.from_toml(out).developers == 2
+    fitted = Scenario.from_toml(out)
+    assert fitted.developers == 2
+    assert fitted.developer.attention.parallel_sessions_probs == [0.0, 1.0]  # recorded with two at once
     assert (tmp_path / "me_qq.png").stat().st_size > 0
 
 
