@@ -16,11 +16,10 @@ from speedtrap.cli import app
 from speedtrap.config.scenario import Scenario
 from speedtrap.models.workflow import simulate
 from speedtrap.sessions import (
-    LoadReport,
     Sessions,
     fit_lognormal,
     fit_scenario,
-    normalize_trace,
+    load_sessions,
     scenario_toml,
     trace_from_result,
 )
@@ -78,10 +77,11 @@ FAMILY_LEVEL = 1.0 - 0.05 / len(TRUE_VALUES)
 
 
 @pytest.fixture(scope="module")
-def round_trip() -> tuple[Sessions, object]:
-    trace = trace_from_result(simulate(TRUTH, 3))
-    report = LoadReport()
-    sessions = Sessions(normalize_trace(trace, report), report)
+def round_trip(tmp_path_factory: pytest.TempPathFactory) -> tuple[Sessions, object]:
+    """The truth simulated, written as a CSV trace, loaded and fitted."""
+    path = tmp_path_factory.mktemp("round_trip") / "trace.csv"
+    trace_from_result(simulate(TRUTH, 3)).to_csv(path, index=False)
+    sessions = load_sessions([path])
     return sessions, fit_scenario(sessions, TRUTH, level=FAMILY_LEVEL)
 
 
