@@ -326,13 +326,37 @@ def run(
     ] = None,
     seed: SeedOption = DEFAULT_SEED,
     json_out: JsonOption = False,
+    replay: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--replay",
+            help="Drive the developers with recorded sessions (a trace or Claude Code transcripts; "
+            "repeatable), paired against --recorded-backend (docs/sessions.md).",
+        ),
+    ] = None,
+    recorded_backend: Annotated[
+        str | None,
+        typer.Option(
+            "--recorded-backend",
+            help="--replay: the backend the logs were recorded on "
+            "(default: the trace's backend column, else gpu-batched).",
+        ),
+    ] = None,
 ) -> None:
     """Simulate one scenario for one seed: where the developers' time went, and what it cost.
 
     JSON (--json), schema_version 1: {"schema_version": 1, "scenario": str, "seed": int,
     "summary": {key: float}} with the summary keys documented in speedtrap.models.results
     (shares are fractions of all developer-seconds; seconds; USD; tasks per developer-day).
+    With --replay: {"schema_version": 1, "scenario", "seed", "recorded_backend", "backend",
+    "skipped": {kind: int}, "recorded_timing": {...}, "measures": [{"measure", "label", "recorded",
+    "replayed", "change"}]}.
     """
+    if replay:
+        from speedtrap.cli_sessions import run_replay
+
+        run_replay(scenario_file, replay, backend, recorded_backend, sets or (), seed, json_out)
+        return
     with bad_input_exits():
         scenario = load_scenario(scenario_file, backend=backend, sets=sets or ())
     summary = simulate(scenario, seed).summary()
@@ -674,6 +698,10 @@ def validate_workflow_command(
     if replications < 5:
         typer.echo(f"Note: {replications} replications give intervals that cannot mean much; use 5 or more.")
 
+
+# --- your own sessions (fit; run --replay) ---------------------------------------------------
+
+import speedtrap.cli_sessions  # noqa: E402, F401  (registers `fit`; after the helpers it uses)
 
 # --- entry point ------------------------------------------------------------------------------
 
