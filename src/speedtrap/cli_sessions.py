@@ -114,9 +114,9 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-def _replay_cell(measure: str, value: float) -> str:
-    if "share" in measure:
-        return f"{100 * value:.1f}%"
+def _replay_cell(measure: str, value: float, *, change: bool = False) -> str:
+    if "share" in measure:  # a change of a share is in percentage points
+        return f"{100 * value:+.1f} pp" if change else f"{100 * value:.1f}%"
     if measure.startswith("usd"):
         return f"${value:,.2f}"
     return f"{value:.3g}"
@@ -166,7 +166,12 @@ def run_replay(
         f"{scenario.horizon_s / scenario.workday_s:g} developer-days each, seed {seed}",
         ["measure", f"{recorded} (recorded)", backend, "change"],
         [
-            [r.label, *(_replay_cell(r.measure, v) for v in (r.recorded, r.replayed, r.change))]
+            [
+                r.label,
+                _replay_cell(r.measure, r.recorded),
+                _replay_cell(r.measure, r.replayed),
+                _replay_cell(r.measure, r.change, change=True),
+            ]
             for r in table.itertuples()
         ],
     )
