@@ -20,6 +20,11 @@ class Tier(Spec):
     priority: int = Field(default=0, description="Higher is admitted first; FIFO within a tier.")
     batch_cap: int = Field(default=256, ge=1, description="Most streams on a replica serving this tier.")
     price_multiplier: float = Field(default=1.0, gt=0, description="Applied to the backend's list price.")
+    as_of: str | None = Field(
+        default=None,
+        pattern=r"^\d{4}-\d{2}(-\d{2})?$",
+        description="The date (YYYY-MM or YYYY-MM-DD) whose offer this tier describes.",
+    )
 
 
 class Price(Spec):
@@ -30,6 +35,11 @@ class Price(Spec):
     DESIGN.md §5).
     """
 
+    as_of: str | None = Field(
+        default="2026-02",
+        pattern=r"^\d{4}-\d{2}(-\d{2})?$",
+        description="The date (YYYY-MM or YYYY-MM-DD) of the price list (default: Opus 4.6, Feb 2026).",
+    )
     input_usd_per_mtok: float = Field(default=5.0, ge=0)
     output_usd_per_mtok: float = Field(default=25.0, ge=0)
     cache_read_usd_per_mtok: float = Field(default=0.50, ge=0)
