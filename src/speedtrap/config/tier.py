@@ -35,11 +35,6 @@ class Price(Spec):
     DESIGN.md §5).
     """
 
-    as_of: str | None = Field(
-        default="2026-02",
-        pattern=r"^\d{4}-\d{2}(-\d{2})?$",
-        description="The date (YYYY-MM or YYYY-MM-DD) of the price list (default: Opus 4.6, Feb 2026).",
-    )
     input_usd_per_mtok: float = Field(default=5.0, ge=0)
     output_usd_per_mtok: float = Field(default=25.0, ge=0)
     cache_read_usd_per_mtok: float = Field(default=0.50, ge=0)

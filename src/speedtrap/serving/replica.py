@@ -113,15 +113,24 @@ class ReplicaPhysics:
 
     # --- steps -----------------------------------------------------------------------------------
 
-    def decode_step_s(self, batch: int, context_tokens: float, prefill_tokens: float = 0.0) -> float:
+    def decode_step_s(
+        self,
+        batch: int,
+        context_tokens: float,
+        prefill_tokens: float = 0.0,
+        prefill_context_tokens: float | None = None,
+    ) -> float:
         """Seconds of one decode step of ``batch`` streams (at least 1) of mean context ``context_tokens``,
-        carrying ``prefill_tokens`` prompt tokens of other requests (chunked prefill; 0 by default)."""
+        carrying ``prefill_tokens`` prompt tokens of other requests (chunked prefill; 0 by default) from
+        prompts ``prefill_context_tokens`` long."""
         b = max(batch, 1)
         c = self.steps
-        plain_s = step_s(c, b, context_tokens, prefill_tokens)
+        plain_s = step_s(c, b, context_tokens, prefill_tokens, prefill_context_tokens)
         if self.draft_tokens == 0:
             return plain_s
-        memory_s, compute_s, prefill_s, latency_s = step_parts(c, b, context_tokens, prefill_tokens)
+        memory_s, compute_s, prefill_s, latency_s = step_parts(
+            c, b, context_tokens, prefill_tokens, prefill_context_tokens
+        )
         extra_tokens = b * self.draft_tokens
         verify_s = max(
             max(memory_s, compute_s * (self.draft_tokens + 1))

@@ -4,7 +4,8 @@ The measurements live in ``data/serving_measurements.csv``: one row per publishe
 (hardware, chips, model, weight precision, input/output lengths, concurrency) with the measured
 output tok/s per user, tok/s per GPU and time to first token where the source gives them, the
 source's address and how any figure was derived. :func:`validate_serving` predicts every row with
-:func:`speedtrap.serving.roofline.step_s` (the function the serving pool uses) and returns one row
+:func:`speedtrap.serving.pareto.steady_load` over :func:`speedtrap.serving.roofline.step_s` (the
+step function the serving pool uses) and returns one row
 per (measurement, metric) with the relative error.
 
 **The split** (fixed before any fit, :func:`assign_parts`): within each memory kind (HBM GPUs,
@@ -51,7 +52,8 @@ from speedtrap.config.hardware import (
 )
 from speedtrap.config.llm import LLM
 from speedtrap.config.presets import hardware_preset, llm_preset
-from speedtrap.serving.roofline import StepConstants, step_s
+from speedtrap.serving.pareto import steady_load
+from speedtrap.serving.replica import ReplicaPhysics
 
 __all__ = [
     "MEASUREMENTS_FILE",
@@ -164,19 +166,16 @@ def predict(row: Any, eff: Efficiencies | None = None) -> dict[str, float]:
     hardware = eff.apply(hardware_preset(str(row.hardware)))
     llm = _llm_for(row, hardware)
     chips = _chips_for(row, hardware, llm)
-    c = StepConstants.of(hardware, llm, chips)
-    b, isl, osl = float(row.concurrency), float(row.isl), float(row.osl)
-    others = b - 1.0
-    context = isl + osl / 2.0
-    itl_s = step_s(c, b, context, prefill_tokens=others * isl / osl, prefill_context_tokens=isl)
-    ttft_s = step_s(c, others, context, prefill_tokens=isl, prefill_context_tokens=isl)
-    request_s = ttft_s + (osl - 1.0) * itl_s
+    physics = ReplicaPhysics.from_parts(hardware, llm, chips)
+    load = steady_load(
+        physics, int(row.concurrency), context_tokens=0.0, isl=float(row.isl), osl=float(row.osl)
+    )
     return {
-        "tok_s_per_user": 1.0 / itl_s,
-        "tok_s_per_gpu": b * osl / request_s / chips,
-        "ttft_s": ttft_s,
+        "tok_s_per_user": load.tok_s_per_user,
+        "tok_s_per_gpu": load.tok_s_per_chip,
+        "ttft_s": load.ttft_s,
         "chips": float(chips),
-        "concurrency": b,
+        "concurrency": float(row.concurrency),
     }
 
 
