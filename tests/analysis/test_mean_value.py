@@ -57,8 +57,9 @@ def deterministic(**overrides: object) -> Scenario:
 def test_deterministic_task_matches_a_hand_computation() -> None:
     # Ten turns of input 50 000 + 1 250·k tokens, each: 1 s overhead + prefill of the uncached
     # input (all of it on turn 0, the 1 250 new tokens after), 250 tokens at the physics' rate at
-    # the preset's typical batch (the agent's stream + its background streams), a 5 s tool call. The developer never
-    # leaves (θ = ∞), checks in after turns 4 and 8, reviews 30 s + 10 s per 1 000 output tokens.
+    # the preset's typical batch (the agent's stream + its background streams), a 5 s tool call.
+    # The developer never leaves (θ = ∞), checks in after turns 4 and 8, reviews 30 s + 10 s per
+    # 1 000 output tokens.
     scenario = deterministic(**{"developer.attention.flow_threshold_s": math.inf})
     spec = scenario.backends["gpu"]
     physics = ReplicaPhysics.from_backend(spec)
