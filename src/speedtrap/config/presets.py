@@ -4,19 +4,26 @@ Every number carries its source; "assumption" marks numbers without one. The bac
 not stored here: they come out of the roofline (``speedtrap.serving.replica``) at each backend's
 typical load, and ``tests/validation/test_calibration.py`` checks them against DESIGN.md §2:
 
-* ``gpu-batched`` — a hypothetical frontier mixture-of-experts model (1T parameters, 64B active,
-  NVFP4 weights, 84 layers, fp8 KV cache: 172 KB/token) on one 8× B200 node, at 40 streams of
-  96k-token agent contexts (median agent input ≈96k tokens, SemiAnalysis). At that context each
-  stream's KV cache is 16.5 GB, so the KV memory caps the batch near 44 and a decode step is
-  dominated by KV reads: ≈66 tok/s per stream (target ≈65, DESIGN.md §5).
-* ``gpu-fast`` — the same fleet; its fast tier caps replicas at 8 streams, so a step reads a fifth
-  of the KV cache and is dominated by fixed latencies and the weight read: ≈168 tok/s (≈2.5×,
-  Anthropic fast-mode docs), at 6× the price and with the same time to first token.
-* ``wafer-distilled`` — a hypothetical distilled model (100B parameters, 10B active, 50 layers,
-  bf16) resident in the aggregate SRAM of 8 Cerebras WSE-3s at 8 streams of 96k tokens. SRAM
-  bandwidth makes memory time negligible; the per-layer pipeline latency (fitted to Cerebras'
-  Llama-3.1-8B figure) bounds a step: ≈1150 tok/s (Codex-Spark: >1000 tok/s), with 1.2× the
+* ``gpu-batched`` (as of 2026-02) — a hypothetical frontier mixture of experts (1T parameters, 64B
+  active, 384 routed experts with 8 per token, NVFP4 weights, 84 layers, fp8 KV cache: 172
+  KB/token) on one 8× B200 node, at 26 streams of 96k-token agent contexts (median agent input
+  ≈96k tokens, SemiAnalysis). A step reads the KV caches (≈430 GB) and the ≈161 distinct experts
+  that 26 tokens route to per layer: ≈64 tok/s per stream (target ≈65, DESIGN.md §5).
+* ``gpu-fast`` (as of 2026-02) — the same fleet; its fast tier caps replicas at 5 streams, so a step
+  reads a fifth of the KV cache and ≈38 experts per layer: ≈163 tok/s (≈2.5×, Anthropic fast-mode
+  docs), at 6× the price and with the same time to first token.
+* ``wafer-distilled`` (as of 2026-02) — a hypothetical distilled model (100B parameters, 10B
+  active, 50 layers, bf16) resident in the aggregate SRAM of 8 Cerebras WSE-3s at 8 streams of 96k
+  tokens. SRAM bandwidth makes memory time negligible; the per-layer pipeline latency fitted to the
+  published Cerebras speeds bounds a step: ≈1400 tok/s (Codex-Spark: >1000 tok/s), with 1.2× the
   failures.
+
+What changed with the corrected physics (issue 9): routed experts make the weight read grow with
+the batch, so the standard tier's typical load fell from 40 to 26 streams and the fast tier's cap
+from 8 to 5 streams to keep the seed's ≈65 tok/s and ≈2.5×; the frontier model gained an expert
+count (384 / 8, an assumption) and the distilled model one (64 / 4). GPU η_mem, η_f and step
+overhead and the wafer per-layer latency are now fitted to published serving measurements
+(``speedtrap.config.hardware``), which moved the wafer preset from ≈1150 to ≈1400 tok/s.
 """
 
 from __future__ import annotations

@@ -196,6 +196,10 @@ class _Replica:
 class ServingPool:
     """Replicas with continuous batching and tiers, fed by :meth:`submit` (module docstring)."""
 
+    _stat_t: float  # when the time averages were last integrated (s)
+    _area_system: float  # ∫ in-system dt over the statistics window
+    _area_waiting: float  # ∫ waiting dt over the statistics window
+
     def __init__(
         self,
         clock: Clock,
@@ -248,7 +252,7 @@ class ServingPool:
         # replica (lowest index first): placement's answer whenever that replica can take the request.
         self._loads: list[tuple[int, int]] = [(0, i) for i in range(replicas)]
         self._dirty: list[_Replica] = []
-        self._finished: list[tuple] = []  # records (serving.request.record) in completion order
+        self._finished: list[tuple[Any, ...]] = []  # records (serving.request.record) in completion order
         self._next_id = 0
         self._completed = 0
         self._waiting = 0
