@@ -24,7 +24,9 @@ Semantics
   simultaneous prompts finish at 1, 2, …, N times one prompt's compute. Only the speed model's
   ``ttft_overhead_s`` (network and scheduling, 0 when it has none) runs concurrently. A
   prefilling stream holds its slot and KV but does **not** count in the decode batch ``B``
-  (``B`` = own decoding streams + background streams).
+  (``B`` = own decoding streams + background streams), and prompts do not slow the decode steps
+  here (the steady-load share of prompts in each step, ``speedtrap.serving.pareto.steady_load``,
+  is what ``speedtrap pareto --isl/--osl`` and ``speedtrap validate serving`` use).
 * **Live rate, exact re-timing.** All decoding streams of a replica advance at the same
   per-stream rate ``speed.decode_rate_tok_s(B, L)``, L the mean context of the decoding streams
   (input plus tokens generated so far) at the last change. The rate is re-evaluated whenever
