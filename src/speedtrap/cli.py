@@ -284,7 +284,7 @@ def pareto(
             "--spec",
             exists=True,
             dir_okay=False,
-            help='TOML file with [model] and [hardware] tables (fields, or preset = "name" + overrides).',
+            help='TOML file with "model" and "hardware" tables (fields, or preset = "name" + overrides).',
         ),
     ] = None,
     context: Annotated[
