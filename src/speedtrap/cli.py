@@ -818,8 +818,11 @@ def validate_workflow_command(
 def validate_serving_command(
     figure: Annotated[
         Path | None,
-        typer.Option("--figure", dir_okay=False, help="Write the predicted-vs-measured figure here (PNG)."),
-    ] = None,
+        typer.Option(
+            "--figure", dir_okay=False, help="Where to write the predicted-vs-measured figure (PNG)."
+        ),
+    ] = Path("results/validation/serving_validation.png"),
+    no_figure: Annotated[bool, typer.Option("--no-figure", help="Do not write the figure.")] = False,
     refit: Annotated[
         bool, typer.Option("--refit", help="Refit the efficiency factors on the calibration part first.")
     ] = False,
@@ -828,7 +831,8 @@ def validate_serving_command(
     """Predict every published serving measurement of
     src/speedtrap/validation/data/serving_measurements.csv with the serving physics (the step-time
     function the pool uses) and print predicted vs measured, the error, and the median and worst
-    absolute error of each part (calibration, held-out) per metric. Takes about a second.
+    absolute error of each part (calibration, held-out) per metric, and write the predicted-vs-measured
+    figure (default results/validation/serving_validation.png). Takes a few seconds.
 
     JSON (schema_version 1): {"schema_version", "fit": {"date", "ids", factor: float, ...},
     "rows": [{"id", "part", "model", "hardware", "chips", "concurrency", "metric", "measured",
@@ -850,6 +854,8 @@ def validate_serving_command(
         date, ids = "now", tuple(fitted_ids)
     check = validate_serving(eff)
     summary = summarize(check)
+    if no_figure:
+        figure = None
     if figure is not None:
         write_figure(check, figure)
     if as_json:

@@ -32,7 +32,7 @@ def test_validate_serving_json_covers_every_row_and_both_parts(tmp_path: Path) -
 
 
 def test_validate_serving_table_prints_errors_and_medians() -> None:
-    result = runner.invoke(app, ["validate", "serving"])
+    result = runner.invoke(app, ["validate", "serving", "--no-figure"])
     assert result.exit_code == 0, result.output
     assert "heldout" in result.stdout and "median" in result.stdout and "%" in result.stdout
 
