@@ -466,13 +466,37 @@ def run(
     ] = None,
     seed: SeedOption = DEFAULT_SEED,
     json_out: JsonOption = False,
+    replay: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--replay",
+            help="Drive the developers with recorded sessions (a trace or Claude Code transcripts; "
+            "repeatable), paired against --recorded-backend (docs/sessions.md).",
+        ),
+    ] = None,
+    recorded_backend: Annotated[
+        str | None,
+        typer.Option(
+            "--recorded-backend",
+            help="--replay: the backend the logs were recorded on "
+            "(default: the trace's backend column, else gpu-batched).",
+        ),
+    ] = None,
 ) -> None:
     """Simulate one scenario for one seed: where the developers' time went, and what it cost.
 
     JSON (--json), schema_version 1: {"schema_version": 1, "scenario": str, "seed": int,
     "summary": {key: float}} with the summary keys documented in speedtrap.models.results
     (shares are fractions of all developer-seconds; seconds; USD; tasks per developer-day).
+    With --replay: {"schema_version": 1, "scenario", "seed", "recorded_backend", "backend",
+    "skipped": {kind: int}, "recorded_timing": {...}, "measures": [{"measure", "label", "recorded",
+    "replayed", "change"}]}.
     """
+    if replay:
+        from speedtrap.cli_sessions import run_replay
+
+        run_replay(scenario_file, replay, backend, recorded_backend, sets or (), seed, json_out)
+        return
     with bad_input_exits():
         scenario = load_scenario(scenario_file, backend=backend, sets=sets or ())
     summary = simulate(scenario, seed).summary()
@@ -776,7 +800,8 @@ def validate_workflow_command(
 
     JSON (schema_version 1): {"schema_version", "replications", "passed", "targets": [{"id",
     "scenario", "unit", "published", "simulated", "ci_low", "ci_high", "n", "relative_error",
-    "tolerance", "passed", "source"}]}."""
+    "tolerance", "accept_low", "accept_high", "passed", "source"}]}; accept_low/high: the simulated
+    values the tolerance accepts, in the target's unit."""
     from speedtrap.validation.workflow import default_scenarios, validate_workflow
 
     with bad_input_exits():
@@ -889,6 +914,10 @@ def validate_serving_command(
     if figure is not None:
         typer.echo(f"figure: {figure}")
 
+
+# --- your own sessions (fit; run --replay) ---------------------------------------------------
+
+import speedtrap.cli_sessions  # noqa: E402, F401  (registers `fit`; after the helpers it uses)
 
 # --- entry point ------------------------------------------------------------------------------
 
