@@ -172,7 +172,7 @@ def test_fit_command_writes_scenario_and_figure(examples: Path, tmp_path: Path) 
     result = CliRunner().invoke(app, ["fit", str(examples / "trace.csv"), "--out", str(out), "--json"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.output)
-    assert payload["sessions"] == 21 and payload["developers"] == 2
+    assert payload["sessions"] == 20 and payload["developers"] == 2
     fitted = Scenario.from_toml(out)
     assert fitted.developers == 2
     assert fitted.developer.attention.parallel_sessions_probs == [0.0, 1.0]  # recorded with two at once
