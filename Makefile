@@ -21,8 +21,8 @@ demo: $(STAMP)
 	$(BIN)/speedtrap demo
 
 test: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks experiments
-	$(BIN)/ruff format --check src tests benchmarks experiments
+	$(BIN)/ruff check src tests benchmarks experiments scripts
+	$(BIN)/ruff format --check src tests benchmarks experiments scripts
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
@@ -30,8 +30,8 @@ test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks experiments
-	$(BIN)/ruff format --check src tests benchmarks experiments
+	$(BIN)/ruff check src tests benchmarks experiments scripts
+	$(BIN)/ruff format --check src tests benchmarks experiments scripts
 	$(BIN)/mypy
 
 bench: $(STAMP)

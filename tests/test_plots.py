@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from speedtrap.analysis.statistics import mean_ci, paired_differences, summarize
-from speedtrap.plots import ci_table, plot_line_panels
+from speedtrap.plots import ci_table, plot_calibration, plot_line_panels
 
 
 def _runs() -> pd.DataFrame:
@@ -115,3 +115,29 @@ def test_plot_line_panels_draws_one_panel_per_outcome_with_one_legend() -> None:
         plt.close(fig)
     with pytest.raises(ValueError, match="at least one panel"):
         plot_line_panels(runs, "sessions", [])
+
+
+def test_plot_calibration_draws_each_target_relative_to_its_published_value() -> None:
+    table = pd.DataFrame(
+        {
+            "id": ["ratio", "share"],
+            "published": [2.0, 0.1],
+            "simulated": [3.0, 0.1],
+            "ci_low": [2.5, 0.09],
+            "ci_high": [3.5, 0.11],
+            "accept_low": [1.5, 0.08],
+            "accept_high": [2.5, 0.12],
+            "passed": [False, True],
+        }
+    )
+    ax = plot_calibration(table)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["ratio", "share"]
+    means = {
+        round(float(line.get_ydata()[0])): float(line.get_xdata()[0])
+        for line in ax.lines
+        if line.get_marker() == "o"
+    }
+    assert means == pytest.approx({1: 1.5, 0: 1.0})  # "ratio" is drawn on top (y = 1)
+    band = ax.collections[0].get_paths()[0].vertices[:, 0]
+    assert (band.min(), band.max()) == pytest.approx((0.75, 1.25))
+    plt.close(ax.figure)

@@ -13,7 +13,7 @@ from speedtrap.config import Scenario
 from speedtrap.config.experiment import Experiment, flatten_overrides
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "experiments" / "sweeps" / "flow_threshold.toml"
+EXAMPLE = ROOT / "experiments" / "sweeps" / "patience.toml"
 HEADLINE = ROOT / "experiments" / "scenarios" / "headline.toml"
 
 BASE: dict[str, Any] = {
@@ -33,16 +33,16 @@ def with_changes(**changes: Any) -> dict[str, Any]:
 
 def test_example_file_loads_with_its_scenario_relative_to_the_file() -> None:
     spec = Experiment.from_toml(EXAMPLE)
-    assert spec.name == "flow_threshold"
+    assert spec.name == "patience"
     assert spec.base_scenario == Scenario.from_toml(HEADLINE)
-    assert spec.factor_paths == ["developer.attention.flow_threshold_s", "backend"]
+    assert spec.factor_paths == ["developer.attention.patience_s.median", "backend"]
     assert spec.design.kind == "full_factorial"
 
 
 def test_quick_variant_reduces_and_renames() -> None:
     spec = Experiment.from_toml(EXAMPLE)
     quick = spec.quick_variant()
-    assert quick.name == "flow_threshold-quick"  # stored apart: results/flow_threshold-quick/
+    assert quick.name == "patience-quick"  # stored apart: results/patience-quick/
     assert quick.quick is None
     assert quick.replications == spec.quick.replications == 2
     assert (quick.scenario.developers, quick.scenario.horizon_s) == (2, 28_800.0)

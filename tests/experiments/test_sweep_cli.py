@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from speedtrap.cli import app
 
 runner = CliRunner()
-EXAMPLE = Path(__file__).resolve().parents[2] / "experiments" / "sweeps" / "flow_threshold.toml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "experiments" / "sweeps" / "patience.toml"
 
 TINY = """
 name = "tiny"
@@ -29,7 +29,7 @@ def test_quick_example_writes_results_and_resumes(tmp_path: Path) -> None:
     args = ["sweep", str(EXAMPLE), "--quick", "--results-dir", str(tmp_path)]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    store = tmp_path / "flow_threshold-quick"
+    store = tmp_path / "patience-quick"
     assert (store / "spec.json").is_file() and list((store / "runs").glob("part-*.parquet"))
     for text in ("tasks per dev-day", "waiting (% of time)", "$ per task (USD)", "wafer-distilled", " ± "):
         assert text in result.stdout
@@ -37,7 +37,7 @@ def test_quick_example_writes_results_and_resumes(tmp_path: Path) -> None:
     again = runner.invoke(app, args)
     assert again.exit_code == 0, again.output
     assert "(18 runs, 0 new" in again.stdout
-    assert not (tmp_path / "flow_threshold").exists()  # quick results are kept apart
+    assert not (tmp_path / "patience").exists()  # quick results are kept apart
 
 
 def test_json_summary(tmp_path: Path) -> None:

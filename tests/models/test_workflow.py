@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import math
 import weakref
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -57,7 +58,7 @@ def test_attending_developer_waits_through_every_phase() -> None:
     assert tasks["lead_time_s"].iloc[:2].tolist() == pytest.approx([106.0, 106.0])
     assert tasks["turns"].iloc[:2].tolist() == [2, 2]
     assert len(result.requests) == 4
-    assert result.requests["output_tokens"].eq(100).all()
+    assert result.requests["output_tokens"].eq(101).all()
 
 
 def test_flow_break_sends_developer_to_other_work_and_return_costs_resumption() -> None:
@@ -246,3 +247,40 @@ def test_summary_has_the_documented_keys_and_consistent_shares() -> None:
 def test_speeds_must_name_scenario_backends() -> None:
     with pytest.raises(KeyError, match="unknown backend 'x'"):
         WorkflowModel(tiny(), rng=1, speeds={"x": TURN})
+
+
+def test_queueing_delay_shows_up_as_waiting_and_the_switching_it_causes() -> None:
+    """One replica that serves two streams at a time: a crowd of 40 developers queues for it,
+    two developers never do. The queue's delay must appear in the ledger as waiting on the queue and
+    as the switching it drives (developers who will not sit through the longer expected waits
+    leave), never as idleness. Seeds 11–14, each crowd against the pair; the threshold (the crowd's
+    switching share above the pair's by more than three standard errors of the difference) was
+    fixed before these seeds were run."""
+    headline = Scenario.from_toml(
+        Path(__file__).resolve().parents[2] / "experiments" / "scenarios" / "headline.toml"
+    )
+    one_small_replica = {
+        "horizon_s": 28_800.0,
+        "backends.gpu-batched.replicas": 1,
+        "backends.gpu-batched.typical_batch": 2,
+        "backends.gpu-batched.tiers": [{"name": "standard", "batch_cap": 2}],
+    }
+    runs = {
+        developers: pd.DataFrame(
+            [
+                simulate_summary(
+                    headline.with_overrides({**one_small_replica, "developers": developers}), seed
+                )
+                for seed in (11, 12, 13, 14)
+            ]
+        )
+        for developers in (2, 40)
+    }
+    pair, crowd = runs[2], runs[40]
+    assert (pair["mean_queue_wait_s"] == 0).all()
+    assert crowd["mean_queue_wait_s"].min() > 5.0
+    assert (crowd["share_waiting_queue"] > 0.05).all()
+    gap = crowd["share_switching"].mean() - pair["share_switching"].mean()
+    se = math.sqrt(crowd["share_switching"].var() / len(crowd) + pair["share_switching"].var() / len(pair))
+    assert gap > 3 * se
+    assert (crowd["share_idle"] == 0).all()  # the delay is never booked as idleness

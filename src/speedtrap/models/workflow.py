@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import NoReturn
 
 import numpy as np
 
 from speedtrap.agents.backend import Backend
-from speedtrap.agents.developer import Developer
+from speedtrap.agents.developer import Developer, TaskFeed
 from speedtrap.agents.task import Task
 from speedtrap.config.scenario import Scenario
 from speedtrap.models.base import EventModel
@@ -26,7 +26,9 @@ class WorkflowModel(EventModel):
     seed gives the same task stream under every backend and policy. A ``numpy`` Generator is
     refused (streams are spawned from a seed, not drawn from a generator). ``speeds`` optionally
     replaces the roofline speed of named backends (e.g. ``{"gpu-batched": FixedRate(65.0)}``).
-    ``trace`` keeps every ledger interval.
+    ``trace`` keeps every ledger interval. ``task_sources`` optionally replaces each developer's
+    backlog (developer index → task feed), e.g. with recorded sessions
+    (:mod:`speedtrap.sessions.replay`).
 
     Mesa's ``step()`` advances one time unit (1 s), never past the horizon, and counts
     ``steps``; ``running`` becomes ``False`` once the horizon is reached (by ``step`` or
@@ -41,6 +43,7 @@ class WorkflowModel(EventModel):
         rng: int | None = None,
         speeds: Mapping[str, SpeedModel] | None = None,
         trace: bool = False,
+        task_sources: Callable[[int], TaskFeed] | None = None,
     ) -> None:
         if rng is not None and (isinstance(rng, bool) or not isinstance(rng, int | np.integer)):
             raise TypeError(
@@ -72,7 +75,9 @@ class WorkflowModel(EventModel):
                 i,
                 spec=scenario.developer,
                 task_mix=scenario.task_mix,
-                tasks=TaskSource(root, i, scenario.task_mix, scenario.developer),
+                tasks=TaskSource(root, i, scenario.task_mix, scenario.developer)
+                if task_sources is None
+                else task_sources(i),
                 policy=self.policy.for_developer(i, scenario.developers),
                 backends=self.backends,
                 ledger=self.ledger,

@@ -112,14 +112,8 @@ class WorkflowCheck:
 def _passes(row: pd.Series, value: float) -> bool:
     if not math.isfinite(value):
         return False
-    kind = row["tolerance_kind"]
-    if kind == "inside_interval":
-        return bool(row["low"] <= value <= row["high"])
-    if kind == "absolute":
-        return abs(value - row["published"]) <= row["tolerance"]
-    if kind == "relative":
-        return abs(value / row["published"] - 1.0) <= row["tolerance"]
-    raise ValueError(f"unknown tolerance kind {kind!r}")
+    low, high = _accepted_range(row)
+    return bool(low <= value <= high)
 
 
 def validate_workflow(
@@ -148,11 +142,25 @@ def validate_workflow(
                 "n": n,
                 "relative_error": mean / row["published"] - 1.0 if row["published"] else math.nan,
                 "tolerance": _tolerance_text(row),
+                "accept_low": _accepted_range(row)[0],
+                "accept_high": _accepted_range(row)[1],
                 "passed": _passes(row, mean),
                 "source": row["source"],
             }
         )
     return WorkflowCheck(pd.DataFrame(rows), runs)
+
+
+def _accepted_range(row: pd.Series) -> tuple[float, float]:
+    """The simulated values that pass, in the target's unit (the tolerance as an interval)."""
+    kind, published = row["tolerance_kind"], float(row["published"])
+    if kind == "inside_interval":
+        return float(row["low"]), float(row["high"])
+    if kind == "absolute":
+        return published - float(row["tolerance"]), published + float(row["tolerance"])
+    if kind == "relative":
+        return published * (1.0 - float(row["tolerance"])), published * (1.0 + float(row["tolerance"]))
+    raise ValueError(f"unknown tolerance kind {kind!r}")
 
 
 def _tolerance_text(row: pd.Series) -> str:
