@@ -67,6 +67,21 @@ def _check_number(value: Any, *, leaves: set[Any], allow_inf: bool) -> None:
             raise ValueError(f"must be at most {MAX_MAGNITUDE:.0e} in magnitude, got {value:.3g}")
 
 
+_RULES: dict[tuple[type, str], tuple[set[Any], bool] | None] = {}
+
+
+def _number_rule(cls: type[BaseModel], name: str) -> tuple[set[Any], bool] | None:
+    """(scalar types, infinity allowed) of a numeric field, ``None`` for other fields; cached."""
+    key = (cls, name)
+    if key not in _RULES:
+        field = cls.model_fields[name]
+        leaves = _leaf_types(field.annotation)
+        numeric = bool(leaves & set(_NUMBER_TYPES)) and Any not in leaves
+        allow_inf = any(isinstance(m, AllowInfNan) and m.allow_inf_nan for m in field.metadata)
+        _RULES[key] = (leaves, allow_inf) if numeric else None
+    return _RULES[key]
+
+
 class Spec(BaseModel):
     """A frozen pydantic model that rejects unknown fields and implausible numbers.
 
@@ -81,12 +96,9 @@ class Spec(BaseModel):
     def _plain_numbers(cls, value: Any, info: ValidationInfo) -> Any:
         if info.field_name is None:  # pragma: no cover - field validators always have a field
             return value
-        field = cls.model_fields[info.field_name]
-        leaves = _leaf_types(field.annotation)
-        if not leaves & set(_NUMBER_TYPES) or Any in leaves:
-            return value
-        allow_inf = any(isinstance(m, AllowInfNan) and m.allow_inf_nan for m in field.metadata)
-        _check_number(value, leaves=leaves, allow_inf=allow_inf)
+        rule = _number_rule(cls, info.field_name)
+        if rule is not None:
+            _check_number(value, leaves=rule[0], allow_inf=rule[1])
         return value
 
     def with_overrides(self, overrides: dict[str, Any]) -> Self:
