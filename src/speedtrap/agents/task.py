@@ -214,9 +214,7 @@ class TurnDraws:
         """Make sure turn ``turn`` (0-based) has been drawn."""
         while turn >= len(self.out):
             rng, mix = self._rng, self._mix
-            self.out.extend(
-                counts(mix.output_tokens.sample(rng, _CHUNK), low=1).tolist()
-            )
+            self.out.extend(counts(mix.output_tokens.sample(rng, _CHUNK), low=1).tolist())
             self.tool_s.extend(mix.tool_s.sample(rng, _CHUNK).tolist())
             self.result.extend(counts(mix.tool_result_tokens.sample(rng, _CHUNK), low=0).tolist())
             self.u_tool.extend(rng.random(_CHUNK).tolist())

@@ -281,7 +281,8 @@ def expected_task_time(scenario: Scenario, backend: str | Backend | None = None)
     problems = scope_problems(scenario)
     if problems:
         raise ValueError(
-            "outside the analytic model's scope: " + "; ".join(problems)
+            "outside the analytic model's scope: "
+            + "; ".join(problems)
             + " (scenario.with_overrides(ANALYTIC_RULES) puts it inside)"
         )
     name, spec, tier = _resolve(scenario, backend)
