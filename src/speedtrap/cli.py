@@ -311,6 +311,45 @@ def _percent(share: float) -> str:
     return f"{100 * share:.1f}%"
 
 
+# --- run --trace: the run as a Chrome trace (Perfetto) ------------------------------------------
+
+TraceOption = Annotated[
+    Path | None,
+    typer.Option("--trace", metavar="FILE.json", help="Write the run as Chrome trace-event JSON (Perfetto)."),
+]
+TraceWindowOption = Annotated[
+    str | None,
+    typer.Option(
+        "--trace-window", metavar="START:END", help="Trace only these simulated seconds, e.g. 3600:7200."
+    ),
+]
+
+
+def trace_window_arg(
+    trace_file: Path | None, text: str | None, horizon_s: float
+) -> tuple[float, float] | None:
+    """The ``--trace-window`` as (start, end) seconds, checked against the horizon (None: all)."""
+    from speedtrap.traces import parse_window
+
+    if text is None:
+        return None
+    if trace_file is None:
+        raise ValueError("--trace-window needs --trace FILE.json")
+    start, end = parse_window(text)
+    if start >= horizon_s:
+        raise ValueError(f"--trace-window {text}: starts after the horizon ({horizon_s:g} s)")
+    return start, min(end, horizon_s)
+
+
+def write_trace(trace: dict[str, Any], path: Path) -> None:
+    """Write a trace as compact JSON (creating the directory) and say where it went."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(trace, separators=(",", ":"), allow_nan=False))
+    typer.echo(
+        f"Wrote {path} ({len(trace['traceEvents']):,} trace events; open it in ui.perfetto.dev)", err=True
+    )
+
+
 @app.command()
 def run(
     scenario_file: Annotated[
@@ -326,16 +365,25 @@ def run(
     ] = None,
     seed: SeedOption = DEFAULT_SEED,
     json_out: JsonOption = False,
+    trace_file: TraceOption = None,
+    trace_window: TraceWindowOption = None,
 ) -> None:
     """Simulate one scenario for one seed: where the developers' time went, and what it cost.
 
     JSON (--json), schema_version 1: {"schema_version": 1, "scenario": str, "seed": int,
     "summary": {key: float}} with the summary keys documented in speedtrap.models.results
     (shares are fractions of all developer-seconds; seconds; USD; tasks per developer-day).
+
+    --trace FILE.json writes the run as Chrome trace-event JSON (open it in ui.perfetto.dev or
+    chrome://tracing; tracks documented in speedtrap.traces).
     """
     with bad_input_exits():
         scenario = load_scenario(scenario_file, backend=backend, sets=sets or ())
-    summary = simulate(scenario, seed).summary()
+        window = trace_window_arg(trace_file, trace_window, scenario.horizon_s)
+    result = simulate(scenario, seed, trace=trace_file is not None)
+    if trace_file is not None:
+        write_trace(result.to_trace(window), trace_file)
+    summary = result.summary()
     if json_out:
         print_json(
             {
