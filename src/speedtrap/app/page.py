@@ -125,7 +125,9 @@ def on_step() -> None:
 
 
 def on_reset() -> None:
-    run_to_end.cancel()
+    for task in (run_to_end, step_once):
+        if task.pending:
+            task.cancel()
     live.value = None
     snapshot.value = None
     field_errors.value = {}
@@ -325,7 +327,13 @@ def Views() -> None:
     solara.ProgressLinear(progress, classes=["st-progress"])
     if snap is None:
         solara.Info("Choose a scenario and backends, then Run (to the end) or Step (one chunk at a time).")
-        return
+    else:
+        Results(snap)
+
+
+@solara.component
+def Results(snap: Snapshot) -> None:
+    """The views of one snapshot (figures and tables made once per snapshot)."""
     key = id(snap)
     hours = snap.horizon_s / 3600
     state = "done" if snap.done else "running" if run_to_end.pending else "paused"
@@ -350,6 +358,7 @@ def Views() -> None:
     if len(arms) > 1:
         solara.ToggleButtonsSingle(value=shown, values=arms, on_value=arm_shown.set)
     result = snap.results[shown]
+    solara.Text(f"Per developer and serving pool on {shown}", classes=["st-shown"])
     Figure(lambda: timeline_figure(result, shown), (key, shown))
     Figure(lambda: pool_figure(result, shown), (key, shown))
 

@@ -17,6 +17,7 @@ def solara_argv(*, port: int, host: str, open_browser: bool) -> list[str]:
         sys.executable, "-m", "solara", "run", PAGE_MODULE,
         "--port", str(port), "--host", host, "--production",
         "--open" if open_browser else "--no-open",
+        "--no-check-version",  # no call to PyPI at start (it blocks where there is no network)
         "--log-level", "warning",
     ]  # fmt: skip
 
@@ -30,6 +31,7 @@ def serve(*, port: int, host: str, open_browser: bool) -> None:
     if importlib.util.find_spec("solara") is None:
         raise ImportError("the app needs Solara: pip install 'speedtrap[app]'")
     argv = solara_argv(port=port, host=host, open_browser=open_browser)
+    os.environ.setdefault("SOLARA_TELEMETRY_MIXPANEL_ENABLE", "False")  # no usage reports
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(argv[0], argv)
