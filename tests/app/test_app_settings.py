@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 
 import pytest
 from pandas.testing import assert_frame_equal
+from typer.testing import CliRunner
 
 from speedtrap.app.break_even import analytic_case
 from speedtrap.app.figures import (
@@ -17,7 +20,9 @@ from speedtrap.app.figures import (
     timeline_figure,
 )
 from speedtrap.app.live import LiveComparison
+from speedtrap.app.server import solara_argv
 from speedtrap.app.settings import UPLOADED, Settings, build_arms, load_base, settings_for
+from speedtrap.cli import app
 from speedtrap.models import simulate
 
 SMALL = Settings(developers=2, horizon_h="0.5", seed="3")
@@ -98,3 +103,13 @@ def test_break_even_map_uses_the_analytic_scope_or_says_why_not() -> None:
     assert scenario.task_mix.sizing == "difficulty" and scenario.developer.attention.rule == "threshold"
     manual = build_arms(dataclasses.replace(SMALL, backend_b="manual"))
     assert "manual" in analytic_case(manual.scenarios)
+
+
+def test_the_command_line_loads_solara_only_for_the_app() -> None:
+    code = "import sys, speedtrap.cli; print('solara' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+    argv = solara_argv(port=0, host="127.0.0.1", open_browser=False)
+    assert argv[1:5] == ["-m", "solara", "run", "speedtrap.app.page"] and "--no-open" in argv
+    help_text = CliRunner().invoke(app, ["app", "--help"]).output
+    assert "--no-browser" in help_text and "--port" in help_text

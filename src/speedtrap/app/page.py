@@ -257,6 +257,7 @@ def _ledger_html(snap: Snapshot) -> str:
         )
         rows.append(f"<tr><td>{label}</td>{cells}</tr>")
     return (
+        "<style>.st-ledger td, .st-ledger th, .st-pool td, .st-pool th {padding: 1px 8px}</style>"
         '<table class="st-ledger" style="border-collapse:collapse;font-size:13px">'
         f"<tr><th>hours per developer-day</th>{head}</tr>{''.join(rows)}</table>"
     )
