@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 from pandas.testing import assert_frame_equal
 from typer.testing import CliRunner
 
-from speedtrap.app.break_even import analytic_case
+from speedtrap.app.break_even import SPEEDUPS, analytic_case, break_even_figure
 from speedtrap.app.figures import (
     cumulative_figure,
     finding,
@@ -113,3 +115,12 @@ def test_the_command_line_loads_solara_only_for_the_app() -> None:
     assert argv[1:5] == ["-m", "solara", "run", "speedtrap.app.page"] and "--no-open" in argv
     help_text = CliRunner().invoke(app, ["app", "--help"]).output
     assert "--no-browser" in help_text and "--port" in help_text
+
+
+def test_break_even_figure_marks_the_current_what_if() -> None:
+    curve = pd.DataFrame({"speedup": SPEEDUPS, "m_star": [1.0, 1.2, 1.3, math.inf]})
+    figure = break_even_figure(curve, (6.0, 1.2), baseline="gpu-batched", fast="wafer-distilled")
+    ax = figure.axes[0]
+    star = [line for line in ax.get_lines() if line.get_label() == "current scenario"]
+    assert len(star) == 1 and list(star[0].get_xydata()[0]) == [6.0, 1.2]
+    assert "wafer-distilled" in ax.get_xlabel()

@@ -211,7 +211,7 @@ def Controls() -> None:
     FieldError("policy")
     target = s.backend_b if s.backend_b != NO_BACKEND else s.backend_a
     Slider("Developers", "developers", 1, 50, 1, integer=True)
-    Slider(f"Decode speed-up of {target} (×)", "decode_speedup", 0.5, 20.0, 0.5)
+    Slider(f"Decode speed-up of {target} (×)", "decode_speedup", 0.5, 15.0, 0.5)
     Slider(f"Failure multiplier of {target} (×)", "failure_multiplier", 0.5, 3.0, 0.1)
     Slider("Review detection (probability)", "review_detection", 0.0, 1.0, 0.05)
     Slider("Patience, median (s)", "patience_s", 5.0, 600.0, 5.0)
