@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from speedtrap.config.ledger import LEDGER_CATEGORIES
+from speedtrap.config.scenario import NO_AI
 from speedtrap.models.results import COMPLETED_OUTCOMES, RunResult
 from speedtrap.plots import CATEGORY_COLOURS, CATEGORY_LABELS, plot_ledger
 from speedtrap.serving.economics import SECONDS_PER_HOUR
@@ -179,6 +180,12 @@ def finding(results: Mapping[str, RunResult]) -> str:
     summaries = {name: result.summary() for name, result in results.items()}
     parts = []
     for name, s in summaries.items():
+        if results[name].scenario.policy.kind == NO_AI:
+            parts.append(
+                f"By hand ({name}), developers spend {100 * s['fixing_share']:.1f}% of their time fixing "
+                f"their own mistakes and complete {s['tasks_per_dev_day']:.2f} tasks per developer-day."
+            )
+            continue
         parts.append(
             f"On {name}, developers spend {100 * s['waiting_share']:.1f}% of their time waiting on the agent "
             f"and {100 * s['fixing_share']:.1f}% fixing its mistakes, and complete "
