@@ -9,6 +9,7 @@ them — except in CI (``CI=true``), where a missing browser fails. Screenshots 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import socket
@@ -69,7 +70,7 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def server(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    pytest.importorskip("solara", reason=f"Solara is not installed: {ENABLE}")
+    need(importlib.util.find_spec("solara") is not None, "Solara is not installed")
     port = free_port()
     log = tmp_path_factory.mktemp("app") / "server.log"
     with log.open("w") as out:
@@ -133,6 +134,11 @@ class Page:
         SHOTS.mkdir(parents=True, exist_ok=True)
         self.page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
+    def assert_clean(self) -> None:
+        """No console or page errors, no failed loads, and no Python traceback shown in the page."""
+        assert self.errors == []
+        assert self.page.get_by_text("Traceback (most recent call last)").count() == 0
+
     def close(self) -> None:
         self.context.close()
 
@@ -147,7 +153,7 @@ def page(browser: Any, server: str) -> Iterator[Page]:
 def test_page_loads_without_console_errors(page: Page) -> None:
     page.page.get_by_text("Failure multiplier of wafer-distilled").wait_for()
     page.shot("loaded")
-    assert page.errors == []
+    page.assert_clean()
 
 
 def test_failure_multiplier_gives_more_fixing_on_b_and_leaves_a_alone(page: Page) -> None:
@@ -164,7 +170,7 @@ def test_failure_multiplier_gives_more_fixing_on_b_and_leaves_a_alone(page: Page
     assert after["a"] == before["a"]  # A meets the same tasks with the same seed: unchanged
     page.page.get_by_role("button", name="wafer-distilled", exact=True).click()
     page.page.get_by_text("Per developer and serving pool on wafer-distilled").wait_for()
-    assert page.errors == []
+    page.assert_clean()
 
 
 def test_bad_values_show_the_fields_error(page: Page) -> None:
@@ -177,3 +183,16 @@ def test_bad_values_show_the_fields_error(page: Page) -> None:
     page.shot("bad_value")
     page.type_into("horizon", "1")
     page.page.locator(".st-horizon").get_by_text("must be more than").wait_for(state="detached")
+    page.assert_clean()
+
+
+def test_step_advances_one_chunk_and_reset_clears(page: Page) -> None:
+    page.page.locator(".st-reset").click()  # nothing to reset yet: harmless
+    page.type_into("horizon", "1")
+    page.page.locator(".st-step").click()
+    page.page.get_by_text("paused: 0.04 of 1 h simulated (4%)").wait_for()
+    page.page.locator(".st-step").click()
+    page.page.get_by_text("paused: 0.08 of 1 h simulated (8%)").wait_for()
+    page.page.locator(".st-reset").click()
+    page.page.locator(".st-status").wait_for(state="detached")
+    page.assert_clean()
