@@ -10,6 +10,7 @@ them — except in CI (``CI=true``), where a missing browser fails. Screenshots 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import socket
@@ -170,6 +171,14 @@ def test_failure_multiplier_gives_more_fixing_on_b_and_leaves_a_alone(page: Page
     assert after["a"] == before["a"]  # A meets the same tasks with the same seed: unchanged
     page.page.get_by_role("button", name="wafer-distilled", exact=True).click()
     page.page.get_by_text("Per developer and serving pool on wafer-distilled").wait_for()
+    with page.page.expect_download() as download:
+        page.page.get_by_text("Download as a Perfetto trace").click()
+    trace = json.loads(Path(download.value.path()).read_text())
+    assert trace["otherData"]["horizon_s"] == 3600.0
+    assert {e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "process_name"} >= {
+        "developers",
+        "wafer-distilled replica 0",
+    }
     page.assert_clean()
 
 

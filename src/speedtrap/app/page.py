@@ -12,6 +12,7 @@ State lives in reactive variables, one set per browser session (Solara's virtual
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from typing import Any
 
@@ -359,7 +360,14 @@ def Results(snap: Snapshot) -> None:
     if len(arms) > 1:
         solara.ToggleButtonsSingle(value=shown, values=arms, on_value=arm_shown.set)
     result = snap.results[shown]
-    solara.Text(f"Per developer and serving pool on {shown}", classes=["st-shown"])
+    with solara.Row(justify="space-between"):
+        solara.Text(f"Per developer and serving pool on {shown}", classes=["st-shown"])
+        solara.FileDownload(
+            lambda: json.dumps(result.to_trace(), separators=(",", ":"), allow_nan=False),
+            filename=f"speedtrap-{shown}-trace.json",
+            label="Download as a Perfetto trace",
+            mime_type="application/json",
+        )
     Figure(lambda: timeline_figure(result, shown), (key, shown))
     Figure(lambda: pool_figure(result, shown), (key, shown))
 
