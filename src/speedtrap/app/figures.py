@@ -13,6 +13,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from speedtrap.config.ledger import LEDGER_CATEGORIES
@@ -59,11 +60,12 @@ def ledger_figure(results: Mapping[str, RunResult]) -> Figure:
 
 
 def timeline_figure(result: RunResult, name: str, *, max_developers: int = 12) -> Figure:
-    """One lane per developer coloured by activity; task starts as thin black lines and agent
-    turns (request arrivals) as ticks under the lane."""
+    """One lane per developer coloured by activity; task starts as thin black lines, the agent's
+    stretches of work (hand-off to the next check-in or review, every session) as a purple bar over
+    the lane and its turns (request arrivals) as ticks under it."""
     trace = result.trace
     developers = sorted(result.ledger["developer"].unique())[:max_developers]
-    fig = Figure(figsize=(9, 0.9 + 0.45 * len(developers)), layout="constrained")
+    fig = Figure(figsize=(9, max(2.8, 0.9 + 0.45 * len(developers))), layout="constrained")
     ax = fig.add_subplot()
     if trace is not None and len(trace):
         for category in LEDGER_CATEGORIES:
@@ -77,15 +79,24 @@ def timeline_figure(result: RunResult, name: str, *, max_developers: int = 12) -
     ax.vlines(
         tasks["start_s"] / _HOUR, tasks["developer"] - 0.38, tasks["developer"] + 0.28, colors="black", lw=0.8
     )
+    stretches = result.stretches
+    if stretches is not None and len(stretches):
+        mine = stretches[stretches["developer"].isin(developers)]
+        end = mine["need_s"].fillna(result.horizon_s)
+        ax.hlines(mine["developer"] - 0.43, mine["handoff_s"] / _HOUR, end / _HOUR, colors="#7570b3", lw=2)
     turns = result.requests[result.requests["developer"].isin(developers)]
     ax.plot(turns["arrival_s"] / _HOUR, turns["developer"] + 0.33, "|", color="#444444", ms=3)
     ax.set_yticks(developers, [f"dev {d}" for d in developers])
     ax.set_ylim(max(developers, default=0) + 0.6, -0.6)
     ax.set_xlim(0, max(result.horizon_s, 1.0) / _HOUR)
     ax.set_xlabel("hours")
-    ax.set_title(f"{name}: each developer's time (lines: task starts, ticks: agent turns)")
+    ax.set_title(f"{name}: each developer's time")
     used = [c for c in LEDGER_CATEGORIES if trace is not None and (trace["category"] == c).any()]
-    handles = [Patch(color=CATEGORY_COLOURS[c], label=CATEGORY_LABELS[c]) for c in used]
+    handles = [Patch(color=CATEGORY_COLOURS[c], label=CATEGORY_LABELS[c]) for c in used] + [
+        Line2D([], [], color="#7570b3", lw=2, label="agent working"),
+        Line2D([], [], color="black", lw=0.8, label="task start"),
+        Line2D([], [], color="#444444", marker="|", ls="none", label="agent turn"),
+    ]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small")
     return fig
 
