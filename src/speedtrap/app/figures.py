@@ -60,37 +60,42 @@ def ledger_figure(results: Mapping[str, RunResult]) -> Figure:
 
 
 def timeline_figure(result: RunResult, name: str, *, max_developers: int = 12) -> Figure:
-    """One lane per developer coloured by activity; task starts as thin black lines, the agent's
-    stretches of work (hand-off to the next check-in or review, every session) as a purple bar over
-    the lane and its turns (request arrivals) as ticks under it."""
-    trace = result.trace
+    """One lane per developer coloured by activity over the last developer-day simulated (at most
+    ``workday_s``, so that lanes stay readable and quick to draw in long runs); task starts as thin
+    black lines, the agent's stretches of work (hand-off to the next check-in or review, every
+    session) as a purple bar over the lane and its turns (request arrivals) as ticks under it."""
+    now = max(result.horizon_s, 1.0)
+    start = max(0.0, now - result.scenario.workday_s)
     developers = sorted(result.ledger["developer"].unique())[:max_developers]
     fig = Figure(figsize=(9, max(2.8, 0.9 + 0.45 * len(developers))), layout="constrained")
     ax = fig.add_subplot()
-    if trace is not None and len(trace):
+    trace = result.trace
+    if trace is not None:
+        trace = trace[(trace["end_s"] > start) & trace["developer"].isin(developers)]
         for category in LEDGER_CATEGORIES:
-            rows = trace[(trace["category"] == category) & trace["developer"].isin(developers)]
-            for developer, group in rows.groupby("developer"):
-                spans = list(
-                    zip(group["start_s"] / _HOUR, (group["end_s"] - group["start_s"]) / _HOUR, strict=True)
-                )
+            for developer, group in trace[trace["category"] == category].groupby("developer"):
+                left = group["start_s"].clip(lower=start)
+                spans = list(zip(left / _HOUR, (group["end_s"] - left) / _HOUR, strict=True))
                 ax.broken_barh(spans, (developer - 0.35, 0.6), facecolors=CATEGORY_COLOURS[category])
-    tasks = result.tasks[result.tasks["developer"].isin(developers)]
+    tasks = result.tasks[result.tasks["developer"].isin(developers) & (result.tasks["start_s"] >= start)]
     ax.vlines(
         tasks["start_s"] / _HOUR, tasks["developer"] - 0.38, tasks["developer"] + 0.28, colors="black", lw=0.8
     )
     stretches = result.stretches
     if stretches is not None and len(stretches):
         mine = stretches[stretches["developer"].isin(developers)]
-        end = mine["need_s"].fillna(result.horizon_s)
-        ax.hlines(mine["developer"] - 0.43, mine["handoff_s"] / _HOUR, end / _HOUR, colors="#7570b3", lw=2)
-    turns = result.requests[result.requests["developer"].isin(developers)]
+        end = mine["need_s"].fillna(now)
+        mine, end = mine[end > start], end[end > start]
+        left = mine["handoff_s"].clip(lower=start)
+        ax.hlines(mine["developer"] - 0.43, left / _HOUR, end / _HOUR, colors="#7570b3", lw=2)
+    requests = result.requests
+    turns = requests[requests["developer"].isin(developers) & (requests["arrival_s"] >= start)]
     ax.plot(turns["arrival_s"] / _HOUR, turns["developer"] + 0.33, "|", color="#444444", ms=3)
     ax.set_yticks(developers, [f"dev {d}" for d in developers])
     ax.set_ylim(max(developers, default=0) + 0.6, -0.6)
-    ax.set_xlim(0, max(result.horizon_s, 1.0) / _HOUR)
+    ax.set_xlim(start / _HOUR, now / _HOUR)
     ax.set_xlabel("hours")
-    ax.set_title(f"{name}: each developer's time")
+    ax.set_title(f"{name}: each developer's time" + (" (the last developer-day)" if start > 0 else ""))
     used = [c for c in LEDGER_CATEGORIES if trace is not None and (trace["category"] == c).any()]
     handles = [Patch(color=CATEGORY_COLOURS[c], label=CATEGORY_LABELS[c]) for c in used] + [
         Line2D([], [], color="#7570b3", lw=2, label="agent working"),
