@@ -23,7 +23,14 @@ from speedtrap.app.figures import (
 )
 from speedtrap.app.live import LiveComparison
 from speedtrap.app.server import solara_argv
-from speedtrap.app.settings import UPLOADED, Settings, build_arms, load_base, settings_for
+from speedtrap.app.settings import (
+    UPLOADED,
+    Settings,
+    backend_choices,
+    build_arms,
+    load_base,
+    settings_for,
+)
 from speedtrap.cli import app
 from speedtrap.models import simulate
 
@@ -65,7 +72,12 @@ def test_choosing_a_scenario_moves_the_sliders_to_its_values() -> None:
     base = load_base(dataclasses.replace(SMALL, scenario="shared_fleet"))
     moved = settings_for(base, SMALL)
     assert moved.policy == "fast_share" and moved.developers == 4 and moved.horizon_h == "8"
-    assert moved.backend_a == SMALL.backend_a  # the file's backend "fleet" is no preset
+    assert (moved.backend_a, moved.backend_b) == ("fleet", "wafer-distilled")
+    metr = load_base(dataclasses.replace(SMALL, scenario="metr"))
+    assert backend_choices(metr)[:2] == ["sonnet-2025", "gpu-batched"] and "manual" in backend_choices(metr)
+    arms = build_arms(settings_for(metr, dataclasses.replace(SMALL, scenario="metr")))
+    own = arms.scenarios["sonnet-2025"].backends["sonnet-2025"]
+    assert own.price.input_usd_per_mtok == 3.0  # the file's backend, with its overrides
 
 
 def test_a_run_in_chunks_ends_where_one_run_ends() -> None:

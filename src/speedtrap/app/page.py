@@ -32,17 +32,19 @@ from speedtrap.app.figures import (
 )
 from speedtrap.app.live import LiveComparison, Snapshot
 from speedtrap.app.settings import (
-    BACKEND_CHOICES,
     NO_BACKEND,
     POLICY_CHOICES,
     UPLOADED,
     Settings,
+    backend_choices,
     build_arms,
     bundled_scenarios,
     load_base,
     settings_for,
 )
 from speedtrap.config.ledger import LEDGER_CATEGORIES
+from speedtrap.config.presets import BACKEND_PRESETS
+from speedtrap.config.scenario import NO_AI
 from speedtrap.plots import CATEGORY_LABELS
 
 __all__ = ["Page"]
@@ -187,21 +189,28 @@ def Slider(label: str, key: str, lo: float, hi: float, step: float, *, integer: 
             )
 
 
+def _backends_of(s: Settings) -> list[str]:
+    """The backend choices of the chosen scenario (presets and manual if it does not load)."""
+    try:
+        return backend_choices(load_base(s))
+    except ValueError:
+        return [*BACKEND_PRESETS, NO_AI]
+
+
 @solara.component
 def Controls() -> None:
     s = settings.value
     busy = run_to_end.pending or step_once.pending
     choices = [*bundled_scenarios(), UPLOADED]
+    backends = solara.use_memo(lambda: _backends_of(s), dependencies=[s.scenario, s.uploaded_toml])
     solara.Select("Scenario", values=choices, value=s.scenario, on_value=on_scenario)
     solara.FileDrop(label="…or drop a scenario file (.toml) here", on_file=on_upload, lazy=False)
     FieldError("scenario")
-    solara.Select(
-        "Backend A", values=list(BACKEND_CHOICES), value=s.backend_a, on_value=lambda v: update(backend_a=v)
-    )
+    solara.Select("Backend A", values=backends, value=s.backend_a, on_value=lambda v: update(backend_a=v))
     FieldError("backend_a")
     solara.Select(
         "Backend B (same seed)",
-        values=[*BACKEND_CHOICES, NO_BACKEND],
+        values=[*backends, NO_BACKEND],
         value=s.backend_b,
         on_value=lambda v: update(backend_b=v),
     )

@@ -22,8 +22,10 @@ __all__ = [
     "NO_BACKEND",
     "POLICY_CHOICES",
     "SCENARIO_DIR",
+    "UPLOADED",
     "Arms",
     "Settings",
+    "backend_choices",
     "build_arms",
     "bundled_scenarios",
     "load_base",
@@ -43,7 +45,14 @@ NO_BACKEND = "none"
 """Backend B's choice for a single run."""
 
 BACKEND_CHOICES: tuple[str, ...] = (*BACKEND_PRESETS, NO_AI)
-"""What an arm can be served by: a backend preset, or ``manual`` (no AI)."""
+"""What an arm can be served by in any scenario: a backend preset, or ``manual`` (no AI)."""
+
+
+def backend_choices(scenario: Scenario) -> list[str]:
+    """What an arm of ``scenario`` can be served by: its own backends (with the file's overrides),
+    the other presets, and ``manual`` (no AI)."""
+    return [*scenario.backends, *(name for name in BACKEND_CHOICES if name not in scenario.backends)]
+
 
 POLICY_CHOICES: tuple[str, ...] = ("always", "fast_share")
 """Routing: every turn to the arm's backend, or a share of developers on its fast tier."""
@@ -131,16 +140,25 @@ def load_base(settings: Settings) -> Scenario:
 
 
 def settings_for(scenario: Scenario, current: Settings) -> Settings:
-    """``current`` with the sliders moved to ``scenario``'s own values (developers capped at
-    :data:`APP_MAX_DEVELOPERS`, horizon one developer-day), as when a scenario is chosen."""
+    """``current`` with the controls moved to ``scenario``'s own values, as when a scenario is
+    chosen: its first backend as A (its second as B, else B kept if it is a preset), its policy,
+    developers (capped at :data:`APP_MAX_DEVELOPERS`), a horizon of one developer-day at most and
+    its review, patience, parallel-session and fast-share values."""
     dev = scenario.developer
     names = list(scenario.backends)
-    backend_a = names[0] if names[0] in BACKEND_PRESETS else current.backend_a
+    backend_a = names[0]
+    if len(names) > 1:
+        backend_b = names[1]
+    elif current.backend_b not in (backend_a, NO_BACKEND) and current.backend_b in BACKEND_CHOICES:
+        backend_b = current.backend_b
+    else:
+        backend_b = NO_BACKEND
     fast_share = float(getattr(scenario.policy, "share", current.fast_share))
     return Settings(
         **{
             **current.__dict__,
             "backend_a": backend_a,
+            "backend_b": backend_b,
             "policy": scenario.policy.kind if scenario.policy.kind in POLICY_CHOICES else "always",
             "developers": min(scenario.developers, APP_MAX_DEVELOPERS),
             "horizon_h": f"{min(scenario.horizon_s / 3600, APP_HORIZON_H):g}",
