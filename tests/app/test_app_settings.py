@@ -62,6 +62,8 @@ def test_bad_values_give_messages_by_control() -> None:
     assert "backend_b" in build_arms(dataclasses.replace(SMALL, backend_b="gpu-batched")).errors
     no_fast_tier = build_arms(dataclasses.replace(SMALL, policy="fast_share")).errors
     assert "no tier 'fast'" in no_fast_tier["policy"]
+    both_fast = build_arms(dataclasses.replace(SMALL, backend_b="gpu-fast", policy="interactive_fast"))
+    assert [s.policy.kind for s in both_fast.scenarios.values()] == ["interactive_fast"] * 2
     upload = dataclasses.replace(SMALL, scenario=UPLOADED, uploaded_toml="developers = 0")
     assert build_arms(upload).errors["scenario"].startswith("developers:")
     broken = dataclasses.replace(SMALL, scenario=UPLOADED, uploaded_toml="developers = [")

@@ -54,8 +54,10 @@ def backend_choices(scenario: Scenario) -> list[str]:
     return [*scenario.backends, *(name for name in BACKEND_CHOICES if name not in scenario.backends)]
 
 
-POLICY_CHOICES: tuple[str, ...] = ("always", "fast_share")
-"""Routing: every turn to the arm's backend, or a share of developers on its fast tier."""
+POLICY_CHOICES: tuple[str, ...] = ("always", "interactive_fast", "fast_share")
+"""Routing of each arm's turns on its backend: all on its default tier (``always``), on its fast tier
+while the developer is attending and its standard tier while away (``interactive_fast``), or a
+share of the developers on the fast tier (``fast_share``)."""
 
 APP_MAX_DEVELOPERS = 4
 """The app starts with at most this many developers (a scenario file's population may be larger:
@@ -261,16 +263,14 @@ def _arm(base: Scenario, name: str, settings: Settings, *, what_if: bool) -> Sce
                 * settings.failure_multiplier,
             }
         )
-    if settings.policy == "fast_share":
-        scenario = scenario.with_overrides(
-            {
-                "policy": {
-                    "kind": "fast_share",
-                    "backend": name,
-                    "share": settings.fast_share,
-                    "fast_tier": "fast",
-                    "standard_tier": "standard",
-                }
-            }
-        )
+    if settings.policy != "always":
+        policy: dict[str, Any] = {
+            "kind": settings.policy,
+            "backend": name,
+            "fast_tier": "fast",
+            "standard_tier": "standard",
+        }
+        if settings.policy == "fast_share":
+            policy["share"] = settings.fast_share
+        scenario = scenario.with_overrides({"policy": policy})
     return scenario
