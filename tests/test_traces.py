@@ -133,6 +133,11 @@ def test_trace_is_valid_and_nests(result: RunResult, shared_fleet: RunResult) ->
         assert format_problems(trace) == []
         assert nesting_problems(trace) == []
         assert json.loads(json.dumps(trace)) == trace
+        total: dict[int, int] = defaultdict(int)
+        for e in spans(trace, "ledger"):
+            total[e["tid"]] += e["dur"]
+        assert len(total) == run.scenario.developers
+        assert set(total.values()) == {round(run.horizon_s * US_PER_S)}  # the ledger invariant
 
 
 def test_developer_spans_sum_to_the_horizon_and_match_the_ledger(result: RunResult) -> None:

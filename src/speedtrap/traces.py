@@ -129,7 +129,8 @@ def _developer_events(result: RunResult, w0: int, w1: int) -> list[dict[str, Any
         tid = int(developer) + 1
         events.append(_meta(DEVELOPERS_PID, tid, "thread_name", f"developer {developer}"))
         events.append(_meta(DEVELOPERS_PID, tid, "thread_sort_index", tid))
-        rows = trace[trace["developer"] == developer].sort_values("start_s", kind="stable")
+        rows = trace[(trace["developer"] == developer) & (trace["end_s"] > trace["start_s"])]
+        rows = rows.sort_values("start_s", kind="stable")
         # Each boundary is rounded once: an interval ends where the next begins.
         starts = [_us(s) for s in rows["start_s"]]
         ends = [*starts[1:], _us(rows["end_s"].iloc[-1])] if starts else []
