@@ -21,14 +21,14 @@ demo: $(STAMP)
 	$(BIN)/speedtrap demo
 
 test: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks experiments
+	$(BIN)/ruff check src tests benchmarks experiments scripts
 	$(BIN)/python -m pytest -q
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks experiments
+	$(BIN)/ruff check src tests benchmarks experiments scripts
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_pool.py

@@ -2,12 +2,15 @@
 
 Workload (DESIGN.md §4): λ = 7.2 arrivals/s, μ = 1 /s, c = 8 slots; Erlang C gives Wq = 0.877 s.
 The pool runs it as ``OpenArrivalModel`` (a Mesa model) with ``FixedRate`` decoding: output
-tokens geometric with mean 1000 at 1000 tok/s per stream, c = replicas × batch cap. SimPy
+tokens geometric on {1, 2, …} with mean 1001 at 1000 tok/s per stream (the first token comes with
+the zero-length prefill, so the 1000 mean decode steps give a memoryless service of mean 1 s),
+c = replicas × batch cap. SimPy
 replays the very same arrivals and service times through ``simpy.Resource(capacity=c)``.
 Both run in this process; the script prints customers/s of each, the ratio pool/SimPy, the
 clock events per request, and both mean waits against Erlang C (± 4 batch-means standard
 errors). For reference it also times the pool on a minimal heap clock (no Mesa) and one bare
-Mesa event, which shows where the time goes.
+Mesa event, which shows where the time goes, and one evaluation of the step-time function that the
+pool, ``speedtrap pareto`` and ``speedtrap validate serving`` share (``ReplicaPhysics``; microseconds).
 
 Run: ``python benchmarks/bench_pool.py [--customers 200000] [--layout 1x8]``.
 """
@@ -34,7 +37,7 @@ from speedtrap.serving.speed import FixedRate
 ARRIVAL_RATE_PER_S = 7.2
 SERVERS = 8
 DECODE_RATE_TOK_S = 1000.0
-MEAN_OUTPUT_TOKENS = 1000.0  # with the rate above: mean service 1 s, μ = 1
+MEAN_OUTPUT_TOKENS = 1001.0  # 1000 decode steps after the first token at the rate above: μ = 1
 WARMUP_FRACTION = 0.01
 
 
@@ -109,7 +112,7 @@ def run_pool(
 def run_simpy(workload: Workload, *, servers: int = SERVERS) -> Timing:
     """The same customers through ``simpy.Resource(capacity=servers)``."""
     gaps = workload.gaps_s
-    services = [k / DECODE_RATE_TOK_S for k in workload.output_tokens]
+    services = [(k - 1) / DECODE_RATE_TOK_S for k in workload.output_tokens]  # first token: prefill
     waits = [0.0] * len(gaps)
     env = simpy.Environment()
     servers_res = simpy.Resource(env, capacity=servers)
@@ -243,6 +246,22 @@ def mean_wait_check(waits_s: np.ndarray, theory_s: float, batches: int = 20) -> 
     return mean, se, abs(mean - theory_s) <= 4 * se
 
 
+def step_time_us(evaluations: int = 20_000) -> float:
+    """Microseconds of one step-time evaluation: the gpu-batched preset's per-stream decode rate at
+    its typical load (routed experts, KV reads, collectives), the function the pool calls."""
+    from speedtrap.config import backend_preset
+    from speedtrap.serving.replica import ReplicaPhysics
+
+    backend = backend_preset("gpu-batched")
+    physics = ReplicaPhysics.from_backend(backend)
+    rate = physics.decode_rate_tok_s
+    batch, context = backend.typical_batch, float(backend.typical_context_tokens)
+    start = time.perf_counter()
+    for i in range(evaluations):
+        rate(batch, context + i)
+    return (time.perf_counter() - start) / evaluations * 1e6
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--customers", type=int, default=200_000)
@@ -275,6 +294,9 @@ def main(argv: list[str] | None = None) -> None:
     mesa_us = mesa_event_cost_us()
     sim_us = 1e6 / sim.customers_per_s
     print(f"one bare EventModel event: {mesa_us:.1f} µs; SimPy: {sim_us:.1f} µs per customer")
+    print(
+        f"one step-time evaluation (ReplicaPhysics.decode_rate_tok_s, gpu-batched): {step_time_us():.2f} µs"
+    )
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ class FixedTurn:
 
 
 TURN = FixedTurn(rate_tok_s=50.0, ttft_s=1.0)
-"""1 s to the first token, then 100 output tokens in 2 s; with 5 s of tool a turn is 8 s."""
+"""1 s to the first token, then the other 100 of 101 output tokens in 2 s; with 5 s of tool a turn is 8 s."""
 
 
 def tiny(overrides: dict[str, Any] | None = None, *, backend: str = "gpu-fast") -> Scenario:
@@ -40,7 +40,7 @@ def tiny(overrides: dict[str, Any] | None = None, *, backend: str = "gpu-fast") 
             "difficulties": {"easy": {"share": 1.0, "turns_mean": 2.0}},
             "turns_log_sd": 0.0,
             "initial_context_tokens": {"median": 1000.0, **fixed},
-            "output_tokens": {"median": 100.0, **fixed},
+            "output_tokens": {"median": 101.0, **fixed},  # the first comes with the prefill
             "tool_result_tokens": {"median": 10.0, **fixed},
             "tool_s": {"median": 5.0, **fixed},
         },

@@ -83,7 +83,7 @@ def test_pareto_table_and_default_context() -> None:
     [
         (
             ["--model", "gpt-9", "--hardware", "h100-sxm"],
-            "unknown model preset 'gpt-9' (known: distilled-moe",
+            "unknown model preset 'gpt-9' (known: deepseek-r1, distilled-moe",
         ),
         (["--model", "llama-3.1-8b", "--hardware", "tpu"], "unknown hardware preset 'tpu' (known: b200"),
         (

@@ -1,7 +1,7 @@
 """Every command and code block in README.md runs: shell commands through the installed
 ``speedtrap`` and the venv's Python, Python blocks with ``exec``, TOML blocks as scenarios; ``make``
 targets exist and run the commands tested here. Runs in a scratch directory that sees the
-repository's ``experiments/``, so results never land in the checkout."""
+repository's ``experiments/`` and ``examples/``, so results never land in the checkout."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ COMMANDS = shell_commands()
 @pytest.fixture
 def scratch(tmp_path: Path) -> Iterator[Path]:
     (tmp_path / "experiments").symlink_to(ROOT / "experiments")
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
     yield tmp_path
 
 

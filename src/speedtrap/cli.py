@@ -193,68 +193,208 @@ _PARETO_HEADERS: dict[str, str] = {
     "tok_s_per_chip": "tok/s per chip",
     "step_s": "step (s)",
     "bound": "bound",
+    "ttft_s": "TTFT (s)",
+    "cost_usd_per_mtok": "cost $/MTok out",
+}
+MIN_FRONTIER_POINTS = 3
+PRECISION_OPTIONS = {
+    "weight_bytes": "bytes_per_param",
+    "compute_dtype": "compute_dtype",
+    "kv_bytes": "kv_bytes_per_element",
 }
 
 
-def pareto_backend(model: str, hardware: str, *, context: int | None, chips: int | None) -> Backend:
-    """A one-stream backend of ``model`` on ``hardware``: validates the fit and derives chips."""
-    llm = llm_preset(model)
+def _spec_table(table: Any, kind: str) -> dict[str, Any]:
+    if not isinstance(table, dict):
+        raise ValueError(f'[{kind}] must be a table of {kind} fields (or preset = "name")')
+    return dict(table)
+
+
+def load_pareto_specs(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ``[model]`` and ``[hardware]`` tables of a TOML spec file; each is either full fields or
+    ``preset = "name"`` plus overrides of that preset's fields."""
+    with path.open("rb") as f:
+        data = tomllib.load(f)
+    unknown = sorted(set(data) - {"model", "hardware"})
+    if unknown:
+        raise ValueError(f"{path}: unknown tables {unknown} (expected [model] and [hardware])")
+    return _spec_table(data.get("model", {}), "model"), _spec_table(data.get("hardware", {}), "hardware")
+
+
+def _resolve_spec(fields: dict[str, Any], name: str | None, kind: str) -> Any:
+    from speedtrap.config.hardware import Hardware
+    from speedtrap.config.llm import LLM
+
+    preset = fields.pop("preset", None) or (name if not fields.get("name") else None)
+    if preset is not None:
+        base = llm_preset(preset) if kind == "model" else hardware_preset(preset)
+        return base.with_overrides(fields) if fields else base
+    if not fields:
+        raise ValueError(f"give --{kind} or a [{kind}] table in --spec")
+    return LLM.model_validate(fields) if kind == "model" else Hardware.model_validate(fields)
+
+
+def pareto_backend(
+    model: str | None,
+    hardware: str | None,
+    *,
+    context: int | None,
+    chips: int | None,
+    spec: Path | None = None,
+    llm_overrides: dict[str, Any] | None = None,
+) -> Backend:
+    """A one-stream backend of the model on the hardware (presets, a TOML spec file, overrides):
+    validates the fit and derives chips."""
+    model_fields, hardware_fields = load_pareto_specs(spec) if spec is not None else ({}, {})
+    llm = _resolve_spec(model_fields, model, "model")
+    if llm_overrides:
+        llm = llm.with_overrides(llm_overrides)
+    hw = _resolve_spec(hardware_fields, hardware, "hardware")
     context_tokens = min(AGENT_CONTEXT_TOKENS, llm.context_window_tokens) if context is None else context
     return Backend(
-        name=f"{model}@{hardware}",
-        hardware=hardware_preset(hardware),
+        name=f"{llm.name}@{hw.name}",
+        hardware=hw,
         llm=llm,
         typical_batch=1,
         typical_context_tokens=context_tokens,
         chips_per_replica=chips,
+        ttft_overhead_s=0.0,  # the frontier shows the replica's physics, not an API's network time
+    )
+
+
+def frontier_warning(frame: pd.DataFrame, *, cap: int, context: float, explicit: bool) -> str | None:
+    """Why a frontier has fewer than three points (``None`` when it has enough)."""
+    if len(frame) >= MIN_FRONTIER_POINTS:
+        return None
+    if explicit:
+        return f"only {len(frame)} point(s): only the batches given with --batch"
+    return (
+        f"only {len(frame)} point(s): the KV-memory cap at {context:,.0f} context tokens is {cap} stream(s)"
+        " beside the weights; give --chips, a shorter --context/--isl/--osl, or a smaller --kv-bytes"
     )
 
 
 @app.command()
 def pareto(
-    model: Annotated[str, typer.Option("--model", help="Model preset name.")],
-    hardware: Annotated[str, typer.Option("--hardware", help="Hardware preset name.")],
+    model: Annotated[str | None, typer.Option("--model", help="Model preset name.")] = None,
+    hardware: Annotated[str | None, typer.Option("--hardware", help="Hardware preset name.")] = None,
+    spec: Annotated[
+        Path | None,
+        typer.Option(
+            "--spec",
+            exists=True,
+            dir_okay=False,
+            help='TOML file with "model" and "hardware" tables (fields, or preset = "name" + overrides).',
+        ),
+    ] = None,
     context: Annotated[
         int | None,
         typer.Option(
             "--context", min=1, help="Mean context per stream, tokens [default: min(96000, window)]."
         ),
     ] = None,
+    isl: Annotated[
+        int | None, typer.Option("--isl", min=1, help="Uncached input tokens per request (with --osl).")
+    ] = None,
+    osl: Annotated[
+        int | None, typer.Option("--osl", min=1, help="Output tokens per request (with --isl).")
+    ] = None,
     chips: Annotated[
         int | None, typer.Option("--chips", min=1, help="Chips per replica [default: fewest that fit].")
     ] = None,
+    batch: Annotated[
+        list[int] | None,
+        typer.Option(
+            "--batch", min=1, help="A batch size to evaluate (repeatable) [default: powers of two]."
+        ),
+    ] = None,
+    weight_bytes: Annotated[
+        float | None, typer.Option("--weight-bytes", min=0.01, help="Weight bytes per parameter.")
+    ] = None,
+    compute_dtype: Annotated[
+        str | None, typer.Option("--compute-dtype", help="Compute dtype (a key of the hardware's FLOP/s).")
+    ] = None,
+    kv_bytes: Annotated[
+        float | None, typer.Option("--kv-bytes", min=0.01, help="KV-cache bytes per element.")
+    ] = None,
+    experts: Annotated[int | None, typer.Option("--experts", min=1, help="Routed experts per layer.")] = None,
+    experts_per_token: Annotated[
+        int | None, typer.Option("--experts-per-token", min=1, help="Routed experts per token.")
+    ] = None,
+    price_out: Annotated[
+        float, typer.Option("--price-out", min=0.0, help="Output list price beside the cost, USD/MTok.")
+    ] = 25.0,
     json_out: JsonOption = False,
 ) -> None:
     """Trace tokens/s per user against throughput per chip by sweeping the batch (powers of two up to
-    the KV-memory cap, plus the cap).
+    the KV-memory cap, plus the cap, or the --batch sizes), with time to first token (physics only:
+    no network or queueing) and the chip cost of a million output tokens beside the list price.
+    With --isl/--osl each step also carries its share of the other requests' prompts (steady
+    load); throughput counts output tokens only.
 
     JSON (--json), schema_version 1: {"schema_version": 1, "model", "hardware": str,
-    "chips_per_replica", "context_tokens", "kv_batch_cap" (streams): int, "points": [{"batch"
-    (streams): int, "tok_s_per_user", "tok_s_per_replica", "tok_s_per_chip" (output tokens/s),
-    "step_s" (decode step, s): float, "bound": "memory"|"compute"|"latency"}]}.
+    "chips_per_replica", "context_tokens", "kv_batch_cap" (streams): int, "isl_tokens",
+    "osl_tokens": int|null, "price_usd_per_mtok", "usd_per_chip_hour": float, "warning": str|null,
+    "points": [{"batch" (streams): int, "tok_s_per_user", "tok_s_per_replica", "tok_s_per_chip"
+    (output tokens/s), "step_s" (s per output token), "ttft_s" (s), "cost_usd_per_mtok" (USD per
+    million output tokens, null without a chip price): float, "bound": "memory"|"compute"|"latency"}]}.
     """
+    chosen = {"weight_bytes": weight_bytes, "compute_dtype": compute_dtype, "kv_bytes": kv_bytes}
+    overrides: dict[str, Any] = {PRECISION_OPTIONS[k]: v for k, v in chosen.items() if v is not None}
+    if experts is not None:
+        overrides["experts"] = experts
+    if experts_per_token is not None:
+        overrides["experts_per_token"] = experts_per_token
     with bad_input_exits():
-        backend = pareto_backend(model, hardware, context=context, chips=chips)
+        if (isl is None) != (osl is None):
+            raise ValueError("give --isl and --osl together")
+        mean_context = None if isl is None or osl is None else math.ceil(isl + osl / 2)
+        backend = pareto_backend(
+            model, hardware, context=mean_context or context, chips=chips, spec=spec, llm_overrides=overrides
+        )
         physics = ReplicaPhysics.from_backend(backend)
-        frame = pareto_frontier(physics, backend.typical_context_tokens)
+        context_tokens = backend.typical_context_tokens
+        usd_per_chip_hour = backend.hardware.usd_per_chip_hour or None
+        frame = pareto_frontier(
+            physics, context_tokens, batch, isl=isl, osl=osl, usd_per_chip_hour=usd_per_chip_hour
+        )
+        cap = physics.max_batch(context_tokens if isl is None or osl is None else isl + osl / 2)
+    warning = frontier_warning(frame, cap=cap, context=context_tokens, explicit=batch is not None)
     if json_out:
+        points = [
+            {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in point.items()}
+            for point in frame.to_dict(orient="records")
+        ]
         print_json(
             {
                 "schema_version": JSON_SCHEMA_VERSION,
-                "model": model,
-                "hardware": hardware,
+                "model": backend.llm.name,
+                "hardware": backend.hardware.name,
                 "chips_per_replica": backend.chips,
-                "context_tokens": backend.typical_context_tokens,
-                "kv_batch_cap": physics.max_batch(backend.typical_context_tokens),
-                "points": frame.to_dict(orient="records"),
+                "context_tokens": context_tokens,
+                "kv_batch_cap": cap,
+                "isl_tokens": isl,
+                "osl_tokens": osl,
+                "price_usd_per_mtok": price_out,
+                "usd_per_chip_hour": backend.hardware.usd_per_chip_hour,
+                "warning": warning,
+                "points": points,
             }
         )
         return
+    shape = (
+        f"{isl:,} in / {osl:,} out"
+        if isl is not None and osl is not None
+        else f"{context_tokens:,} context tokens"
+    )
     print_table(
-        f"{model} on {backend.chips}× {hardware} at {backend.typical_context_tokens:,} context tokens",
+        f"{backend.llm.name} on {backend.chips}× {backend.hardware.name} at {shape}"
+        f" (list price ${price_out:g}/MTok out)",
         [_PARETO_HEADERS[c] for c in PARETO_COLUMNS],
         list(frame.itertuples(index=False, name=None)),
     )
+    if warning is not None:
+        typer.echo(f"warning: {warning}", err=True)
 
 
 # --- run --------------------------------------------------------------------------------------
@@ -365,6 +505,22 @@ def run(
     ] = None,
     seed: SeedOption = DEFAULT_SEED,
     json_out: JsonOption = False,
+    replay: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--replay",
+            help="Drive the developers with recorded sessions (a trace or Claude Code transcripts; "
+            "repeatable), paired against --recorded-backend (docs/sessions.md).",
+        ),
+    ] = None,
+    recorded_backend: Annotated[
+        str | None,
+        typer.Option(
+            "--recorded-backend",
+            help="--replay: the backend the logs were recorded on "
+            "(default: the trace's backend column, else gpu-batched).",
+        ),
+    ] = None,
     trace_file: TraceOption = None,
     trace_window: TraceWindowOption = None,
 ) -> None:
@@ -373,10 +529,20 @@ def run(
     JSON (--json), schema_version 1: {"schema_version": 1, "scenario": str, "seed": int,
     "summary": {key: float}} with the summary keys documented in speedtrap.models.results
     (shares are fractions of all developer-seconds; seconds; USD; tasks per developer-day).
+    With --replay: {"schema_version": 1, "scenario", "seed", "recorded_backend", "backend",
+    "skipped": {kind: int}, "recorded_timing": {...}, "measures": [{"measure", "label", "recorded",
+    "replayed", "change"}]}.
 
     --trace FILE.json writes the run as Chrome trace-event JSON (open it in ui.perfetto.dev or
     chrome://tracing; tracks documented in speedtrap.traces).
     """
+    if replay:
+        from speedtrap.cli_sessions import run_replay
+
+        if trace_file is not None or trace_window is not None:
+            fail("--trace and --trace-window do not apply to --replay runs")
+        run_replay(scenario_file, replay, backend, recorded_backend, sets or (), seed, json_out)
+        return
     with bad_input_exits():
         scenario = load_scenario(scenario_file, backend=backend, sets=sets or ())
         window = trace_window_arg(trace_file, trace_window, scenario.horizon_s)
@@ -631,9 +797,9 @@ def experiment(
     scheduler: Annotated[
         str | None, typer.Option("--scheduler", help="Address of a running Dask scheduler (with dask).")
     ] = None,
-    results_dir: Annotated[
-        Path, typer.Option("--results-dir", help="Results go to DIR/<name>/.")
-    ] = Path("results"),
+    results_dir: Annotated[Path, typer.Option("--results-dir", help="Results go to DIR/<name>/.")] = Path(
+        "results"
+    ),
 ) -> None:
     """Run a canonical experiment (experiments/<name>.toml): its runs, CSV tables and PNG + SVG
     figures go to results/<name>/, and it prints its finding in words with the numbers.
@@ -722,6 +888,86 @@ def validate_workflow_command(
     if replications < 5:
         typer.echo(f"Note: {replications} replications give intervals that cannot mean much; use 5 or more.")
 
+
+@validate_app.command("serving")
+def validate_serving_command(
+    figure: Annotated[
+        Path | None,
+        typer.Option(
+            "--figure", dir_okay=False, help="Where to write the predicted-vs-measured figure (PNG)."
+        ),
+    ] = Path("results/validation/serving_validation.png"),
+    no_figure: Annotated[bool, typer.Option("--no-figure", help="Do not write the figure.")] = False,
+    refit: Annotated[
+        bool, typer.Option("--refit", help="Refit the efficiency factors on the calibration part first.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Predict every published serving measurement of
+    src/speedtrap/validation/data/serving_measurements.csv with the serving physics (the step-time
+    function the pool uses) and print predicted vs measured, the error, and the median and worst
+    absolute error of each part (calibration, held-out) per metric, and write the predicted-vs-measured
+    figure (default results/validation/serving_validation.png). Takes a few seconds.
+
+    JSON (schema_version 1): {"schema_version", "fit": {"date", "ids", factor: float, ...},
+    "rows": [{"id", "part", "model", "hardware", "chips", "concurrency", "metric", "measured",
+    "predicted", "error"}], "summary": [{"part", "metric", "rows", "median_abs_error",
+    "worst_abs_error"}]}; errors are predicted/measured − 1, tok/s count output tokens only."""
+    from dataclasses import asdict
+
+    from speedtrap.validation.serving import (
+        fit_efficiencies,
+        stored_fit,
+        summarize,
+        validate_serving,
+        write_figure,
+    )
+
+    eff, date, ids = stored_fit()
+    if refit:
+        eff, fitted_ids = fit_efficiencies()
+        date, ids = "now", tuple(fitted_ids)
+    check = validate_serving(eff)
+    summary = summarize(check)
+    if no_figure:
+        figure = None
+    if figure is not None:
+        write_figure(check, figure)
+    if as_json:
+        print_json(
+            {
+                "schema_version": JSON_SCHEMA_VERSION,
+                "fit": {"date": date, "ids": list(ids), **asdict(eff)},
+                "rows": [{k: _json_number(v) for k, v in row.items()} for row in check.to_dict("records")],
+                "summary": [
+                    {k: _json_number(v) for k, v in row.items()} for row in summary.to_dict("records")
+                ],
+            }
+        )
+        return
+    print_table(
+        "Serving physics vs published measurements (error = predicted / measured − 1)",
+        ["id", "part", "metric", "measured", "predicted", "error"],
+        [
+            (r.id, r.part, r.metric, f"{r.measured:.4g}", f"{r.predicted:.4g}", f"{100 * r.error:+.0f}%")
+            for r in check.itertuples()
+        ],
+    )
+    print_table(
+        f"Absolute error by part (factors fitted {date} on the calibration part only)",
+        ["part", "metric", "rows", "median", "worst"],
+        [
+            (r.part, r.metric, r.rows, f"{100 * r.median_abs_error:.0f}%", f"{100 * r.worst_abs_error:.0f}%")
+            for r in summary.itertuples()
+        ],
+    )
+    if figure is not None:
+        typer.echo(f"figure: {figure}")
+
+
+# --- your own sessions (fit; run --replay) ---------------------------------------------------
+
+import speedtrap.cli_sessions  # noqa: E402, F401  (registers `fit`; after the helpers it uses)
 
 # --- app: the interactive browser app ----------------------------------------------------------
 

@@ -12,8 +12,8 @@ from speedtrap.models import WorkflowModel
 def test_context_grows_turn_by_turn_and_the_previous_input_is_cached() -> None:
     requests = run(tiny({"horizon_s": 200.0})).requests
     first = requests[requests["task"] == 0]
-    # 1000 initial tokens; each turn adds its 100 output tokens and a 10-token tool result
-    assert first["input_tokens"].tolist() == [1000, 1110]
+    # 1000 initial tokens; each turn adds its 101 output tokens and a 10-token tool result
+    assert first["input_tokens"].tolist() == [1000, 1111]
     assert first["cached_tokens"].tolist() == [0, 1000]
     # the next task starts a new conversation: nothing of it is cached
     assert requests[requests["task"] == 1]["cached_tokens"].iloc[0] == 0

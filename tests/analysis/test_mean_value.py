@@ -57,15 +57,17 @@ def deterministic(**overrides: object) -> Scenario:
 def test_deterministic_task_matches_a_hand_computation() -> None:
     # Ten turns of input 50 000 + 1 250·k tokens, each: 1 s overhead + prefill of the uncached
     # input (all of it on turn 0, the 1 250 new tokens after), 250 tokens at the physics' rate at
-    # batch 40 (the agent's stream + 39 background streams), a 5 s tool call. The developer never
-    # leaves (θ = ∞), checks in after turns 4 and 8, reviews 30 s + 10 s per 1 000 output tokens.
+    # the preset's typical batch (the agent's stream + its background streams), a 5 s tool call.
+    # The developer never leaves (θ = ∞), checks in after turns 4 and 8, reviews 30 s + 10 s per
+    # 1 000 output tokens.
     scenario = deterministic(**{"developer.attention.flow_threshold_s": math.inf})
     spec = scenario.backends["gpu"]
     physics = ReplicaPhysics.from_backend(spec)
     inputs = [50_000 + 1_250 * k for k in range(10)]
     uncached = [inputs[0]] + [1_250] * 9
     ttft = sum(physics.prefill_s(u) for u in uncached)
-    generation = sum(250 / physics.decode_rate_tok_s(40, float(i)) for i in inputs)
+    batch = spec.background_streams_per_replica + 1
+    generation = sum(250 / physics.decode_rate_tok_s(batch, float(i)) for i in inputs)
     usd = sum(
         request_cost_usd(spec.price, uncached_input_tokens=u, cached_input_tokens=i - u, output_tokens=250)
         for i, u in zip(inputs, uncached, strict=True)
@@ -92,9 +94,10 @@ def test_deterministic_task_with_flow_breaks_matches_a_hand_computation() -> Non
     # the developer is away D − 10 s and pays R(D − 10) = 750·(1 − e^(−(D − 10)/1800)) to come back.
     scenario = deterministic(**{"developer.attention.resumption_random": False})
     physics = ReplicaPhysics.from_backend(scenario.backends["gpu"])
+    batch = scenario.backends["gpu"].background_streams_per_replica + 1
     inputs = [50_000 + 1_250 * k for k in range(10)]
     turn = [
-        physics.prefill_s(i if k == 0 else 1_250) + 250 / physics.decode_rate_tok_s(40, float(i)) + 5.0
+        physics.prefill_s(i if k == 0 else 1_250) + 250 / physics.decode_rate_tok_s(batch, float(i)) + 5.0
         for k, i in enumerate(inputs)
     ]
     segments = [sum(turn[0:4]), sum(turn[4:8]), sum(turn[8:10])]
@@ -118,7 +121,7 @@ def test_deterministic_task_with_flow_breaks_matches_a_hand_computation() -> Non
             uncached = inputs[k] if k == 0 else 1_250
             for key, length in (
                 ("waiting_ttft", physics.prefill_s(uncached)),
-                ("waiting_generation", 250 / physics.decode_rate_tok_s(40, float(inputs[k]))),
+                ("waiting_generation", 250 / physics.decode_rate_tok_s(batch, float(inputs[k]))),
                 ("waiting_tool", 5.0),
             ):
                 phases[key] += min(max(10.0 - t, 0.0), length)

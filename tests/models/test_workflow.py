@@ -58,7 +58,7 @@ def test_attending_developer_waits_through_every_phase() -> None:
     assert tasks["lead_time_s"].iloc[:2].tolist() == pytest.approx([106.0, 106.0])
     assert tasks["turns"].iloc[:2].tolist() == [2, 2]
     assert len(result.requests) == 4
-    assert result.requests["output_tokens"].eq(100).all()
+    assert result.requests["output_tokens"].eq(101).all()
 
 
 def test_flow_break_sends_developer_to_other_work_and_return_costs_resumption() -> None:

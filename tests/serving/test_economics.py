@@ -24,7 +24,9 @@ def test_fast_mode_earns_six_times_the_price_on_its_lower_throughput() -> None:
         ef.revenue_usd_per_chip_hour > eb.revenue_usd_per_chip_hour
     )  # ... and charges more than that for it
     physics = ReplicaPhysics.from_backend(batched)
-    assert eb.tok_s_per_chip == pytest.approx(physics.throughput_tok_s_per_chip(40, 96_000))
+    assert eb.tok_s_per_chip == pytest.approx(
+        physics.throughput_tok_s_per_chip(batched.typical_batch, 96_000)
+    )
     assert eb.cost_usd_per_mtok == pytest.approx(
         cost_usd_per_mtok(batched.hardware.usd_per_chip_hour, eb.tok_s_per_chip)
     )

@@ -91,9 +91,10 @@ def submit_at(
 
 
 def test_single_request_timeline_and_cost() -> None:
+    # 101 output tokens: the first comes with the (zero-length) prefill, 100 decode steps follow.
     model, pool = make_pool(FixedRate(50.0))
     model.run_until(1.0)
-    req = pool.submit(tier="standard", input_tokens=1000, cached_tokens=800, output_tokens=100)
+    req = pool.submit(tier="standard", input_tokens=1000, cached_tokens=800, output_tokens=101)
     assert (req.arrival_s, req.admitted_s, req.first_token_s, req.replica) == (1.0, 1.0, 1.0, 0)
     assert math.isnan(req.done_s)
     model.run_until(10.0)
@@ -101,7 +102,7 @@ def test_single_request_timeline_and_cost() -> None:
     assert (req.queue_wait_s, req.ttft_s, req.prefill_s) == (0.0, 0.0, 0.0)
     assert req.decode_s == pytest.approx(2.0)
     expected = request_cost_usd(
-        Price(), uncached_input_tokens=200, cached_input_tokens=800, output_tokens=100
+        Price(), uncached_input_tokens=200, cached_input_tokens=800, output_tokens=101
     )
     assert req.cost_usd == pytest.approx(expected, rel=1e-12)
 
@@ -117,12 +118,13 @@ def test_tier_price_multiplier_and_plain_input_billing() -> None:
 
 
 def test_prefill_then_decode_and_prefilling_streams_do_not_decode() -> None:
+    # Token counts below are decode steps: the first token of each response comes with its prefill.
     # A prefills 0.5 s (50 uncached tokens); B arrives at 0.1 with no prefill, so B decodes alone
     # at the full 10 tok/s until A's first token at 0.5, then both share 10 tok/s.
     model, pool = make_pool(PrefillShared(10.0, 0.01))
     keep: list[Submitter] = []
-    a = submit_at(model, pool, 0.0, keep, input_tokens=50, output_tokens=5)
-    b = submit_at(model, pool, 0.1, keep, input_tokens=50, cached_tokens=50, output_tokens=6)
+    a = submit_at(model, pool, 0.0, keep, input_tokens=50, output_tokens=6)
+    b = submit_at(model, pool, 0.1, keep, input_tokens=50, cached_tokens=50, output_tokens=7)
     model.run_until(10.0)
     ra, rb = a.request, b.request
     assert ra is not None and rb is not None
@@ -138,8 +140,8 @@ def test_equal_finish_marks_after_rebase_are_not_confused() -> None:
     # Regression: the replica's token clock re-bases when it empties; a request admitted in the
     # same event must not inherit the old due time because its finish mark has the same value.
     model, pool = make_pool(FixedRate(10.0), tiers=[Tier(batch_cap=1)])
-    first = pool.submit(tier="standard", input_tokens=0, cached_tokens=0, output_tokens=10)
-    second = pool.submit(tier="standard", input_tokens=0, cached_tokens=0, output_tokens=10)
+    first = pool.submit(tier="standard", input_tokens=0, cached_tokens=0, output_tokens=11)
+    second = pool.submit(tier="standard", input_tokens=0, cached_tokens=0, output_tokens=11)
     model.run_until(5.0)
     assert first.done_s == pytest.approx(1.0)
     assert second.admitted_s == pytest.approx(1.0)
@@ -149,7 +151,7 @@ def test_equal_finish_marks_after_rebase_are_not_confused() -> None:
 def test_slots_fifo_and_queue_wait() -> None:
     model, pool = make_pool(FixedRate(10.0), tiers=[Tier(batch_cap=2)])
     reqs = [
-        pool.submit(tier="standard", input_tokens=0, cached_tokens=0, output_tokens=n) for n in (10, 20, 5, 5)
+        pool.submit(tier="standard", input_tokens=0, cached_tokens=0, output_tokens=n) for n in (11, 21, 6, 6)
     ]
     assert pool.waiting == 2 and pool.in_service == 2 and pool.in_system == 4
     model.run_until(10.0)
@@ -176,13 +178,13 @@ def test_priority_first_then_fifo() -> None:
 
 def test_kv_capacity_blocks_admission_and_oversized_requests_fail() -> None:
     model, pool = make_pool(FixedRate(10.0, kv_capacity_tokens=100.0))
-    a = pool.submit(tier="standard", input_tokens=50, cached_tokens=50, output_tokens=10)
-    b = pool.submit(tier="standard", input_tokens=40, cached_tokens=40, output_tokens=10)
+    a = pool.submit(tier="standard", input_tokens=50, cached_tokens=50, output_tokens=11)
+    b = pool.submit(tier="standard", input_tokens=40, cached_tokens=40, output_tokens=11)
     assert b.replica is None and pool.waiting == 1  # 60 + 50 > 100 KV tokens
     model.run_until(10.0)
     assert b.admitted_s == pytest.approx(a.done_s) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="KV tokens"):
-        pool.submit(tier="standard", input_tokens=95, cached_tokens=0, output_tokens=10)
+        pool.submit(tier="standard", input_tokens=95, cached_tokens=0, output_tokens=11)
 
 
 @pytest.mark.parametrize(
@@ -232,12 +234,12 @@ def test_on_done_is_called_at_the_last_token_and_may_submit_again() -> None:
             seen.append((request.id, model.time))
             if len(seen) < 3:
                 pool.submit(
-                    tier="standard", input_tokens=0, cached_tokens=0, output_tokens=10, on_done=self.on_done
+                    tier="standard", input_tokens=0, cached_tokens=0, output_tokens=11, on_done=self.on_done
                 )
 
     loop = Loop()
     pool.submit(
-        tier="standard", input_tokens=0, cached_tokens=0, output_tokens=10, on_done=loop.on_done, tag="x"
+        tier="standard", input_tokens=0, cached_tokens=0, output_tokens=11, on_done=loop.on_done, tag="x"
     )
     model.run_until(10.0)
     assert [i for i, _ in seen] == [0, 1, 2]
@@ -247,8 +249,8 @@ def test_on_done_is_called_at_the_last_token_and_may_submit_again() -> None:
 
 def test_requests_frame_schema_and_values() -> None:
     model, pool = make_pool(FixedRate(10.0), tiers=[Tier(batch_cap=1)])
-    pool.submit(tier="standard", input_tokens=100, cached_tokens=60, output_tokens=10, tag=("dev", 1))
-    pool.submit(tier="standard", input_tokens=100, cached_tokens=60, output_tokens=20)
+    pool.submit(tier="standard", input_tokens=100, cached_tokens=60, output_tokens=11, tag=("dev", 1))
+    pool.submit(tier="standard", input_tokens=100, cached_tokens=60, output_tokens=21)
     model.run_until(10.0)
     frame = pool.requests_frame()
     assert list(frame.columns) == list(REQUEST_COLUMNS)
@@ -277,11 +279,11 @@ def test_background_streams_share_the_batch_and_yield_to_small_caps() -> None:
     model, pool = make_pool(
         Recorder(SharedRate(40.0), calls), tiers=[Tier(batch_cap=64), FAST], background_streams_per_replica=3
     )
-    std = pool.submit(tier="standard", input_tokens=0, cached_tokens=0, output_tokens=10)
+    std = pool.submit(tier="standard", input_tokens=0, cached_tokens=0, output_tokens=11)
     assert calls[-1][0] == 4  # one own + three background streams
     model.run_until(5.0)
     assert std.done_s == pytest.approx(1.0)  # 40 tok/s shared by 4 streams
-    fast = pool.submit(tier="fast", input_tokens=0, cached_tokens=0, output_tokens=10)
+    fast = pool.submit(tier="fast", input_tokens=0, cached_tokens=0, output_tokens=11)
     assert calls[-1][0] == 2  # the fast cap of 2 squeezes the background to one stream
     model.run_until(10.0)
     assert fast.decode_s == pytest.approx(0.5)
@@ -299,7 +301,7 @@ def test_mean_context_is_input_plus_tokens_generated() -> None:
 
 def test_smallest_tier_cap_on_a_replica_caps_everyone() -> None:
     model, pool = make_pool(FixedRate(10.0), tiers=[STANDARD, FAST])
-    kw = {"input_tokens": 0, "cached_tokens": 0, "output_tokens": 10}
+    kw = {"input_tokens": 0, "cached_tokens": 0, "output_tokens": 11}
     pool.submit(tier="fast", **kw)
     s1 = pool.submit(tier="standard", **kw)
     s2 = pool.submit(tier="standard", **kw)
@@ -323,12 +325,12 @@ def test_reservation_lets_a_blocked_fast_request_in_before_later_standard_work()
     # queueing. A fast request (cap 2) needs a replica down to one stream: the replica with the
     # fewest streams is reserved and stops taking standard work until the fast request is in.
     model, pool = make_pool(FixedRate(10.0), tiers=[STANDARD, FAST], replicas=2)
-    for n in (10, 20, 30, 40, 10, 20, 30, 40):
+    for n in (11, 21, 31, 41, 11, 21, 31, 41):
         pool.submit(tier="standard", input_tokens=0, cached_tokens=0, output_tokens=n)
     keep: list[Submitter] = []
     for k in range(40):
-        submit_at(model, pool, 0.01 * k, keep, output_tokens=100)
-    fast = submit_at(model, pool, 0.5, keep, tier="fast", output_tokens=10)
+        submit_at(model, pool, 0.01 * k, keep, output_tokens=101)
+    fast = submit_at(model, pool, 0.5, keep, tier="fast", output_tokens=11)
     model.run_until(100.0)
     req = fast.request
     assert req is not None
@@ -339,8 +341,8 @@ def test_reservation_lets_a_blocked_fast_request_in_before_later_standard_work()
 
 def test_stats_time_averages_by_hand() -> None:
     model, pool = make_pool(FixedRate(10.0), tiers=[Tier(batch_cap=1)])
-    pool.submit(tier="standard", input_tokens=0, cached_tokens=0, output_tokens=10)
-    pool.submit(tier="standard", input_tokens=0, cached_tokens=0, output_tokens=10)
+    pool.submit(tier="standard", input_tokens=0, cached_tokens=0, output_tokens=11)
+    pool.submit(tier="standard", input_tokens=0, cached_tokens=0, output_tokens=11)
     model.run_until(4.0)
     # In system: 2 on [0,1), 1 on [1,2), 0 after -> area 3 over 4 s. Waiting: 1 on [0,1).
     assert pool.mean_in_system == pytest.approx(0.75)
@@ -397,8 +399,8 @@ class ListClock:
 def test_pool_runs_on_any_clock_and_never_imports_mesa() -> None:
     clock = ListClock()
     pool = ServingPool(clock, SharedRate(10.0), replicas=1, tiers=[STANDARD], price=Price())
-    a = pool.submit(tier="standard", input_tokens=0, cached_tokens=0, output_tokens=10)
-    b = pool.submit(tier="standard", input_tokens=0, cached_tokens=0, output_tokens=5)
+    a = pool.submit(tier="standard", input_tokens=0, cached_tokens=0, output_tokens=11)
+    b = pool.submit(tier="standard", input_tokens=0, cached_tokens=0, output_tokens=6)
     clock.run()
     assert (b.done_s, a.done_s) == (pytest.approx(1.0), pytest.approx(1.5))
     for module in (pool_module, request_module):

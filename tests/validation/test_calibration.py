@@ -91,10 +91,12 @@ def _single_stream_rate(model: str, hardware: str, chips: int | None = None) -> 
 
 
 def test_cerebras_published_llama_speeds_in_the_ballpark() -> None:
-    # Cerebras (2024): Llama-3.1-8B 1800 tok/s on one wafer — the per-layer latency is fitted to it.
+    # Cerebras (2024): Llama-3.1-8B 1800 tok/s on one wafer. The per-layer latency is fitted to all the
+    # calibration wafer rows of validation/data/serving_measurements.csv (not to this one alone), which
+    # puts the 8B about 20% fast; speedtrap validate serving reports each row's error.
     rate_8b, wafers_8b = _single_stream_rate("llama-3.1-8b", "wse-3")
     assert wafers_8b == 1
-    assert _within(rate_8b, 1800)
+    assert _within(rate_8b, 1800, tolerance=0.25)
     # Llama-3.1-70B: 450 tok/s (Aug 2024); Cerebras later reported ~2100 tok/s. The model must land
     # inside the published range.
     rate_70b, wafers_70b = _single_stream_rate("llama-3.1-70b", "wse-3")

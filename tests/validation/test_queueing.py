@@ -248,7 +248,8 @@ def test_retiming_is_exact_by_hand() -> None:
     # comes 0.1 s later alone.
     model = EventModel(rng=0)
     pool = ServingPool(model, SharedRate(10.0), replicas=1, tiers=[Tier()], price=Price())
-    a, b, c = Arrival(pool, 10), Arrival(pool, 4), Arrival(pool, 2)
+    # Token counts in the comment are decode steps; each response's first token comes with its prefill.
+    a, b, c = Arrival(pool, 11), Arrival(pool, 5), Arrival(pool, 3)
     for at, arrival in ((0.0, a), (0.4, b), (1.3, c)):
         model.schedule_event(arrival.fire, at=at)
     model.run_until(10.0)

@@ -252,7 +252,8 @@ class Developer(mesa.Agent):
 
     def _open_session(self, task: Task, attempt: int) -> Session:
         route = self.policy.for_session(task.difficulty, attempt)
-        session = Session(self.model, self, task, attempt, route, self.backends[route.backend])
+        session_class = getattr(task, "session_class", Session)  # a recorded task replays its session
+        session = session_class(self.model, self, task, attempt, route, self.backends[route.backend])
         self.sessions.append(session)
         return session
 

@@ -21,6 +21,7 @@ from speedtrap.config.scenario import NO_AI
 from speedtrap.models.results import COMPLETED_OUTCOMES, RunResult
 from speedtrap.plots import CATEGORY_COLOURS, CATEGORY_LABELS, plot_ledger
 from speedtrap.serving.economics import SECONDS_PER_HOUR
+from speedtrap.serving.request import decode_rate_tok_s
 
 __all__ = [
     "cumulative_figure",
@@ -123,8 +124,8 @@ def pool_frame(result: RunResult) -> pd.DataFrame:
         replicas = int(result.scenario.backends[backend].replicas)
         waiting = float(frame["queue_wait_s"].sum()) / span
         busy = float((frame["done_s"] - frame["admitted_s"]).sum()) / span / replicas
-        decode = frame["decode_s"].to_numpy()
-        rate = frame["output_tokens"].to_numpy()[decode > 0] / decode[decode > 0]
+        rate = decode_rate_tok_s(frame["output_tokens"], frame["decode_s"])
+        rate = rate[np.isfinite(rate)]
         rows.append(
             {
                 "backend": backend,
@@ -147,15 +148,9 @@ def pool_figure(result: RunResult, name: str) -> Figure:
         for replica, rows in requests.groupby("replica"):
             t, level = _steps(rows["admitted_s"].to_numpy(), rows["done_s"].to_numpy())
             batch_ax.step(t / _HOUR, level, where="post", lw=1, label=f"replica {replica}")
-        decode = requests["decode_s"].to_numpy()
-        ok = decode > 0
-        rate_ax.plot(
-            requests["done_s"].to_numpy()[ok] / _HOUR,
-            requests["output_tokens"].to_numpy()[ok] / decode[ok],
-            ".",
-            ms=2,
-            color="#1b9e77",
-        )
+        rate = decode_rate_tok_s(requests["output_tokens"], requests["decode_s"])
+        ok = np.isfinite(rate)
+        rate_ax.plot(requests["done_s"].to_numpy()[ok] / _HOUR, rate[ok], ".", ms=2, color="#1b9e77")
         batch_ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small")
     queue_ax.set_ylabel("queue")
     batch_ax.set_ylabel("streams")

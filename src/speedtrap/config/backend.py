@@ -65,7 +65,8 @@ class Backend(Spec):
     network/scheduling part of time to first token; ``cache_writes`` bills uncached input at the
     cache-write price. ``decode_speedup`` is a what-if multiplier on the physics' per-stream decode
     rate (1 = as derived; time to first token unchanged): experiments sweep speed-ups with it
-    without inventing hardware.
+    without inventing hardware. ``as_of`` dates the offer that the speed, load and list price
+    describe (a tier's multiple carries its own date, ``tier.as_of``).
     """
 
     name: str = Field(min_length=1)
@@ -85,6 +86,11 @@ class Backend(Spec):
     cache_writes: bool = True
     decode_speedup: float = Field(
         default=1.0, gt=0, description="What-if multiplier on the derived decode rate (1 = physics)."
+    )
+    as_of: str | None = Field(
+        default=None,
+        pattern=r"^\d{4}-\d{2}(-\d{2})?$",
+        description="The date (YYYY-MM or YYYY-MM-DD) whose offer the speed, load and price describe.",
     )
 
     @field_validator("hardware", mode="before")

@@ -30,9 +30,12 @@ class Hardware(Spec):
     costs ``max(memory time, compute time)`` plus fixed latencies: ``step_overhead_s`` per step,
     ``layer_latency_s`` per layer, and ``multichip_layer_latency_s`` per layer when a replica spans
     several chips (tensor/expert-parallel collectives). ``token_latency_floor_s`` is a hard minimum
-    per decode step. On SRAM machines (``memory_kind="sram"``) bandwidth is so high that the
-    per-layer pipeline latency sets the speed, and the number of chips a model needs follows from
-    the aggregate on-chip memory.
+    per decode step. Collectives between the chips of a replica (tensor/expert parallelism: two per
+    layer) take ``collective_latency_s`` per hop of a log2 tree plus the ring transfer of the step's
+    activations over ``interconnect_bandwidth_gb_s`` (per chip, one direction). On SRAM machines
+    (``memory_kind="sram"``) bandwidth is so high that the per-layer pipeline latency and compute set
+    the speed; a model spread over several wafers pays ``wafer_hop_s`` per wafer boundary per step,
+    and the number of chips a model needs follows from the aggregate on-chip memory.
     """
 
     name: str = Field(min_length=1)
@@ -51,6 +54,13 @@ class Hardware(Spec):
         default=0.0, ge=0, description="Extra time per layer per step when a replica spans >1 chip, s."
     )
     token_latency_floor_s: float = Field(default=0.0, ge=0, description="Minimum time of one decode step, s.")
+    interconnect_bandwidth_gb_s: float = Field(
+        default=450.0, gt=0, description="Chip-to-chip bandwidth per chip, one direction, GB/s."
+    )
+    collective_latency_s: float = Field(
+        default=0.0, ge=0, description="Latency of one collective per log2 step of the chip count, s."
+    )
+    wafer_hop_s: float = Field(default=0.0, ge=0, description="Per-step time to cross one wafer boundary, s.")
     usd_per_chip_hour: float = Field(default=0.0, ge=0, description="Cost of one chip for one hour, USD.")
 
     @field_validator("peak_tflop_s")
@@ -79,3 +89,39 @@ class Hardware(Spec):
             known = ", ".join(sorted(self.peak_tflop_s))
             raise KeyError(f"hardware {self.name} has no {dtype} compute (has: {known})") from None
         return tflop_s * FLOP_PER_TFLOP * self.eta_flop
+
+
+# --- efficiency factors fitted to published serving measurements -------------------------------
+# Fitted by ``speedtrap.validation.serving.fit_efficiencies`` (scipy least squares on the log error of
+# tok/s per user and per GPU) on the calibration part of validation/data/serving_measurements.csv;
+# tests/validation/test_serving_validation.py refits and compares. Nothing is fitted to held-out rows.
+FITTED_FIT_DATE = "2026-11-25"
+FITTED_IDS: tuple[str, ...] = (
+    "cerebras-l31-405b",
+    "cerebras-l31-70b",
+    "cerebras-l31-8b",
+    "ix-dsr1-b200-1k1k-u42",
+    "ix-dsr1-b200-8k1k-u120",
+    "ix-dsr1-b200-8k1k-u164",
+    "ix-dsr1-b200-8k1k-u23",
+    "ix-dsr1-b200-8k1k-u32",
+    "ix-dsr1-b200-8k1k-u42",
+    "ix-dsr1-b200-8k1k-u75",
+    "ix-gptoss-b200-1k1k-u100",
+    "nim-l33-70b-tp2-500-2k-c1",
+    "nim-l33-70b-tp2-5k500-c5",
+    "nim-l33-70b-tp2-5k500-c50",
+    "semi-cerebras-glm-4.7",
+    "semi-cerebras-kimi-k2.6",
+    "vultr-nemotron-super-49b-b200-c1",
+)
+FITTED_GPU_ETA_MEM = 0.864188
+"""Achieved / peak HBM bandwidth of GPUs (fitted; DESIGN.md §5 quotes 0.87–0.92)."""
+FITTED_GPU_ETA_FLOP = 0.412773
+"""Achieved / peak dense FLOP/s of GPUs in serving (fitted; below the 0.5–0.7 of large matmuls)."""
+FITTED_GPU_STEP_OVERHEAD_S = 0.000248846
+"""Per-step scheduling, sampling and launch overhead on GPUs, s (fitted)."""
+FITTED_WAFER_LAYER_S = 1.42794e-05
+"""Pipeline latency per layer per step on a WSE-3, s (fitted)."""
+FITTED_WAFER_HOP_S = 0.0
+"""Per-step time to cross one wafer boundary, s (fitted; the fit puts it at its lower bound, 0)."""

@@ -4,28 +4,43 @@ Every number carries its source; "assumption" marks numbers without one. The bac
 not stored here: they come out of the roofline (``speedtrap.serving.replica``) at each backend's
 typical load, and ``tests/validation/test_calibration.py`` checks them against DESIGN.md §2:
 
-* ``gpu-batched`` — a hypothetical frontier mixture-of-experts model (1T parameters, 64B active,
-  NVFP4 weights, 84 layers, fp8 KV cache: 172 KB/token) on one 8× B200 node, at 40 streams of
-  96k-token agent contexts (median agent input ≈96k tokens, SemiAnalysis). At that context each
-  stream's KV cache is 16.5 GB, so the KV memory caps the batch near 44 and a decode step is
-  dominated by KV reads: ≈66 tok/s per stream (target ≈65, DESIGN.md §5).
-* ``gpu-fast`` — the same fleet; its fast tier caps replicas at 8 streams, so a step reads a fifth
-  of the KV cache and is dominated by fixed latencies and the weight read: ≈168 tok/s (≈2.5×,
-  Anthropic fast-mode docs), at 6× the price and with the same time to first token.
-* ``wafer-distilled`` — a hypothetical distilled model (100B parameters, 10B active, 50 layers,
-  bf16) resident in the aggregate SRAM of 8 Cerebras WSE-3s at 8 streams of 96k tokens. SRAM
-  bandwidth makes memory time negligible; the per-layer pipeline latency (fitted to Cerebras'
-  Llama-3.1-8B figure) bounds a step: ≈1150 tok/s (Codex-Spark: >1000 tok/s), with 1.2× the
+* ``gpu-batched`` (as of 2026-02) — a hypothetical frontier mixture of experts (1T parameters, 64B
+  active, 384 routed experts with 8 per token, NVFP4 weights, 84 layers, fp8 KV cache: 172
+  KB/token) on one 8× B200 node, at 26 streams of 96k-token agent contexts (median agent input
+  ≈96k tokens, SemiAnalysis). A step reads the KV caches (≈430 GB) and the ≈161 distinct experts
+  that 26 tokens route to per layer: ≈64 tok/s per stream (target ≈65, DESIGN.md §5).
+* ``gpu-fast`` (as of 2026-02) — the same fleet; its fast tier caps replicas at 5 streams, so a step
+  reads a fifth of the KV cache and ≈38 experts per layer: ≈163 tok/s (≈2.5×, Anthropic fast-mode
+  docs), at 6× the price and with the same time to first token.
+* ``wafer-distilled`` (as of 2026-02) — a hypothetical distilled model (100B parameters, 10B
+  active, 50 layers, bf16) resident in the aggregate SRAM of 8 Cerebras WSE-3s at 8 streams of 96k
+  tokens. SRAM bandwidth makes memory time negligible; the per-layer pipeline latency fitted to the
+  published Cerebras speeds bounds a step: ≈1400 tok/s (Codex-Spark: >1000 tok/s), with 1.2× the
   failures.
+
+What changed with the corrected physics (issue 9): routed experts make the weight read grow with
+the batch, so the standard tier's typical load fell from 40 to 26 streams and the fast tier's cap
+from 8 to 5 streams to keep the seed's ≈65 tok/s and ≈2.5×; the frontier model gained an expert
+count (384 / 8, an assumption) and the distilled model one (64 / 4). GPU η_mem, η_f and step
+overhead and the wafer per-layer latency are now fitted to published serving measurements
+(``speedtrap.config.hardware``), which moved the wafer preset from ≈1150 to ≈1400 tok/s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import Any
 
 from speedtrap.config.backend import Backend
-from speedtrap.config.hardware import Hardware
+from speedtrap.config.hardware import (
+    FITTED_GPU_ETA_FLOP,
+    FITTED_GPU_ETA_MEM,
+    FITTED_GPU_STEP_OVERHEAD_S,
+    FITTED_WAFER_HOP_S,
+    FITTED_WAFER_LAYER_S,
+    Hardware,
+)
 from speedtrap.config.llm import LLM
 from speedtrap.config.tier import Price, Quality, Tier
 
@@ -49,20 +64,19 @@ class UnknownPresetError(KeyError, ValueError):
 
 # --- hardware ---------------------------------------------------------------------------------
 
-_GPU_LATENCIES = {
-    # Assumption: ~0.5 ms per decode step of scheduling, sampling and CUDA-graph launch, ~5 µs per
-    # layer of kernel latency, and ~25 µs per layer for the two tensor/expert-parallel collectives
-    # across NVLink when a replica spans several GPUs (small-message all-reduce ≈10–15 µs each).
-    # With these, Llama-3.1-8B bf16 on one H100 at batch 1 runs at ≈167 tok/s (public: 150–200).
-    "step_overhead_s": 0.5e-3,
+_GPU_FITTED: dict[str, Any] = {
+    # Fitted to the calibration part of validation/data/serving_measurements.csv (see
+    # speedtrap.config.hardware.FITTED_*): achieved bandwidth and FLOP/s fractions and the per-step
+    # overhead of scheduling, sampling and kernel launch.
+    "eta_mem": FITTED_GPU_ETA_MEM,
+    "eta_flop": FITTED_GPU_ETA_FLOP,
+    "step_overhead_s": FITTED_GPU_STEP_OVERHEAD_S,
+    # Assumption: ~5 µs of kernel latency per layer, and ~5 µs per log2 step of each of the two
+    # tensor/expert-parallel collectives per layer (NCCL small-message all-reduce on NVLink ≈10–15 µs
+    # at 4–8 GPUs); their transfer time comes from the NVLink bandwidth.
     "layer_latency_s": 5e-6,
-    "multichip_layer_latency_s": 25e-6,
+    "collective_latency_s": 5e-6,
 }
-
-_WSE3_LAYER_LATENCY_S = 1.0 / (1800.0 * 32)
-"""Pipeline latency per layer per token on a WSE-3, s: fitted to Cerebras' published 1800 tok/s for
-Llama-3.1-8B (32 layers, one wafer, 2024), i.e. ≈17.4 µs. The published multi-wafer figures imply
-28 µs (70B, 450 tok/s, 2024) and 8 µs (405B, 969 tok/s): the fit is good to about a factor of 2."""
 
 _HARDWARE = [
     Hardware(
@@ -71,7 +85,8 @@ _HARDWARE = [
         memory_bandwidth_tb_s=3.35,  # NVIDIA H100 SXM datasheet
         peak_tflop_s={"bf16": 989, "fp8": 1979},  # dense, NVIDIA H100 SXM datasheet
         usd_per_chip_hour=2.50,  # assumption: 2025 cloud rental market, ≈$2–3 per H100-hour
-        **_GPU_LATENCIES,
+        interconnect_bandwidth_gb_s=450,  # NVLink 4: 900 GB/s per GPU, both directions (NVIDIA)
+        **_GPU_FITTED,
     ),
     Hardware(
         name="h200",
@@ -79,7 +94,8 @@ _HARDWARE = [
         memory_bandwidth_tb_s=4.8,  # NVIDIA H200 datasheet
         peak_tflop_s={"bf16": 989, "fp8": 1979},  # dense; same Hopper die as the H100 (NVIDIA)
         usd_per_chip_hour=3.50,  # assumption: rental market, ≈1.4× an H100-hour
-        **_GPU_LATENCIES,
+        interconnect_bandwidth_gb_s=450,  # NVLink 4: 900 GB/s per GPU, both directions (NVIDIA)
+        **_GPU_FITTED,
     ),
     Hardware(
         name="b200",
@@ -87,7 +103,8 @@ _HARDWARE = [
         memory_bandwidth_tb_s=8.0,  # NVIDIA DGX B200: 64 TB/s over 8 GPUs
         peak_tflop_s={"bf16": 2250, "fp8": 4500, "fp4": 9000},  # dense, NVIDIA HGX B200 (half the sparse)
         usd_per_chip_hour=5.00,  # assumption: rental market, ≈2× an H100-hour
-        **_GPU_LATENCIES,
+        interconnect_bandwidth_gb_s=900,  # NVLink 5: 1.8 TB/s per GPU, both directions (NVIDIA)
+        **_GPU_FITTED,
     ),
     Hardware(
         name="gb200",
@@ -95,7 +112,8 @@ _HARDWARE = [
         memory_bandwidth_tb_s=8.0,  # NVIDIA GB200 NVL72: 576 TB/s over 72 GPUs (≈2.4× H100)
         peak_tflop_s={"bf16": 2500, "fp8": 5000, "fp4": 10000},  # dense, NVIDIA GB200 NVL72 / 72
         usd_per_chip_hour=6.00,  # assumption: rental market, ≈2.4× an H100-hour
-        **_GPU_LATENCIES,
+        interconnect_bandwidth_gb_s=900,  # NVLink 5: 1.8 TB/s per GPU, both directions (NVIDIA)
+        **_GPU_FITTED,
     ),
     Hardware(
         name="wse-3",
@@ -103,7 +121,8 @@ _HARDWARE = [
         memory_gb=44,  # Cerebras WSE-3: 44 GB on-chip SRAM
         memory_bandwidth_tb_s=21_000,  # Cerebras WSE-3: 21 PB/s
         peak_tflop_s={"bf16": 125_000},  # Cerebras WSE-3: 125 PF AI compute
-        layer_latency_s=_WSE3_LAYER_LATENCY_S,
+        layer_latency_s=FITTED_WAFER_LAYER_S,  # pipeline latency per layer, fitted (config.hardware)
+        wafer_hop_s=FITTED_WAFER_HOP_S,  # per wafer boundary per step, fitted (config.hardware)
         # Assumption: a CS-3 system costs a few million dollars (press estimates); $2.5M over three
         # years of full use is ≈$95/h, plus power and hosting ≈ $100 per wafer-hour.
         usd_per_chip_hour=100.0,
@@ -122,6 +141,7 @@ _LLMS = [
         layers=32,
         kv_heads=8,
         head_dim=128,
+        query_heads=32,
         context_window_tokens=131_072,
     ),
     LLM(
@@ -131,6 +151,7 @@ _LLMS = [
         layers=80,
         kv_heads=8,
         head_dim=128,
+        query_heads=64,
         context_window_tokens=131_072,
     ),
     LLM(
@@ -140,6 +161,7 @@ _LLMS = [
         layers=126,
         kv_heads=8,
         head_dim=128,
+        query_heads=128,
         context_window_tokens=131_072,
     ),
     # Qwen3-32B model card / config.json: 32.8B parameters, 64 layers, 8 KV heads of dim 128,
@@ -151,12 +173,14 @@ _LLMS = [
         layers=64,
         kv_heads=8,
         head_dim=128,
+        query_heads=64,
+        hidden_size=5120,
         context_window_tokens=32_768,
     ),
-    # OpenAI gpt-oss-120b model card: 116.8B parameters, 5.1B active, 36 layers, 8 KV heads of dim 64,
-    # 131,072-token context; MoE weights in MXFP4 (≈4.25 bits), the rest bf16: ≈0.56 bytes/param
-    # overall (the checkpoint is ≈65 GB; "fits a single 80 GB GPU"). Half the layers use a
-    # 128-token sliding window; full-attention KV is assumed here (an over-estimate).
+    # OpenAI gpt-oss-120b model card / config.json: 116.8B parameters, 5.1B active, 36 layers, 128
+    # experts with 4 per token, 64 query and 8 KV heads of dim 64, width 2880, 131,072-token context;
+    # MoE weights in MXFP4 (≈4.25 bits), the rest bf16: ≈0.56 bytes/param overall (the checkpoint
+    # is ≈65 GB). Half the layers (18) attend to a 128-token sliding window.
     LLM(
         name="gpt-oss-120b",
         total_params_b=116.8,
@@ -165,12 +189,102 @@ _LLMS = [
         layers=36,
         kv_heads=8,
         head_dim=64,
+        query_heads=64,
+        hidden_size=2880,
+        experts=128,
+        experts_per_token=4,
+        sliding_window_tokens=128,
+        sliding_window_layers=18,
+        context_window_tokens=131_072,
+    ),
+    # DeepSeek-R1 (DeepSeek-V3 architecture, config.json / tech report): 671B parameters, 37B active,
+    # 61 layers, 256 routed experts with 8 per token (plus one shared), 128 query heads, width 7168;
+    # multi-head latent attention caches 512 + 64 = 576 values per token and layer (kv_heads=1,
+    # head_dim=288: 2 × 288 = 576), 128k context; fp8 weights as released.
+    LLM(
+        name="deepseek-r1",
+        total_params_b=671,
+        active_params_b=37,
+        bytes_per_param=1,
+        compute_dtype="fp8",
+        layers=61,
+        kv_heads=1,
+        head_dim=288,
+        query_heads=128,
+        hidden_size=7168,
+        experts=256,
+        experts_per_token=8,
+        kv_bytes_per_element=1,
+        context_window_tokens=131_072,
+    ),
+    # Kimi K2 (Moonshot config.json, DeepSeek-V3 architecture): 1.04T parameters, 32B active, 61
+    # layers, 384 routed experts with 8 per token, 64 query heads, width 7168, MLA (576 values per
+    # token and layer), 256k context (K2.6). Int4 expert weights (K2 Thinking onward): ≈0.56 bytes/param.
+    LLM(
+        name="kimi-k2",
+        total_params_b=1040,
+        active_params_b=32,
+        bytes_per_param=0.5625,
+        layers=61,
+        kv_heads=1,
+        head_dim=288,
+        query_heads=64,
+        hidden_size=7168,
+        experts=384,
+        experts_per_token=8,
+        context_window_tokens=262_144,
+    ),
+    # GLM-4.5/4.7 (Z.ai config.json): 355B parameters, 32B active, 92 layers, 160 routed experts with
+    # 8 per token, 96 query and 8 KV heads of dim 128, width 5120, 128k context; bf16 as released.
+    LLM(
+        name="glm-4.7",
+        total_params_b=355,
+        active_params_b=32,
+        bytes_per_param=2,
+        layers=92,
+        kv_heads=8,
+        head_dim=128,
+        query_heads=96,
+        hidden_size=5120,
+        experts=160,
+        experts_per_token=8,
+        context_window_tokens=131_072,
+    ),
+    # Llama 4 Maverick (Meta model card / config.json): 400B parameters, 17B active, 48 layers, 128
+    # routed experts with 1 per token (plus a shared expert), 40 query and 8 KV heads of dim 128,
+    # width 5120, 1M-token context; bf16 as released.
+    LLM(
+        name="llama-4-maverick",
+        total_params_b=400,
+        active_params_b=17,
+        bytes_per_param=2,
+        layers=48,
+        kv_heads=8,
+        head_dim=128,
+        query_heads=40,
+        hidden_size=5120,
+        experts=128,
+        experts_per_token=1,
+        context_window_tokens=1_000_000,
+    ),
+    # Llama-3.3-Nemotron-Super-49B (NVIDIA model card): 49.9B parameters, a NAS-pruned Llama-3.3-70B
+    # with 80 blocks (some without attention, approximated here as a uniform dense stack), 64 query
+    # and 8 KV heads of dim 128, width 8192, 128k context.
+    LLM(
+        name="nemotron-super-49b",
+        total_params_b=49.9,
+        bytes_per_param=2,
+        layers=80,
+        kv_heads=8,
+        head_dim=128,
+        query_heads=64,
         context_window_tokens=131_072,
     ),
     # Assumption: the hypothetical frontier model behind gpu-batched/gpu-fast. A 1T-parameter
-    # mixture of experts with 64B active, NVFP4 weights (4-bit values + an 8-bit scale per 16:
-    # 0.5625 bytes/param), fp4 compute on Blackwell, 84 layers, GQA 8×128 with an fp8 KV cache,
-    # 200k-token window (Opus-class). Sized so that 8× B200 holds it with ~44 streams of 96k context.
+    # mixture of experts with 64B active, 384 routed experts with 8 per token (the sparsity of the
+    # published 1T-class open models, Kimi K2), NVFP4 weights (4-bit values + an 8-bit scale per 16:
+    # 0.5625 bytes/param), fp4 compute on Blackwell, 84 layers, GQA 8×128 (64 query heads) with an
+    # fp8 KV cache, 200k-token window (Opus-class). 8× B200 holds it with ~44 streams of 96k context.
     LLM(
         name="frontier-moe",
         total_params_b=1000,
@@ -181,11 +295,15 @@ _LLMS = [
         kv_heads=8,
         head_dim=128,
         kv_bytes_per_element=1,
+        query_heads=64,
+        experts=384,
+        experts_per_token=8,
         context_window_tokens=200_000,
     ),
     # Assumption: the hypothetical distilled model behind wafer-distilled (Codex-Spark-like, whose
-    # size is not public): a 100B-parameter mixture of experts, 10B active, 50 layers, bf16 weights
-    # and KV (Cerebras serves 16-bit weights), GQA 4×128, 128k-token window (Codex-Spark: 128k).
+    # size is not public): a 100B-parameter mixture of experts, 10B active (64 experts, 4 per token),
+    # 50 layers, bf16 weights and KV (Cerebras serves 16-bit weights), GQA 4×128 (32 query heads),
+    # 128k-token window (Codex-Spark: 128k).
     LLM(
         name="distilled-moe",
         total_params_b=100,
@@ -194,6 +312,9 @@ _LLMS = [
         layers=50,
         kv_heads=4,
         head_dim=128,
+        query_heads=32,
+        experts=64,
+        experts_per_token=4,
         context_window_tokens=128_000,
     ),
 ]
@@ -204,13 +325,18 @@ AGENT_CONTEXT_TOKENS = 96_000
 """Typical context of an agent request: median input ≈96k tokens (SemiAnalysis agent traces)."""
 
 _STANDARD_TIER = Tier(name="standard", priority=0, batch_cap=64, price_multiplier=1.0)
-# Fast mode: 6× the list price ($30/$150 vs $5/$25, Anthropic fast-mode docs); the batch cap of 8 is
-# an assumption sized so that per-stream speed is ≈2.5× the standard tier's (Anthropic: "up to 2.5×").
-_FAST_TIER = Tier(name="fast", priority=1, batch_cap=8, price_multiplier=6.0)
+# Fast mode as announced for Opus 4.6 (February 2026): 6× the list price ($30/$150 vs $5/$25,
+# Anthropic fast-mode docs); later fast modes were announced at other multiples — override
+# ``price_multiplier`` and ``as_of`` to model one. The batch cap of 5 is an assumption sized so that
+# per-stream speed is ≈2.5× the standard tier's (Anthropic: "up to 2.5×").
+_FAST_TIER = Tier(name="fast", priority=1, batch_cap=5, price_multiplier=6.0, as_of="2026-02")
 
-_FRONTIER_STANDARD_BATCH = 40
-"""Assumption: streams per replica at the standard tier's typical load; KV memory caps it at 44 at
-96k-token contexts, and a provider runs close to that cap."""
+_FRONTIER_STANDARD_BATCH = 26
+"""Assumption: streams per replica at the standard tier's typical load, sized so that a stream runs at
+the seed's ≈65 tok/s. KV memory caps the batch at 44 at 96k-token contexts; with the routed-expert
+term the weight read grows with the batch (26 streams read ≈161 of 384 experts per layer), so the
+provider runs at ≈60% of that cap rather than close to it (the earlier, expert-blind physics put the
+typical load at 40)."""
 
 _FLEET_REPLICAS = 4
 """Assumption: replicas serving the simulated team (each also serves other customers)."""
@@ -234,6 +360,7 @@ def _frontier_fleet(name: str, *, default_tier: str, typical_batch: int) -> Back
         background_streams_per_replica=typical_batch - 1,
         ttft_overhead_s=1.0,  # assumption (see DEFAULT_TTFT_OVERHEAD_S)
         cache_writes=True,
+        as_of="2026-02",  # Opus 4.6 standard speed and fast mode (article; Anthropic fast-mode docs)
     )
 
 
@@ -264,6 +391,7 @@ def _wafer_distilled() -> Backend:
         # Assumption: Codex-Spark's first token is ~50% faster (OpenAI, reported): half the GPU overhead.
         ttft_overhead_s=0.5,
         cache_writes=True,
+        as_of="2026-02",  # GPT-5.3-Codex-Spark announcement (OpenAI, reported)
     )
 
 

@@ -20,6 +20,11 @@ class Tier(Spec):
     priority: int = Field(default=0, description="Higher is admitted first; FIFO within a tier.")
     batch_cap: int = Field(default=256, ge=1, description="Most streams on a replica serving this tier.")
     price_multiplier: float = Field(default=1.0, gt=0, description="Applied to the backend's list price.")
+    as_of: str | None = Field(
+        default=None,
+        pattern=r"^\d{4}-\d{2}(-\d{2})?$",
+        description="The date (YYYY-MM or YYYY-MM-DD) whose offer this tier describes.",
+    )
 
 
 class Price(Spec):

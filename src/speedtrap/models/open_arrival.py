@@ -18,6 +18,7 @@ from speedtrap.config.base import Spec
 from speedtrap.config.tier import Price, Tier
 from speedtrap.models.base import EventModel
 from speedtrap.serving.pool import ServingPool
+from speedtrap.serving.request import decode_rate_tok_s
 from speedtrap.serving.speed import SpeedModel
 
 OutputSampler = Callable[[np.random.Generator, int], Sequence[int] | np.ndarray]
@@ -214,7 +215,7 @@ class OpenArrivalModel(EventModel):
         mean time to first token (s), mean sojourn (s), mean per-stream decode speed (tok/s) and
         mean cost (USD)."""
         frame = self.requests_frame()
-        speed = frame["output_tokens"] / frame["decode_s"]
+        speed = decode_rate_tok_s(frame["output_tokens"], frame["decode_s"])
         grouped = frame.assign(decode_tok_s=speed).groupby("tier")
         return pd.DataFrame(
             {

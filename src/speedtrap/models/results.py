@@ -42,7 +42,7 @@ horizon is **accepted defective**, not completed:
 ``requests``               finished requests
 ``mean_queue_wait_s``      mean seconds a request waited for admission
 ``mean_ttft_s``            mean seconds from a request's arrival to its first token
-``mean_decode_tok_s``      mean per-request decode speed, output tokens / decode seconds
+``mean_decode_tok_s``      mean per-request decode speed, (output tokens − 1) / decode seconds
 ``backend_utilization``    busy own slots / own-slot capacity, time-averaged over all backends
 =========================  ===================================================================
 """
@@ -58,7 +58,7 @@ import pandas as pd
 
 from speedtrap.config.ledger import LEDGER_CATEGORIES, WAITING_CATEGORIES
 from speedtrap.config.scenario import Scenario
-from speedtrap.serving.request import REQUEST_COLUMNS
+from speedtrap.serving.request import REQUEST_COLUMNS, decode_rate_tok_s
 
 if TYPE_CHECKING:
     from speedtrap.models.workflow import WorkflowModel
@@ -239,10 +239,7 @@ class RunResult:
         if len(requests):
             out["mean_queue_wait_s"] = float(requests["queue_wait_s"].mean())
             out["mean_ttft_s"] = float(requests["ttft_s"].mean())
-            decode_s = requests["decode_s"].to_numpy()
-            tokens = requests["output_tokens"].to_numpy()
-            with np.errstate(divide="ignore", invalid="ignore"):
-                rate = np.where(decode_s > 0, tokens / np.where(decode_s > 0, decode_s, 1.0), np.nan)
+            rate = decode_rate_tok_s(requests["output_tokens"], requests["decode_s"])
             out["mean_decode_tok_s"] = float(np.nanmean(rate)) if np.isfinite(rate).any() else math.nan
         else:
             out["mean_queue_wait_s"] = out["mean_ttft_s"] = out["mean_decode_tok_s"] = math.nan

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
 from speedtrap.agents.backend import Backend
-from speedtrap.agents.developer import Developer
+from speedtrap.agents.developer import Developer, TaskFeed
 from speedtrap.agents.task import Task
 from speedtrap.config.scenario import Scenario
 from speedtrap.models.base import EventModel
@@ -24,6 +24,8 @@ class WorkflowModel(EventModel):
     human behaviour) is spawned from it by key, so the same seed gives the same task stream under
     every backend and policy. ``speeds`` optionally replaces the roofline speed of named backends
     (e.g. ``{"gpu-batched": FixedRate(65.0)}``). ``trace`` keeps every ledger interval.
+    ``task_sources`` optionally replaces each developer's backlog (developer index → task feed),
+    e.g. with recorded sessions (:mod:`speedtrap.sessions.replay`).
     """
 
     def __init__(
@@ -33,6 +35,7 @@ class WorkflowModel(EventModel):
         rng: int | None = None,
         speeds: Mapping[str, SpeedModel] | None = None,
         trace: bool = False,
+        task_sources: Callable[[int], TaskFeed] | None = None,
     ) -> None:
         root = np.random.SeedSequence(rng)
         super().__init__(rng=np.random.default_rng(np.random.SeedSequence(root.entropy, spawn_key=(99,))))
@@ -59,7 +62,9 @@ class WorkflowModel(EventModel):
                 i,
                 spec=scenario.developer,
                 task_mix=scenario.task_mix,
-                tasks=TaskSource(root, i, scenario.task_mix, scenario.developer),
+                tasks=TaskSource(root, i, scenario.task_mix, scenario.developer)
+                if task_sources is None
+                else task_sources(i),
                 policy=self.policy.for_developer(i, scenario.developers),
                 backends=self.backends,
                 ledger=self.ledger,

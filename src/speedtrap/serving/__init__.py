@@ -6,7 +6,7 @@ from speedtrap.serving.economics import (
     provider_economics,
     revenue_usd_per_chip_hour,
 )
-from speedtrap.serving.pareto import pareto_frontier
+from speedtrap.serving.pareto import SteadyLoad, pareto_frontier, steady_load
 from speedtrap.serving.pool import ServingPool
 from speedtrap.serving.pricing import request_cost_usd
 from speedtrap.serving.replica import ReplicaPhysics
@@ -22,9 +22,11 @@ __all__ = [
     "ServingPool",
     "SharedRate",
     "SpeedModel",
+    "SteadyLoad",
     "cost_usd_per_mtok",
     "pareto_frontier",
     "provider_economics",
     "request_cost_usd",
     "revenue_usd_per_chip_hour",
+    "steady_load",
 ]

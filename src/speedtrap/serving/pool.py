@@ -18,15 +18,21 @@ Semantics
   budget and share the mean context of the own decoding streams (assumption: the other traffic
   is modelled only by its share of the batch).
 * **Prefill, then decode.** An admitted request prefills for ``speed.prefill_s(input − cached)``
-  seconds (its first token comes at the end), then decodes. A prefilling stream holds its slot
-  and KV but does **not** count in the decode batch ``B`` (chunked-prefill interference is not
-  modelled). ``B`` = own decoding streams + background streams.
+  seconds; its first token comes at the end, and the other ``output − 1`` tokens are decoded (a
+  one-token response needs no decode step). The prefill's compute is the replica's: requests
+  prefilling on one replica at the same time take turns (first come, first served), so N
+  simultaneous prompts finish at 1, 2, …, N times one prompt's compute. Only the speed model's
+  ``ttft_overhead_s`` (network and scheduling, 0 when it has none) runs concurrently. A
+  prefilling stream holds its slot and KV but does **not** count in the decode batch ``B``
+  (``B`` = own decoding streams + background streams), and prompts do not slow the decode steps
+  here (the steady-load share of prompts in each step, ``speedtrap.serving.pareto.steady_load``,
+  is what ``speedtrap pareto --isl/--osl`` and ``speedtrap validate serving`` use).
 * **Live rate, exact re-timing.** All decoding streams of a replica advance at the same
   per-stream rate ``speed.decode_rate_tok_s(B, L)``, L the mean context of the decoding streams
   (input plus tokens generated so far) at the last change. The rate is re-evaluated whenever
   the replica's streams change (one is admitted, starts decoding or finishes) and held
   constant in between; in-flight completions are then re-timed exactly. Each replica keeps a
-  clock ``V`` of tokens served per stream and a heap of finish marks ``V_start + output_tokens``,
+  clock ``V`` of tokens served per stream and a heap of finish marks ``V_start + output − 1``,
   and holds ONE scheduled event (its next completion or prefill end), moved only when that time
   changes.
 * **Folded prefill ends.** When a replica's only stream is prefilling, its prefill end changes
@@ -149,6 +155,7 @@ class _Replica:
         "index",
         "kv_used",
         "pool",
+        "prefill_free_s",
         "prefill_heap",
         "rate",
         "reserved_for",
@@ -172,6 +179,7 @@ class _Replica:
         self.rate = 0.0  # current per-stream decode rate (tok/s)
         self.decode_heap: list[tuple[float, int, Request, float]] = []  # (finish mark, id, req, V_start)
         self.prefill_heap: list[tuple[float, int, Request]] = []  # (prefill end s, id, req)
+        self.prefill_free_s = 0.0  # when the replica's prefill compute is next free (s)
         self.due_s = INF  # time of the next decode completion (s)
         self.due_mark = math.nan  # finish mark the due time was computed for
         self.event: ClockEvent | None = None  # the one scheduled wake-up
@@ -189,6 +197,10 @@ class _Replica:
 
 class ServingPool:
     """Replicas with continuous batching and tiers, fed by :meth:`submit` (module docstring)."""
+
+    _stat_t: float  # when the time averages were last integrated (s)
+    _area_system: float  # ∫ in-system dt over the statistics window
+    _area_waiting: float  # ∫ waiting dt over the statistics window
 
     def __init__(
         self,
@@ -227,6 +239,8 @@ class ServingPool:
         self._decode_rate = speed.decode_rate_tok_s
         self._schedule = clock.schedule_event
         self._prefill_memo: dict[int, float] = {}  # prefill_s by uncached tokens (a pure function)
+        # The part of prefill_s that does not occupy the replica (network, scheduling).
+        self._prefill_overhead_s = float(getattr(speed, "ttft_overhead_s", 0.0))
         self._record = record
         self._bg = background_streams_per_replica
         self._kv_capacity = kv_capacity
@@ -240,7 +254,7 @@ class ServingPool:
         # replica (lowest index first): placement's answer whenever that replica can take the request.
         self._loads: list[tuple[int, int]] = [(0, i) for i in range(replicas)]
         self._dirty: list[_Replica] = []
-        self._finished: list[tuple] = []  # records (serving.request.record) in completion order
+        self._finished: list[tuple[Any, ...]] = []  # records (serving.request.record) in completion order
         self._next_id = 0
         self._completed = 0
         self._waiting = 0
@@ -607,7 +621,11 @@ class ServingPool:
         if cap < r.cap:
             r.cap = cap
         if prefill_s > 0:
-            heappush(r.prefill_heap, (now + prefill_s, req.id, req))
+            overhead = min(self._prefill_overhead_s, prefill_s)
+            start = max(now + overhead, r.prefill_free_s)  # prompts on one replica take turns
+            end = start + (prefill_s - overhead)
+            r.prefill_free_s = end
+            heappush(r.prefill_heap, (end, req.id, req))
         else:
             req.first_token_s = now
             self._start_decoding(r, req, now)
@@ -621,7 +639,8 @@ class ServingPool:
             r.due_mark = math.nan  # ... which voids the due time computed in the old frame
         r.v_time = now
         v = r.v_tok
-        heappush(r.decode_heap, (v + req.output_tokens, req.id, req, v))
+        # the first token came with the prefill: output − 1 decode steps remain
+        heappush(r.decode_heap, (v + req.output_tokens - 1, req.id, req, v))
         r.decoding += 1
         r.sum_input += req.input_tokens
         r.sum_vstart += v

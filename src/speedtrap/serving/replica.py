@@ -9,37 +9,30 @@ from speedtrap.config.hardware import Hardware
 from speedtrap.config.llm import LLM
 from speedtrap.serving.roofline import (
     Bound,
-    fixed_latency_s,
+    StepConstants,
     kv_batch_cap,
     kv_capacity_tokens,
-    replica_bandwidth_bytes_s,
-    replica_flop_s,
-    roofline_step_s,
     step_bound,
+    step_parts,
+    step_s,
 )
 from speedtrap.serving.speculative import expected_tokens_per_step, speculative_step_s
 
 
 @dataclass(frozen=True, slots=True)
 class ReplicaPhysics:
-    """Decode and prefill times of one replica, with the roofline's constants precomputed.
+    """Decode and prefill times of one replica: :func:`speedtrap.serving.roofline.step_s` over the
+    replica's precomputed :class:`~speedtrap.serving.roofline.StepConstants`.
 
-    Implements :class:`speedtrap.serving.speed.SpeedModel`. Build it with :meth:`from_backend` or
-    :meth:`from_parts`; the fields are the precomputed constants (seconds, bytes, tokens).
+    Implements :class:`speedtrap.serving.speed.SpeedModel`; the serving pool, ``speedtrap pareto``
+    and ``speedtrap validate serving`` all time steps with this one function. Build it with
+    :meth:`from_backend` or :meth:`from_parts`.
     """
 
     chips: int
-    weight_read_s: float
-    """Time to read the active weights once, s."""
-    kv_read_s_per_token: float
-    """Time to read one token of one stream's KV cache, s."""
-    compute_s_per_token: float
-    """Compute time of one token's forward pass, s."""
-    fixed_s: float
-    """Batch-independent latency per step, s."""
-    floor_s: float
-    """Minimum time of a decode step, s."""
+    steps: StepConstants
     kv_capacity_tokens: float
+    layers: int
     ttft_overhead_s: float = 0.0
     draft_tokens: int = 0
     """Tokens drafted per step (γ; 0 without speculative decoding)."""
@@ -62,28 +55,20 @@ class ReplicaPhysics:
         decode_speedup: float = 1.0,
     ) -> ReplicaPhysics:
         """Physics of ``chips`` chips of ``hardware`` running ``llm``."""
-        bandwidth = replica_bandwidth_bytes_s(hardware, chips)
-        flop_s = replica_flop_s(hardware, llm, chips)
-        spec = {}
+        draft_tokens, draft_cost, tokens_per_step = 0, 0.0, 1.0
         if speculative is not None:
-            spec = {
-                "draft_tokens": speculative.draft_tokens,
-                "draft_cost": speculative.draft_cost,
-                "tokens_per_step": expected_tokens_per_step(
-                    speculative.acceptance_rate, speculative.draft_tokens
-                ),
-            }
+            draft_tokens, draft_cost = speculative.draft_tokens, speculative.draft_cost
+            tokens_per_step = expected_tokens_per_step(speculative.acceptance_rate, speculative.draft_tokens)
         return cls(
             chips=chips,
-            weight_read_s=llm.active_weight_bytes / bandwidth,
-            kv_read_s_per_token=llm.kv_bytes_per_token / bandwidth,
-            compute_s_per_token=llm.flops_per_token / flop_s,
-            fixed_s=fixed_latency_s(hardware, llm, chips),
-            floor_s=hardware.token_latency_floor_s,
+            steps=StepConstants.of(hardware, llm, chips),
             kv_capacity_tokens=kv_capacity_tokens(hardware, llm, chips),
+            layers=llm.layers,
             ttft_overhead_s=ttft_overhead_s,
+            draft_tokens=draft_tokens,
+            draft_cost=draft_cost,
+            tokens_per_step=tokens_per_step,
             decode_speedup=decode_speedup,
-            **spec,
         )
 
     @classmethod
@@ -98,24 +83,61 @@ class ReplicaPhysics:
             decode_speedup=backend.decode_speedup,
         )
 
-    def _memory_s(self, batch: int, context_tokens: float) -> float:
-        return self.weight_read_s + batch * context_tokens * self.kv_read_s_per_token
+    # --- the roofline's constants, for inspection ----------------------------------------------
 
-    def decode_step_s(self, batch: int, context_tokens: float) -> float:
-        """Seconds of one decode step of ``batch`` streams (at least 1) of mean context ``context_tokens``."""
+    @property
+    def weight_read_s(self) -> float:
+        """Time to read the weights one token uses (a dense model: all of them), s."""
+        c = self.steps
+        return c.shared_read_s + (c.experts * (1.0 - c.expert_keep)) * c.expert_read_s
+
+    @property
+    def kv_read_s_per_token(self) -> float:
+        """Time to read one context token's KV cache in every full-attention layer, s."""
+        return self.steps.full_layers * self.steps.kv_read_s_per_attended
+
+    @property
+    def compute_s_per_token(self) -> float:
+        """Matrix-multiply time of one token's forward pass, s."""
+        return self.steps.matmul_s_per_token
+
+    @property
+    def fixed_s(self) -> float:
+        """Batch-independent latency per step (overheads, per-layer latencies, collective latency), s."""
+        return self.steps.fixed_s + self.steps.collective_fixed_s
+
+    @property
+    def floor_s(self) -> float:
+        """Minimum time of a decode step, s."""
+        return self.steps.floor_s
+
+    # --- steps -----------------------------------------------------------------------------------
+
+    def decode_step_s(
+        self,
+        batch: int,
+        context_tokens: float,
+        prefill_tokens: float = 0.0,
+        prefill_context_tokens: float | None = None,
+    ) -> float:
+        """Seconds of one decode step of ``batch`` streams (at least 1) of mean context ``context_tokens``,
+        carrying ``prefill_tokens`` prompt tokens of other requests (chunked prefill; 0 by default) from
+        prompts ``prefill_context_tokens`` long."""
         b = max(batch, 1)
-        memory_s = self._memory_s(b, context_tokens)
-        compute_s = b * self.compute_s_per_token
-        plain_s = roofline_step_s(
-            memory_s=memory_s, compute_s=compute_s, fixed_s=self.fixed_s, floor_s=self.floor_s
-        )
+        c = self.steps
+        plain_s = step_s(c, b, context_tokens, prefill_tokens, prefill_context_tokens)
         if self.draft_tokens == 0:
             return plain_s
-        verify_s = roofline_step_s(
-            memory_s=memory_s,
-            compute_s=compute_s * (self.draft_tokens + 1),
-            fixed_s=self.fixed_s,
-            floor_s=self.floor_s,
+        memory_s, compute_s, prefill_s, latency_s = step_parts(
+            c, b, context_tokens, prefill_tokens, prefill_context_tokens
+        )
+        extra_tokens = b * self.draft_tokens
+        verify_s = max(
+            max(memory_s, compute_s * (self.draft_tokens + 1))
+            + prefill_s
+            + latency_s
+            + extra_tokens * c.collective_s_per_token,
+            c.floor_s,
         )
         return speculative_step_s(
             verify_step_s=verify_s,
@@ -124,9 +146,10 @@ class ReplicaPhysics:
             draft_cost=self.draft_cost,
         )
 
-    def decode_rate_tok_s(self, batch: int, context_tokens: float) -> float:
+    def decode_rate_tok_s(self, batch: int, context_tokens: float, prefill_tokens: float = 0.0) -> float:
         """Output tokens/s of each of ``batch`` streams decoding together."""
-        return self.decode_speedup * self.tokens_per_step / self.decode_step_s(batch, context_tokens)
+        step = self.decode_step_s(batch, context_tokens, prefill_tokens)
+        return self.decode_speedup * self.tokens_per_step / step
 
     def throughput_tok_s(self, batch: int, context_tokens: float) -> float:
         """Output tokens/s of the whole replica (``batch`` × per-stream rate)."""
@@ -136,14 +159,13 @@ class ReplicaPhysics:
         """Output tokens/s per chip of the replica."""
         return self.throughput_tok_s(batch, context_tokens) / self.chips
 
-    def bound(self, batch: int, context_tokens: float) -> Bound:
+    def bound(self, batch: int, context_tokens: float, prefill_tokens: float = 0.0) -> Bound:
         """What limits a plain decode step at this load: ``memory``, ``compute`` or ``latency``."""
-        b = max(batch, 1)
+        memory_s, compute_s, prefill_s, latency_s = step_parts(
+            self.steps, max(batch, 1), context_tokens, prefill_tokens
+        )
         return step_bound(
-            memory_s=self._memory_s(b, context_tokens),
-            compute_s=b * self.compute_s_per_token,
-            fixed_s=self.fixed_s,
-            floor_s=self.floor_s,
+            memory_s=memory_s, compute_s=compute_s + prefill_s, fixed_s=latency_s, floor_s=self.floor_s
         )
 
     def max_batch(self, context_tokens: float) -> int:
@@ -151,16 +173,12 @@ class ReplicaPhysics:
         return kv_batch_cap(self.kv_capacity_tokens, context_tokens)
 
     def prefill_compute_s(self, uncached_tokens: int) -> float:
-        """Seconds to prefill ``uncached_tokens`` new input tokens (0 for none): compute-bound,
-        never faster than one read of the active weights, plus the step's fixed latencies."""
+        """Seconds to prefill ``uncached_tokens`` new input tokens alone (0 for none): one step with no
+        decode streams — compute-bound for long prompts, never faster than one read of the weights,
+        plus latencies (on a wafer: the pipeline fill)."""
         if uncached_tokens <= 0:
             return 0.0
-        return roofline_step_s(
-            memory_s=self.weight_read_s,
-            compute_s=uncached_tokens * self.compute_s_per_token,
-            fixed_s=self.fixed_s,
-            floor_s=self.floor_s,
-        )
+        return step_s(self.steps, 0, 0.0, float(uncached_tokens))
 
     def prefill_s(self, uncached_tokens: int) -> float:
         """Seconds from admission to the first output token: ``ttft_overhead_s`` plus prefill."""

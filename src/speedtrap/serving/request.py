@@ -184,3 +184,13 @@ def records_frame(records: list[tuple]) -> pd.DataFrame:
 def requests_frame(requests: list[Request]) -> pd.DataFrame:
     """A tidy DataFrame (schema :data:`REQUEST_COLUMNS`) of finished requests, in completion order."""
     return records_frame([record(r) for r in requests])
+
+
+def decode_rate_tok_s(output_tokens: pd.Series | np.ndarray, decode_s: pd.Series | np.ndarray) -> np.ndarray:
+    """Per-request decode speed, tok/s: the first token comes with the prefill, so a request of N
+    output tokens decodes N − 1 of them in ``decode_s``; NaN where nothing was decoded (N = 1 or
+    ``decode_s`` = 0)."""
+    tokens = np.asarray(output_tokens, dtype=float) - 1.0
+    seconds = np.asarray(decode_s, dtype=float)
+    ok = (tokens > 0) & (seconds > 0)
+    return np.where(ok, tokens / np.where(ok, seconds, 1.0), np.nan)

@@ -29,7 +29,10 @@ class SpeedModel(Protocol):
     def prefill_s(self, uncached_tokens: int) -> float:
         """Seconds from admission to the first output token for ``uncached_tokens`` new input.
 
-        A pure function of ``uncached_tokens``: the pool caches it per token count."""
+        A pure function of ``uncached_tokens``: the pool caches it per token count. A speed model
+        may also have a ``ttft_overhead_s`` attribute: the part of every prefill that does not
+        occupy the replica (network, scheduling); the rest is compute, which prompts prefilling on
+        one replica at once take turns at."""
         ...
 
 

@@ -13,7 +13,6 @@ import math
 from pathlib import Path
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 
 from speedtrap.analysis.statistics import summarize
@@ -25,6 +24,7 @@ from speedtrap.models.workflow import simulate
 from speedtrap.plots import plot_lines, save_figure
 from speedtrap.policies.fast_share import FastShareSpec
 from speedtrap.serving.economics import SECONDS_PER_HOUR
+from speedtrap.serving.request import decode_rate_tok_s
 
 TIERS = ("standard", "fast")
 SHARE = "policy.share"
@@ -56,8 +56,7 @@ def fleet_outcomes(scenario: Scenario, seed: int) -> dict[str, float]:
     requests = result.requests
     for tier in TIERS:
         mine = requests[requests["tier"] == tier]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rate = mine["output_tokens"] / mine["decode_s"].where(mine["decode_s"] > 0)
+        rate = pd.Series(decode_rate_tok_s(mine["output_tokens"], mine["decode_s"]))
         out[f"{tier}_queue_wait_s"] = _mean(mine["queue_wait_s"])
         out[f"{tier}_ttft_s"] = _mean(mine["ttft_s"])
         out[f"{tier}_decode_tok_s"] = _mean(rate.dropna())

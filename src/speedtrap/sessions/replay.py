@@ -1,0 +1,310 @@
+"""Replay recorded sessions on any backend: developers driven by a trace instead of synthetic tasks.
+
+Each recorded session becomes a task whose agent session runs exactly the recorded requests — the
+same number of turns, input and output tokens, and tool seconds after each — while the chosen
+backend's serving pool times every request (queue, prefill of the uncached input, decode at the
+live rate). The recorded human gaps are re-applied: a session's first gap is its prompt, every
+later one a check-in after the same turn as recorded. What the trace cannot say comes from the
+scenario's developer: review time, when they switch away and come back, how many sessions they
+keep open. Recorded outcomes are kept (no result is re-drawn as wrong: a replay measures what
+speed does to the same work, not what a weaker model would have got wrong). Each developer works
+through their recorded sessions in order and starts again from the first when done, until the
+horizon. Cached input follows the scenario's prompt-cache rules (5-min lifetime by default). On a
+backend whose context window is smaller than the recorded inputs the agent compacts as in any
+simulation, and later inputs grow from the compacted size as recorded.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from speedtrap.agents.session import Session
+from speedtrap.agents.task import Task
+from speedtrap.config.scenario import Scenario
+from speedtrap.models.results import RunResult
+from speedtrap.models.workflow import WorkflowModel
+from speedtrap.serving.request import Request
+
+if TYPE_CHECKING:
+    from speedtrap.agents.backend import Backend
+    from speedtrap.agents.developer import Developer
+    from speedtrap.policies.base import Route
+
+__all__ = [
+    "RecordedSession",
+    "ReplayRun",
+    "recorded_backend",
+    "recorded_sessions",
+    "replay",
+    "replay_pair",
+    "request_timing_error",
+]
+
+_NEVER = 1 << 62
+
+
+@dataclass(frozen=True)
+class RecordedSession:
+    """One recorded session: per request, its tokens and the tool seconds after it; the turn
+    counts after which the human checked in (``checkin_after``) and for how long
+    (``checkin_s``); the prompt seconds before it (NaN if not recorded); and the recorded start
+    and end of every request."""
+
+    name: str
+    input_tokens: tuple[int, ...]
+    cached_tokens: tuple[int, ...]
+    output_tokens: tuple[int, ...]
+    tool_s: tuple[float, ...]
+    checkin_after: tuple[int, ...]
+    checkin_s: tuple[float, ...]
+    prompt_s: float
+    start_s: tuple[float, ...]
+    end_s: tuple[float, ...]
+
+    @property
+    def turns(self) -> int:
+        return len(self.output_tokens)
+
+
+def recorded_sessions(trace: pd.DataFrame) -> dict[str, list[RecordedSession]]:
+    """The trace's sessions by developer, each developer's in order of their first request."""
+    out: dict[str, list[RecordedSession]] = {}
+    df = trace.sort_values(["developer", "session", "start_s"], kind="stable")
+    for (developer, name), g in df.groupby(["developer", "session"], sort=False):
+        gaps = g["human_gap_s"].to_numpy(float)
+        after = [k for k in range(1, len(g)) if gaps[k] > 0]
+        out.setdefault(str(developer), []).append(
+            RecordedSession(
+                name=str(name),
+                input_tokens=tuple(int(x) for x in g["input_tokens"]),
+                cached_tokens=tuple(int(x) for x in g["cached_tokens"]),
+                output_tokens=tuple(max(1, int(x)) for x in g["output_tokens"]),
+                tool_s=tuple(float(x) for x in g["tool_s"]),
+                checkin_after=tuple(after),
+                checkin_s=tuple(float(gaps[k]) for k in after),
+                prompt_s=float(gaps[0]),
+                start_s=tuple(float(x) for x in g["start_s"]),
+                end_s=tuple(float(x) for x in g["end_s"]),
+            )
+        )
+    for sessions in out.values():
+        sessions.sort(key=lambda s: s.start_s[0])
+    return out
+
+
+class _RecordedDraws:
+    """What a :class:`~speedtrap.agents.task.TurnDraws` gives a session, from the recording: output
+    tokens and tool seconds per turn, no tool-result growth (the next input is set from the
+    recording) and no malformed tool calls."""
+
+    __slots__ = ("out", "result", "tool_s", "u_tool")
+
+    def __init__(self, rec: RecordedSession) -> None:
+        self.out = list(rec.output_tokens)
+        self.tool_s = list(rec.tool_s)
+        self.result = [0] * rec.turns
+        self.u_tool = [math.inf] * rec.turns
+
+    def ensure(self, turn: int) -> None:
+        if turn >= len(self.out):  # pragma: no cover - a replayed session plans its recorded turns
+            raise IndexError(f"turn {turn} of a session recorded with {len(self.out)} turns")
+
+
+class ReplaySession(Session):
+    """A coding-agent session that replays a recorded one (see the module docstring)."""
+
+    def __init__(
+        self,
+        model: WorkflowModel,
+        developer: Developer,
+        task: Task,
+        attempt: int,
+        route: Route,
+        backend: Backend,
+    ) -> None:
+        super().__init__(model, developer, task, attempt, route, backend)
+        assert isinstance(task, ReplayTask)
+        self._draws = _RecordedDraws(task.recorded)  # type: ignore[assignment]
+
+    def _stretch_end(self, start: int) -> int:
+        after = self.task.recorded.checkin_after  # type: ignore[attr-defined]
+        i = bisect.bisect_right(after, start)
+        return after[i] if i < len(after) else _NEVER
+
+    def next_checkin_s(self) -> float:
+        s = self.task.recorded.checkin_s[self.checkins_done]  # type: ignore[attr-defined]
+        self.checkins_done += 1
+        return s
+
+    def _on_request_done(self, request: Request) -> None:
+        super()._on_request_done(request)
+        rec = self.task.recorded  # type: ignore[attr-defined]
+        k = self.turns_done
+        if k + 1 < rec.turns:
+            # The recorded next input, less what compactions on this backend's window removed.
+            removed = rec.input_tokens[k] - request.input_tokens
+            self.task.context_tokens = max(1, rec.input_tokens[k + 1] - removed)
+
+
+class ReplayTask(Task):
+    """A task that is one recorded session (``recorded``), run by a :class:`ReplaySession`."""
+
+    __slots__ = ("recorded",)
+    session_class = ReplaySession
+
+
+class ReplaySource:
+    """One developer's backlog: their recorded sessions in order, again from the first when done."""
+
+    def __init__(self, developer: int, sessions: Sequence[RecordedSession], scenario: Scenario) -> None:
+        if not sessions:
+            raise ValueError(f"developer {developer} has no recorded session")
+        self.developer = developer
+        self.sessions = list(sessions)
+        self._difficulty = scenario.task_mix.difficulty_names[0]
+        self._prompt_s = scenario.developer.prompt_s.median
+        self._attempts = scenario.developer.fixing.max_repair_sessions + 1
+        self._issued = 0
+
+    def next(self) -> Task:
+        i = self._issued
+        self._issued += 1
+        rec = self.sessions[i % len(self.sessions)]
+        a = self._attempts
+        task = ReplayTask(
+            developer=self.developer,
+            index=i,
+            difficulty=self._difficulty,
+            base_turns=rec.turns,
+            initial_context_tokens=rec.input_tokens[0],
+            prompt_s=rec.prompt_s if rec.prompt_s > 0 else self._prompt_s,
+            u_fail=(math.inf,) * a,  # never wrong: the recorded outcome stands
+            u_detect=(math.inf,) * a,
+            u_hand=(math.inf,) * a,
+            review_factor=(1.0,) * a,
+            diagnose_s=(0.0,) * a,
+            hand_fix_s=0.0,
+            rework_s=0.0,
+            escape_delay_s=math.inf,
+            seed_entropy=0,
+            seed_key=(self.developer, i),
+        )
+        task.recorded = rec
+        return task
+
+
+@dataclass(frozen=True)
+class ReplayRun:
+    """A replay's results and the recorded sessions its tasks replayed (``sessions[developer]``;
+    task ``i`` of a developer is their session ``i % len``)."""
+
+    result: RunResult
+    sessions: list[list[RecordedSession]]
+    developers: list[str]
+
+    def request_times(self) -> pd.DataFrame:
+        """Every replayed request beside its recording: developer, session, turn, recorded and
+        replayed seconds from sending to the last token, and the first pass (``cycle`` 0) or a
+        repeat."""
+        req = self.result.requests
+        lengths = np.array([len(s) for s in self.sessions])
+        n = lengths[req["developer"].to_numpy()]
+        cycle, index = np.divmod(req["task"].to_numpy(), n)
+        recorded = [
+            self.sessions[d][i].end_s[k] - self.sessions[d][i].start_s[k]
+            for d, i, k in zip(req["developer"], index, req["turn"], strict=True)
+        ]
+        return pd.DataFrame(
+            {
+                "developer": [self.developers[d] for d in req["developer"]],
+                "session": [self.sessions[d][i].name for d, i in zip(req["developer"], index, strict=True)],
+                "turn": req["turn"].to_numpy(),
+                "cycle": cycle,
+                "recorded_s": recorded,
+                "replayed_s": (req["done_s"] - req["arrival_s"]).to_numpy(),
+            }
+        )
+
+
+def replay(trace: pd.DataFrame, scenario: Scenario, seed: int | None = None) -> ReplayRun:
+    """Run ``scenario`` with its developers replaying ``trace`` (one developer per developer of the
+    trace; ``scenario.developers`` is overridden) up to the horizon."""
+    by_developer = recorded_sessions(trace)
+    if not by_developer:
+        raise ValueError("no usable request in the session logs")
+    names = sorted(by_developer)
+    if scenario.policy.kind == "manual":
+        raise ValueError("a replay needs an agent backend, not 'manual'")
+    scenario = scenario.with_overrides({"developers": len(names)})
+    sessions = [by_developer[name] for name in names]
+
+    def source(i: int) -> ReplaySource:
+        return ReplaySource(i, sessions[i], scenario)
+
+    model = WorkflowModel(scenario, rng=seed, task_sources=source)
+    model.run_until(scenario.horizon_s)
+    return ReplayRun(model.result(), sessions, names)
+
+
+def request_timing_error(run: ReplayRun) -> dict[str, float]:
+    """How far the replayed request times are from the recorded ones, first pass only: the
+    median and 90th percentile of |replayed / recorded − 1| per request, and the ratio of the
+    totals."""
+    times = run.request_times()
+    first = times[(times["cycle"] == 0) & (times["recorded_s"] > 0)]
+    rel = (first["replayed_s"] / first["recorded_s"] - 1.0).abs()
+    return {
+        "requests": float(len(first)),
+        "median_abs_rel_error": float(rel.median()),
+        "p90_abs_rel_error": float(rel.quantile(0.9)),
+        "total_ratio": float(first["replayed_s"].sum() / first["recorded_s"].sum()),
+    }
+
+
+def recorded_backend(trace: pd.DataFrame, default: str = "gpu-batched") -> str:
+    """The backend most of the trace's requests name, else ``default``."""
+    named = trace["backend"][trace["backend"].astype(str).str.len() > 0]
+    return str(named.mode().iloc[0]) if len(named) else default
+
+
+REPLAY_MEASURES: tuple[tuple[str, str], ...] = (
+    ("tasks_per_dev_day", "recorded sessions finished per developer-day"),
+    ("waiting_share", "waiting on the agent (share of time)"),
+    ("share_switching", "switching (share of time)"),
+    ("share_other_work", "other work (share of time)"),
+    ("usd_per_dev_day", "US dollars per developer-day"),
+    ("mean_request_s", "mean seconds per request"),
+    ("mean_ttft_s", "mean time to first token, s"),
+)
+"""What :func:`replay_pair` compares (summary key, label)."""
+
+
+def replay_pair(
+    trace: pd.DataFrame, scenario: Scenario, backend: str, *, recorded: str, seed: int | None = 0
+) -> pd.DataFrame:
+    """The trace replayed on its recorded backend and on ``backend`` with the same seed: one row
+    per measure of :data:`REPLAY_MEASURES` with both values and the change."""
+    rows = {}
+    for name in dict.fromkeys((recorded, backend)):
+        run = replay(trace, scenario.with_backend(name), seed)
+        summary = run.result.summary()
+        req = run.result.requests
+        summary["mean_request_s"] = float((req["done_s"] - req["arrival_s"]).mean()) if len(req) else math.nan
+        rows[name] = summary
+    out = pd.DataFrame(
+        {
+            "measure": [key for key, _ in REPLAY_MEASURES],
+            "label": [label for _, label in REPLAY_MEASURES],
+            "recorded": [rows[recorded][key] for key, _ in REPLAY_MEASURES],
+            "replayed": [rows[backend][key] for key, _ in REPLAY_MEASURES],
+        }
+    )
+    out["change"] = out["replayed"] - out["recorded"]
+    return out

@@ -1,0 +1,97 @@
+"""The Claude Code loader: the transcripts written from trace.csv give back its requests, and every
+awkward event of examples/sessions/awkward/claude/ is skipped (or ignored) and counted."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from speedtrap.sessions import claude_code as cc
+from speedtrap.sessions import load_sessions
+from speedtrap.sessions import trace as tr
+from speedtrap.sessions.fit import max_parallel
+
+EPOCH_S = 1_772_442_000.0  # 2026-03-02T09:00:00Z, the fixtures' time zero
+
+
+def test_transcripts_give_back_the_trace_they_were_written_from(examples: Path) -> None:
+    claude = load_sessions([examples / "claude"])
+    assert not claude.report.skipped
+    mine = load_sessions([examples / "trace.csv"]).trace
+    mine = mine[mine["developer"] == "developer-0"].sort_values("start_s").reset_index(drop=True)
+    got = claude.trace.sort_values("start_s").reset_index(drop=True)
+    assert len(got) == len(mine) and claude.n_sessions == mine["session"].nunique()
+    np.testing.assert_allclose(got["start_s"] - EPOCH_S, mine["start_s"], atol=1e-3)
+    np.testing.assert_allclose(got["end_s"] - EPOCH_S, mine["end_s"], atol=1e-3)
+    for column in ("input_tokens", "cached_tokens", "output_tokens"):
+        np.testing.assert_array_equal(got[column], mine[column])
+    np.testing.assert_allclose(got["tool_s"], mine["tool_s"], atol=2e-3)
+    inside = got.groupby("session").cumcount() > 0  # a transcript does not show the first prompt's gap
+    np.testing.assert_allclose(got.loc[inside, "human_gap_s"], mine.loc[inside, "human_gap_s"], atol=2e-3)
+
+
+@pytest.mark.parametrize(
+    ("kind", "count"),
+    [
+        (cc.NOT_JSON, 1),  # the truncated last line
+        (cc.NOT_OBJECT, 1),
+        (cc.UNKNOWN_TYPE, 1),
+        (cc.NO_TIMESTAMP, 1),
+        (cc.NO_USAGE, 1),
+        (cc.SIDECHAIN, 1),
+        (cc.DUPLICATE_EVENT, 4),  # the resumed session's copy of four events
+        (tr.SKEW_ORDER, 1),  # the reply stamped before its trigger
+    ],
+)
+def test_each_awkward_event_is_skipped_and_counted(examples: Path, kind: str, count: int) -> None:
+    loaded = load_sessions([examples / "awkward" / "claude"])
+    assert loaded.report.skipped[kind] == count
+
+
+def test_irrelevant_events_are_ignored_not_skipped(examples: Path) -> None:
+    loaded = load_sessions([examples / "awkward" / "claude"])
+    assert loaded.report.ignored == {cc.OTHER_EVENTS: 2, cc.META_EVENTS: 2}
+    assert len(loaded.trace) == 6 and loaded.n_sessions == 1
+
+
+def test_no_text_reaches_the_trace(examples: Path) -> None:
+    loaded = load_sessions([examples / "claude", examples / "awkward" / "claude"])
+    text = loaded.trace.to_csv()
+    assert "Synthetic prompt" not in text and "(output)" not in text and "Bash" not in text
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        None,
+        {},
+        {"input_tokens": 3},
+        {"output_tokens": "many"},
+        {"output_tokens": 5, "cache_read_input_tokens": "x"},
+    ],
+)
+def test_unreadable_usage_is_skipped_and_counted(tmp_path: Path, usage: object) -> None:
+    lines = [
+        '{"type": "user", "uuid": "u1", "sessionId": "s", "timestamp": "2026-03-02T09:00:00Z", '
+        '"message": {"role": "user", "content": "x"}}',
+        '{"type": "assistant", "uuid": "a1", "sessionId": "s", "timestamp": "2026-03-02T09:00:03Z", '
+        f'"message": {{"id": "m1", "role": "assistant", "usage": {json.dumps(usage)}}}}}',
+    ]
+    (tmp_path / "s.jsonl").write_text("\n".join(lines) + "\n")
+    loaded = load_sessions([tmp_path])
+    assert loaded.report.skipped == {cc.NO_USAGE: 1} and len(loaded.trace) == 0
+
+
+def test_overlapping_sessions_are_kept_as_parallel_sessions(examples: Path) -> None:
+    """The example developer ran up to two sessions at once: nothing is skipped, and the overlap is
+    measured as two parallel sessions."""
+    loaded = load_sessions([examples / "claude"])
+    spans = (
+        loaded.trace.groupby("session")
+        .agg(start=("start_s", "min"), end=("end_s", "max"))
+        .sort_values("start")
+    )
+    assert (spans["start"].shift(-1) < spans["end"]).any()  # some session starts before another ended
+    assert not loaded.report.skipped
+    assert max_parallel(loaded.trace).to_dict() == {"developer-0": 2}

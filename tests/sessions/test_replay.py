@@ -1,0 +1,145 @@
+"""Replay: the example trace (simulated on gpu-batched) replayed on gpu-batched gives back its
+recorded request timings; on faster backends the waiting on the model falls and every
+developer's ledger still sums to the horizon."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from speedtrap.cli import app
+from speedtrap.config.ledger import WAITING_CATEGORIES
+from speedtrap.config.scenario import Scenario
+from speedtrap.sessions import load_sessions
+from speedtrap.sessions.replay import (
+    recorded_backend,
+    recorded_sessions,
+    replay,
+    replay_pair,
+    request_timing_error,
+)
+
+MEDIAN_TOLERANCE = 0.01
+"""Replayed vs recorded seconds per request on the recorded backend: median |relative error| ≤ 1%,"""
+P90_TOLERANCE = 0.05
+"""90th percentile ≤ 5%,"""
+TOTAL_TOLERANCE = 0.01
+"""and the total within 1%."""
+MODEL_WAIT = [c for c in WAITING_CATEGORIES if c != "waiting_tool"]
+
+
+@pytest.fixture(scope="module")
+def trace() -> pd.DataFrame:
+    return load_sessions([Path(__file__).resolve().parents[2] / "examples" / "sessions" / "trace.csv"]).trace
+
+
+@pytest.fixture(scope="module")
+def scenario() -> Scenario:
+    """The built-in developer (not the one the trace was simulated with), one developer-day."""
+    return Scenario(name="replay", horizon_s=28_800.0)
+
+
+def test_recorded_backend_reproduces_the_recorded_request_times(trace, scenario) -> None:
+    assert recorded_backend(trace) == "gpu-batched"
+    run = replay(trace, scenario.with_backend("gpu-batched"), seed=0)
+    error = request_timing_error(run)
+    assert error["requests"] == len(trace)  # every recorded request was replayed in the first pass
+    assert error["median_abs_rel_error"] <= MEDIAN_TOLERANCE
+    assert error["p90_abs_rel_error"] <= P90_TOLERANCE
+    assert abs(error["total_ratio"] - 1.0) <= TOTAL_TOLERANCE
+
+
+def test_replay_keeps_the_recorded_turns_tokens_tools_and_check_ins(trace, scenario) -> None:
+    run = replay(trace, scenario.with_backend("gpu-fast"), seed=0)
+    sessions = run.sessions
+    req = run.result.requests
+    tasks = run.result.tasks
+    for d, developer_sessions in enumerate(sessions):
+        for i, rec in enumerate(developer_sessions):
+            task = tasks[(tasks["developer"] == d) & (tasks["task"] == i)].iloc[0]
+            if task["outcome"] == "open":
+                continue
+            mine = req[(req["developer"] == d) & (req["task"] == i)].sort_values("turn")
+            assert len(mine) == rec.turns
+            np.testing.assert_array_equal(mine["output_tokens"], rec.output_tokens)
+            np.testing.assert_array_equal(mine["input_tokens"], rec.input_tokens)
+            assert task["tool_s"] == pytest.approx(sum(rec.tool_s))
+            stretches = run.result.stretches
+            n = ((stretches["developer"] == d) & (stretches["task"] == i)).sum()
+            assert n == len(rec.checkin_after) + 1
+            assert task["outcome"] == "ok"
+
+
+@pytest.mark.parametrize("faster", ["gpu-fast", "wafer-distilled"])
+def test_faster_backend_cuts_waiting_and_the_ledger_sums_to_the_horizon(trace, scenario, faster) -> None:
+    base = replay(trace, scenario.with_backend("gpu-batched"), seed=0).result
+    fast = replay(trace, scenario.with_backend(faster), seed=0).result
+    for result in (base, fast):
+        per_developer = result.ledger.groupby("developer")["seconds"].sum()
+        np.testing.assert_allclose(per_developer, scenario.horizon_s, rtol=1e-9)
+    model_wait = [r.ledger_wide()[MODEL_WAIT].sum().sum() for r in (base, fast)]
+    assert model_wait[1] < 0.7 * model_wait[0]
+    waiting = [r.summary()["waiting_share"] for r in (base, fast)]
+    assert waiting[1] < waiting[0]
+
+
+def test_a_smaller_context_window_compacts_and_grows_again(trace, scenario) -> None:
+    wafer = scenario.with_backend("wafer-distilled")
+    run = replay(trace, wafer, seed=0)
+    req = run.result.requests
+    window = wafer.backends["wafer-distilled"].llm.context_window_tokens
+    assert (req["input_tokens"] + req["output_tokens"] <= window).all()
+    compacted = req["input_tokens"] == wafer.task_mix.compact_to_tokens
+    assert 0 < compacted.sum() < 0.1 * len(req)  # compacts now and then, not stuck at the compacted size
+    assert len(req) >= len(trace)
+
+
+def test_replay_pair_is_paired_on_one_seed(trace, scenario) -> None:
+    table = replay_pair(trace, scenario, "wafer-distilled", recorded="gpu-batched", seed=0).set_index(
+        "measure"
+    )
+    assert table.loc["mean_request_s", "change"] < 0
+    same = replay_pair(trace, scenario, "gpu-batched", recorded="gpu-batched", seed=0)
+    assert (same["change"] == 0).all()
+
+
+def test_recorded_sessions_mark_check_ins_after_human_gaps() -> None:
+    trace = pd.DataFrame(
+        {
+            "developer": "d",
+            "session": "s",
+            "start_s": [0.0, 10.0, 20.0, 60.0],
+            "end_s": [5.0, 15.0, 25.0, 65.0],
+            "input_tokens": [100, 200, 300, 400],
+            "cached_tokens": 0,
+            "output_tokens": [10, 10, 10, 10],
+            "tool_s": [5.0, 5.0, 0.0, 0.0],
+            "human_gap_s": [np.nan, 0.0, 0.0, 35.0],
+        }
+    )
+    (rec,) = recorded_sessions(trace)["d"]
+    assert rec.checkin_after == (3,) and rec.checkin_s == (35.0,) and np.isnan(rec.prompt_s)
+
+
+def test_run_replay_command(tmp_path: Path) -> None:
+    logs = Path(__file__).resolve().parents[2] / "examples" / "sessions" / "trace.csv"
+    result = CliRunner().invoke(
+        app,
+        ["run", "--replay", str(logs), "--backend", "gpu-fast", "--set", "horizon_s=14400", "--json"],
+    )
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.output)
+    assert payload["recorded_backend"] == "gpu-batched" and payload["backend"] == "gpu-fast"
+    assert payload["recorded_timing"]["median_abs_rel_error"] <= MEDIAN_TOLERANCE
+    measures = {m["measure"]: m for m in payload["measures"]}
+    assert measures["mean_request_s"]["replayed"] < measures["mean_request_s"]["recorded"]
+
+
+def test_run_replay_rejects_logs_without_requests(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.csv"
+    empty.write_text("session,start_s,end_s,input_tokens,output_tokens\n")
+    result = CliRunner().invoke(app, ["run", "--replay", str(empty)])
+    assert result.exit_code == 2 and "no usable request" in result.output
