@@ -111,6 +111,7 @@ def run_to_end() -> None:
 
 @solara.lab.task(prefer_threaded=True)
 def step_once() -> None:
+    """Advance the current comparison by one chunk and redraw."""
     comparison = live.value
     if comparison is not None and not comparison.done:
         snapshot.value = comparison.step()
@@ -122,6 +123,8 @@ def on_run() -> None:
 
 
 def on_step() -> None:
+    """One chunk of the current run (a new run from the controls when there is none or it is done;
+    Reset or Run start anew with changed controls)."""
     if (live.value is None or live.value.done) and not start():
         return
     step_once()
