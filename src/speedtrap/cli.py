@@ -464,6 +464,45 @@ def _percent(share: float) -> str:
     return f"{100 * share:.1f}%"
 
 
+# --- run --trace: the run as a Chrome trace (Perfetto) ------------------------------------------
+
+TraceOption = Annotated[
+    Path | None,
+    typer.Option("--trace", metavar="FILE.json", help="Write the run as Chrome trace-event JSON (Perfetto)."),
+]
+TraceWindowOption = Annotated[
+    str | None,
+    typer.Option(
+        "--trace-window", metavar="START:END", help="Trace only these simulated seconds, e.g. 3600:7200."
+    ),
+]
+
+
+def trace_window_arg(
+    trace_file: Path | None, text: str | None, horizon_s: float
+) -> tuple[float, float] | None:
+    """The ``--trace-window`` as (start, end) seconds, checked against the horizon (None: all)."""
+    from speedtrap.traces import parse_window
+
+    if text is None:
+        return None
+    if trace_file is None:
+        raise ValueError("--trace-window needs --trace FILE.json")
+    start, end = parse_window(text)
+    if start >= horizon_s:
+        raise ValueError(f"--trace-window {text}: starts after the horizon ({horizon_s:g} s)")
+    return start, min(end, horizon_s)
+
+
+def write_trace(trace: dict[str, Any], path: Path) -> None:
+    """Write a trace as compact JSON (creating the directory) and say where it went."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(trace, separators=(",", ":"), allow_nan=False))
+    typer.echo(
+        f"Wrote {path} ({len(trace['traceEvents']):,} trace events; open it in ui.perfetto.dev)", err=True
+    )
+
+
 @app.command()
 def run(
     scenario_file: Annotated[
@@ -495,6 +534,8 @@ def run(
             "(default: the trace's backend column, else gpu-batched).",
         ),
     ] = None,
+    trace_file: TraceOption = None,
+    trace_window: TraceWindowOption = None,
 ) -> None:
     """Simulate one scenario for one seed: where the developers' time went, and what it cost.
 
@@ -504,15 +545,24 @@ def run(
     With --replay: {"schema_version": 1, "scenario", "seed", "recorded_backend", "backend",
     "skipped": {kind: int}, "recorded_timing": {...}, "measures": [{"measure", "label", "recorded",
     "replayed", "change"}]}.
+
+    --trace FILE.json writes the run as Chrome trace-event JSON (open it in ui.perfetto.dev or
+    chrome://tracing; tracks documented in speedtrap.traces).
     """
     if replay:
         from speedtrap.cli_sessions import run_replay
 
+        if trace_file is not None or trace_window is not None:
+            fail("--trace and --trace-window do not apply to --replay runs")
         run_replay(scenario_file, replay, backend, recorded_backend, sets or (), seed, json_out)
         return
     with bad_input_exits():
         scenario = load_scenario(scenario_file, backend=backend, sets=sets or ())
-        summary = simulate(scenario, seed).summary()  # a scenario that cannot run says why
+        window = trace_window_arg(trace_file, trace_window, scenario.horizon_s)
+        result = simulate(scenario, seed, trace=trace_file is not None)  # a scenario that cannot run says why
+    if trace_file is not None:
+        write_trace(result.to_trace(window), trace_file)
+    summary = result.summary()
     if json_out:
         print_json(
             {
@@ -938,6 +988,37 @@ def validate_serving_command(
 # --- your own sessions (fit; run --replay) ---------------------------------------------------
 
 import speedtrap.cli_sessions  # noqa: E402, F401  (registers `fit`; after the helpers it uses)
+
+# --- app: the interactive browser app ----------------------------------------------------------
+
+APP_PORT = 8765
+"""Solara's usual port; ``--port 0`` picks a free one."""
+
+
+@app.command("app")
+def app_command(
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="Port to serve on (0: any free port).")
+    ] = APP_PORT,
+    host: Annotated[
+        str, typer.Option("--host", help="Interface to listen on (0.0.0.0: every one).")
+    ] = "localhost",
+    no_browser: Annotated[
+        bool, typer.Option("--no-browser", help="Do not open a browser (for servers).")
+    ] = False,
+) -> None:
+    """Explore a scenario in the browser: controls for the scenario, backends and the fields people
+    vary most; the ledger, a timeline per developer, the serving pool, tasks and dollars, two
+    backends side by side with one seed, and the analytic break-even map. Needs the app extra
+    (pip install 'speedtrap[app]'); stop it with Ctrl-C."""
+    from speedtrap.app import serve
+
+    typer.echo(f"speedtrap app on http://{host}:{port} (Ctrl-C stops it)", err=True)
+    try:
+        serve(port=port, host=host, open_browser=not no_browser)
+    except ImportError as exc:
+        fail(str(exc))
+
 
 # --- entry point ------------------------------------------------------------------------------
 

@@ -176,6 +176,14 @@ class RunResult:
         """The ledger as a developer × category table of seconds."""
         return self.ledger.pivot(index="developer", columns="category", values="seconds")
 
+    def to_trace(self, window: tuple[float, float] | None = None) -> dict[str, Any]:
+        """The run as Chrome trace-event JSON for Perfetto UI or chrome://tracing (a dict ready for
+        ``json.dump``); needs a traced run (``simulate(..., trace=True)``). ``window``: (start, end)
+        in simulated seconds to keep. Tracks and units: :mod:`speedtrap.traces`."""
+        from speedtrap.traces import run_trace
+
+        return run_trace(self, window)
+
     def summary(self) -> dict[str, float]:
         """The flat summary (keys :data:`SUMMARY_KEYS`, schema in the module docstring)."""
         scenario = self.scenario

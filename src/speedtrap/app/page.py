@@ -1,0 +1,402 @@
+"""The Solara page of ``speedtrap app``: controls in the sidebar, the run's views in the main pane.
+
+Plain Solara components. Mesa's ``SolaraViz`` drives a model by calling ``model.step()`` and reads
+a ``DataCollector``; speedtrap's models are event-driven in continuous time and report through
+their ledger and tables, so the page advances them in chunks of simulated time instead
+(:class:`speedtrap.app.live.LiveComparison`) in a worker thread (``solara.lab.task``), and the
+views redraw after every chunk while the controls stay live.
+
+State lives in reactive variables, one set per browser session (Solara's virtual kernels).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from typing import Any
+
+import pandas as pd
+import solara
+import solara.lab
+
+from speedtrap.app.break_even import analytic_case, break_even_curve, break_even_figure
+from speedtrap.app.figures import (
+    cumulative_figure,
+    finding,
+    ledger_figure,
+    ledger_table,
+    pool_figure,
+    pool_frame,
+    timeline_figure,
+)
+from speedtrap.app.live import LiveComparison, Snapshot
+from speedtrap.app.settings import (
+    NO_BACKEND,
+    POLICY_CHOICES,
+    UPLOADED,
+    Settings,
+    backend_choices,
+    build_arms,
+    bundled_scenarios,
+    load_base,
+    settings_for,
+)
+from speedtrap.config.ledger import LEDGER_CATEGORIES
+from speedtrap.config.presets import BACKEND_PRESETS
+from speedtrap.config.scenario import NO_AI
+from speedtrap.plots import CATEGORY_LABELS
+
+__all__ = ["Page"]
+
+
+def _initial_settings() -> Settings:
+    base = Settings()
+    try:
+        return settings_for(load_base(base), base)
+    except ValueError:
+        return dataclasses.replace(base, scenario="built-in defaults")
+
+
+REDRAW_EVERY_S = 1.0
+"""Wall seconds between redraws of the views while a run advances."""
+
+settings = solara.reactive(_initial_settings())
+field_errors: solara.Reactive[dict[str, str]] = solara.reactive({})
+live: solara.Reactive[LiveComparison | None] = solara.reactive(None)
+snapshot: solara.Reactive[Snapshot | None] = solara.reactive(None)
+arm_shown: solara.Reactive[str | None] = solara.reactive(None)
+show_map = solara.reactive(False)
+
+
+def update(**changes: Any) -> None:
+    """Change some controls; clear the messages of the controls changed."""
+    settings.value = dataclasses.replace(settings.value, **changes)
+    keys = set(changes) | {"sliders"}
+    field_errors.value = {k: v for k, v in field_errors.value.items() if k not in keys}
+
+
+def start() -> bool:
+    """Build the arms from the controls and a fresh comparison; False (with messages) if invalid."""
+    arms = build_arms(settings.value)
+    field_errors.value = arms.errors
+    if not arms.ok:
+        return False
+    live.value = LiveComparison(arms.scenarios, arms.seed)
+    snapshot.value = None
+    if arm_shown.value not in arms.scenarios:
+        arm_shown.value = next(iter(arms.scenarios))
+    return True
+
+
+@solara.lab.task(prefer_threaded=True)
+def run_to_end() -> None:
+    """Advance the current comparison chunk by chunk to its horizon. The views are redrawn with a
+    chunk's snapshot when :data:`REDRAW_EVERY_S` of wall time has passed since the last redraw
+    ended (and at the end), so that a fast run is not slowed down by drawing every chunk; the
+    progress bar moves every chunk."""
+    comparison = live.value
+    last = time.monotonic()
+    while comparison is not None and not comparison.done:
+        if not run_to_end.is_current():
+            return
+        snap = comparison.step()
+        if not run_to_end.is_current():
+            return
+        if snap.done or time.monotonic() - last >= REDRAW_EVERY_S:
+            snapshot.value = snap
+            last = time.monotonic()
+        run_to_end.progress = 100 * snap.progress
+
+
+@solara.lab.task(prefer_threaded=True)
+def step_once() -> None:
+    """Advance the current comparison by one chunk and redraw."""
+    comparison = live.value
+    if comparison is not None and not comparison.done:
+        snapshot.value = comparison.step()
+
+
+def on_run() -> None:
+    if start():
+        run_to_end()
+
+
+def on_step() -> None:
+    """One chunk of the current run (a new run from the controls when there is none or it is done;
+    Reset or Run start anew with changed controls)."""
+    if (live.value is None or live.value.done) and not start():
+        return
+    step_once()
+
+
+def on_reset() -> None:
+    for task in (run_to_end, step_once):
+        if task.pending:
+            task.cancel()
+    live.value = None
+    snapshot.value = None
+    field_errors.value = {}
+
+
+def on_scenario(name: str) -> None:
+    candidate = dataclasses.replace(settings.value, scenario=name)
+    try:
+        settings.value = settings_for(load_base(candidate), candidate)
+        field_errors.value = {k: v for k, v in field_errors.value.items() if k != "scenario"}
+    except ValueError as exc:
+        settings.value = candidate
+        field_errors.value = {**field_errors.value, "scenario": str(exc)}
+
+
+def on_upload(file: Any) -> None:
+    text = bytes(file["data"]).decode("utf-8", errors="replace")
+    candidate = dataclasses.replace(settings.value, scenario=UPLOADED, uploaded_toml=text)
+    try:
+        settings.value = settings_for(load_base(candidate), candidate)
+        field_errors.value = {k: v for k, v in field_errors.value.items() if k != "scenario"}
+    except ValueError as exc:
+        settings.value = candidate
+        field_errors.value = {**field_errors.value, "scenario": f"{file['name']}: {exc}"}
+
+
+def FieldError(key: str) -> None:
+    """The message of control ``key``, if any, right under it."""
+    message = field_errors.value.get(key)
+    if message:
+        solara.Error(message, dense=True, classes=[f"st-error-{key.replace('_', '-')}"])
+
+
+@solara.component
+def Slider(label: str, key: str, lo: float, hi: float, step: float, *, integer: bool = False) -> None:
+    value = getattr(settings.value, key)
+    label = f"{label}: {value:g}"
+    with solara.Column(classes=[f"st-slider-{key.replace('_', '-')}"], gap="0px"):
+        if integer:
+            solara.SliderInt(
+                label,
+                value=int(value),
+                min=int(lo),
+                max=int(hi),
+                step=int(step),
+                on_value=lambda v: update(**{key: int(v)}),
+            )
+        else:
+            solara.SliderFloat(
+                label,
+                value=float(value),
+                min=lo,
+                max=hi,
+                step=step,
+                on_value=lambda v: update(**{key: float(v)}),
+            )
+
+
+def _backends_of(s: Settings) -> list[str]:
+    """The backend choices of the chosen scenario (presets and manual if it does not load)."""
+    try:
+        return backend_choices(load_base(s))
+    except ValueError:
+        return [*BACKEND_PRESETS, NO_AI]
+
+
+@solara.component
+def Controls() -> None:
+    s = settings.value
+    busy = run_to_end.pending or step_once.pending
+    choices = [*bundled_scenarios(), UPLOADED]
+    backends = solara.use_memo(lambda: _backends_of(s), dependencies=[s.scenario, s.uploaded_toml])
+    solara.Select("Scenario", values=choices, value=s.scenario, on_value=on_scenario)
+    solara.FileDrop(label="…or drop a scenario file (.toml) here", on_file=on_upload, lazy=False)
+    FieldError("scenario")
+    solara.Select("Backend A", values=backends, value=s.backend_a, on_value=lambda v: update(backend_a=v))
+    FieldError("backend_a")
+    solara.Select(
+        "Backend B (same seed)",
+        values=[*backends, NO_BACKEND],
+        value=s.backend_b,
+        on_value=lambda v: update(backend_b=v),
+    )
+    FieldError("backend_b")
+    solara.Select(
+        "Routing policy", values=list(POLICY_CHOICES), value=s.policy, on_value=lambda v: update(policy=v)
+    )
+    FieldError("policy")
+    target = s.backend_b if s.backend_b != NO_BACKEND else s.backend_a
+    Slider("Developers", "developers", 1, 50, 1, integer=True)
+    Slider(f"Decode speed-up of {target} (×)", "decode_speedup", 0.5, 15.0, 0.5)
+    Slider(f"Failure multiplier of {target} (×)", "failure_multiplier", 0.5, 3.0, 0.1)
+    Slider("Review detection (probability)", "review_detection", 0.0, 1.0, 0.05)
+    Slider("Patience, median (s)", "patience_s", 5.0, 600.0, 5.0)
+    Slider("Parallel agent sessions", "parallel_sessions", 1, 4, 1, integer=True)
+    Slider("Fast-tier share (policy fast_share)", "fast_share", 0.0, 1.0, 0.05)
+    FieldError("sliders")
+    solara.InputText(
+        "Horizon (hours)",
+        value=s.horizon_h,
+        on_value=lambda v: update(horizon_h=v),
+        error=field_errors.value.get("horizon_h", False),
+        classes=["st-horizon"],
+    )
+    solara.InputText(
+        "Seed",
+        value=s.seed,
+        on_value=lambda v: update(seed=v),
+        error=field_errors.value.get("seed", False),
+        classes=["st-seed"],
+    )
+    with solara.Row():
+        solara.Button("Run", on_click=on_run, color="primary", disabled=busy, classes=["st-run"])
+        solara.Button("Step", on_click=on_step, disabled=busy, classes=["st-step"])
+        solara.Button("Reset", on_click=on_reset, classes=["st-reset"])
+
+
+def _ledger_html(snap: Snapshot) -> str:
+    table = ledger_table(snap.results)
+    arms = list(table.columns)
+    head = "".join(f"<th>{name}</th>" for name in arms)
+    rows = []
+    for key in [*LEDGER_CATEGORIES, "tasks_per_dev_day", "usd_per_dev_day"]:
+        label = CATEGORY_LABELS.get(
+            key,
+            {"tasks_per_dev_day": "tasks per developer-day", "usd_per_dev_day": "$ per developer-day"}.get(
+                key, key
+            ),
+        )
+        cells = "".join(
+            f'<td class="st-value st-{"ab"[i]}-{key.replace("_", "-")}" style="text-align:right">'
+            f"{table.loc[key, name]:.3f}</td>"
+            for i, name in enumerate(arms)
+        )
+        rows.append(f"<tr><td>{label}</td>{cells}</tr>")
+    return (
+        "<style>.st-ledger td, .st-ledger th, .st-pool td, .st-pool th {padding: 1px 8px}</style>"
+        '<table class="st-ledger" style="border-collapse:collapse;font-size:13px">'
+        f"<tr><th>hours per developer-day</th>{head}</tr>{''.join(rows)}</table>"
+    )
+
+
+def _pool_html(snap: Snapshot) -> str:
+    pool = pd.concat([pool_frame(r) for r in snap.results.values()], ignore_index=True)
+    rows = "".join(
+        f"<tr><td>{r.backend}</td><td>{r.mean_queue:.2f}</td><td>{r.mean_streams_per_replica:.2f}</td>"
+        f"<td>{r.tok_s_per_stream:.0f}</td></tr>"
+        for r in pool.itertuples()
+    )
+    return (
+        '<table class="st-pool" style="font-size:13px;margin-top:8px"><tr><th>serving pool</th>'
+        "<th>mean queue</th><th>streams per replica</th><th>tok/s per stream</th></tr>"
+        f"{rows}</table>"
+    )
+
+
+@solara.component
+def BreakEvenMap() -> None:
+    s = settings.value
+    unmodified = build_arms(dataclasses.replace(s, decode_speedup=1.0, failure_multiplier=1.0))
+    case = analytic_case(unmodified.scenarios) if unmodified.ok else "fix the controls first"
+    key = case if isinstance(case, str) else [case[0].model_dump_json(), case[1], case[2]]
+
+    def compute() -> pd.DataFrame | None:
+        return None if isinstance(case, str) else break_even_curve(*case)
+
+    curve = solara.lab.use_task(compute, dependencies=[key])
+    if isinstance(case, str):
+        solara.Info(f"No break-even map: {case}.")
+        return
+    _, baseline, fast = case
+    names = list(unmodified.scenarios)
+    marker = (
+        s.decode_speedup,
+        fast.quality.failure_multiplier * s.failure_multiplier / baseline.quality.failure_multiplier,
+    )
+    if curve.pending:
+        solara.ProgressLinear(True)
+        solara.Text("computing the break-even curve for this scenario (a few seconds, then cached)…")
+    figure = break_even_figure(
+        curve.value if curve.finished else None, marker, baseline=names[0], fast=names[-1]
+    )
+    solara.FigureMatplotlib(figure, format="png")
+    solara.HTML(
+        tag="p",
+        unsafe_innerHTML="Analytic mean-value model on this scenario put under its rules "
+        "(<code>speedtrap.analysis.mean_value.ANALYTIC_RULES</code>: tasks sized by difficulty, a fixed "
+        "flow threshold instead of patience, one session at a time): one developer, no contention. "
+        "The curve changes with the scenario and the backends; the star moves with the what-if sliders.",
+    )
+
+
+@solara.component
+def Figure(make: Any, key: object) -> None:
+    """A matplotlib figure drawn once per ``key`` (``make()`` builds it)."""
+    figure = solara.use_memo(make, dependencies=[key])
+    solara.FigureMatplotlib(figure, dependencies=[key], format="png")
+
+
+@solara.component
+def Views() -> None:
+    snap = snapshot.value
+    # Always the same elements above the figures, so that their memos survive re-renders.
+    progress = (run_to_end.progress or True) if run_to_end.pending else False
+    solara.ProgressLinear(progress, classes=["st-progress"])
+    if snap is None:
+        solara.Info("Choose a scenario and backends, then Run (to the end) or Step (one chunk at a time).")
+    else:
+        Results(snap)
+
+
+@solara.component
+def Results(snap: Snapshot) -> None:
+    """The views of one snapshot (figures and tables made once per snapshot)."""
+    key = id(snap)
+    hours = snap.horizon_s / 3600
+    state = "done" if snap.done else "running" if run_to_end.pending else "paused"
+    solara.Text(
+        f"{state}: {snap.now_s / 3600:.2f} of {hours:g} h simulated ({100 * snap.progress:.0f}%)"
+        + (f" — the run stopped: {run_to_end.exception}" if run_to_end.error else ""),
+        classes=["st-status", f"st-{state}"],
+    )
+    words = solara.use_memo(lambda: finding(snap.results), dependencies=[key])
+    table = solara.use_memo(lambda: _ledger_html(snap), dependencies=[key])
+    pool = solara.use_memo(lambda: _pool_html(snap), dependencies=[key])
+    solara.HTML(tag="p", unsafe_innerHTML=f"<b>Finding.</b> {words}", classes=["st-finding"])
+    with solara.Columns([3, 2]):
+        with solara.Column():
+            Figure(lambda: ledger_figure(snap.results), key)
+            Figure(lambda: cumulative_figure(snap.results), key)
+        with solara.Column():
+            solara.HTML(tag="div", unsafe_innerHTML=table)
+            solara.HTML(tag="div", unsafe_innerHTML=pool)
+    arms = list(snap.results)
+    shown = arm_shown.value if arm_shown.value in arms else arms[0]
+    if len(arms) > 1:
+        solara.ToggleButtonsSingle(value=shown, values=arms, on_value=arm_shown.set)
+    result = snap.results[shown]
+    with solara.Row(justify="space-between"):
+        solara.Text(f"Per developer and serving pool on {shown}", classes=["st-shown"])
+        solara.FileDownload(
+            lambda: json.dumps(result.to_trace(), separators=(",", ":"), allow_nan=False),
+            filename=f"speedtrap-{shown}-trace.json",
+            label="Download as a Perfetto trace",
+            mime_type="application/json",
+        )
+    Figure(lambda: timeline_figure(result, shown), (key, shown))
+    Figure(lambda: pool_figure(result, shown), (key, shown))
+
+
+@solara.component
+def Page() -> None:
+    solara.Title("speedtrap")
+    with solara.Sidebar():
+        Controls()
+    with solara.Column(style={"padding": "8px"}):
+        solara.HTML(tag="h2", unsafe_innerHTML="speedtrap: where developers' time goes with a coding agent")
+        solara.HTML(
+            tag="p",
+            unsafe_innerHTML="Two backends, the same developers and tasks (one seed): waiting versus fixing, "
+            "tasks and dollars.",
+        )
+        Views()
+        solara.Switch(label="Show the analytic break-even map", value=show_map)
+        if show_map.value:
+            BreakEvenMap()

@@ -1,0 +1,207 @@
+"""``speedtrap app`` in a real browser: headless Chromium driven by Playwright.
+
+The module starts one app server on a free local port (``speedtrap app --no-browser``). The
+browser is Debian's ``chromium`` (Playwright's own browser download is not used): found on the
+PATH or named by ``SPEEDTRAP_CHROMIUM``. Without it these tests skip, saying how to enable
+them — except in CI (``CI=true``), where a missing browser fails. Screenshots go to
+``results/app/``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "results" / "app"
+BIN = Path(sys.executable).parent
+ENABLE = (
+    "install Debian's chromium (apt-get install chromium) and the app extra (pip install -e '.[app]'), "
+    "or point SPEEDTRAP_CHROMIUM at a Chromium binary"
+)
+TIMEOUT_MS = 90_000
+
+
+def chromium_path() -> str | None:
+    return (
+        os.environ.get("SPEEDTRAP_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    )
+
+
+def need(condition: bool, reason: str) -> None:
+    """Skip without the browser stack — fail in CI, where it must be there."""
+    if condition:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason} (CI must run the browser tests: .ci/run installs chromium)")
+    pytest.skip(f"{reason}: to run the browser tests, {ENABLE}")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        need(False, "Playwright is not installed")
+    executable = chromium_path()
+    need(executable is not None, "no Chromium found")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def server(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    need(importlib.util.find_spec("solara") is not None, "Solara is not installed")
+    port = free_port()
+    log = tmp_path_factory.mktemp("app") / "server.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [str(BIN / "speedtrap"), "app", "--port", str(port), "--host", "127.0.0.1", "--no-browser"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        url = f"http://127.0.0.1:{port}/"
+        try:
+            deadline = time.monotonic() + 90
+            while True:
+                try:
+                    with urllib.request.urlopen(url, timeout=5) as response:
+                        if response.status == 200:
+                            break
+                except OSError:
+                    if process.poll() is not None or time.monotonic() > deadline:
+                        pytest.fail(f"the app server did not start:\n{log.read_text()[-3000:]}")
+                    time.sleep(0.3)
+            yield url
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+class Page:
+    """A fresh browser page on the app that records console errors, page errors and failed loads."""
+
+    def __init__(self, browser: Any, url: str) -> None:
+        self.errors: list[str] = []
+        self.context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        self.page = self.context.new_page()
+        self.page.set_default_timeout(TIMEOUT_MS)
+        self.page.on(
+            "console", lambda m: self.errors.append(f"console: {m.text}") if m.type == "error" else None
+        )
+        self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+        self.page.on(
+            "response", lambda r: self.errors.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None
+        )
+        self.page.goto(url)
+        self.page.get_by_text("Choose a scenario and backends").wait_for()
+
+    def type_into(self, field: str, text: str) -> None:
+        box = self.page.locator(f".st-{field} input")
+        box.fill(text)
+        box.press("Enter")
+
+    def run(self) -> None:
+        """Press Run and wait until the run is done (after clearing the previous one)."""
+        self.page.locator(".st-reset").click()
+        self.page.locator(".st-status").wait_for(state="detached")
+        self.page.locator(".st-run").click()
+        self.page.locator(".st-done").wait_for()
+
+    def value(self, arm: str, key: str) -> float:
+        return float(self.page.locator(f".st-{arm}-{key}").inner_text())
+
+    def shot(self, name: str) -> None:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        self.page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+    def assert_clean(self) -> None:
+        """No console or page errors, no failed loads, and no Python traceback shown in the page."""
+        assert self.errors == []
+        assert self.page.get_by_text("Traceback (most recent call last)").count() == 0
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def page(browser: Any, server: str) -> Iterator[Page]:
+    opened = Page(browser, server)
+    yield opened
+    opened.close()
+
+
+def test_page_loads_without_console_errors(page: Page) -> None:
+    page.page.get_by_text("Failure multiplier of wafer-distilled").wait_for()
+    page.shot("loaded")
+    page.assert_clean()
+
+
+def test_failure_multiplier_gives_more_fixing_on_b_and_leaves_a_alone(page: Page) -> None:
+    page.type_into("horizon", "1")
+    page.run()
+    before = {arm: page.value(arm, "fixing") for arm in "ab"}
+    assert page.page.locator(".st-finding").inner_text().count("same seed") == 1
+    page.page.locator(".st-slider-failure-multiplier [role=slider]").press("End")  # 3× the failures
+    page.page.get_by_text("Failure multiplier of wafer-distilled (×): 3").wait_for()
+    page.run()
+    after = {arm: page.value(arm, "fixing") for arm in "ab"}
+    page.shot("compared")
+    assert after["b"] > before["b"]  # more mistakes on B: more of the day fixing them
+    assert after["a"] == before["a"]  # A meets the same tasks with the same seed: unchanged
+    page.page.get_by_role("button", name="wafer-distilled", exact=True).click()
+    page.page.get_by_text("Per developer and serving pool on wafer-distilled").wait_for()
+    with page.page.expect_download() as download:
+        page.page.get_by_text("Download as a Perfetto trace").click()
+    trace = json.loads(Path(download.value.path()).read_text())
+    assert trace["otherData"]["horizon_s"] == 3600.0
+    assert {e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "process_name"} >= {
+        "developers",
+        "wafer-distilled replica 0",
+    }
+    page.assert_clean()
+
+
+def test_bad_values_show_the_fields_error(page: Page) -> None:
+    page.type_into("horizon", "-2")
+    page.type_into("seed", "abc")
+    page.page.locator(".st-run").click()
+    page.page.locator(".st-horizon").get_by_text("the horizon must be more than 0 hours").wait_for()
+    page.page.locator(".st-seed").get_by_text("'abc' is not a whole number").wait_for()
+    assert page.page.locator(".st-status").count() == 0  # nothing ran
+    page.shot("bad_value")
+    page.type_into("horizon", "1")
+    page.page.locator(".st-horizon").get_by_text("must be more than").wait_for(state="detached")
+    page.assert_clean()
+
+
+def test_step_advances_one_chunk_and_reset_clears(page: Page) -> None:
+    page.page.locator(".st-reset").click()  # nothing to reset yet: harmless
+    page.type_into("horizon", "1")
+    page.page.locator(".st-step").click()
+    page.page.get_by_text("paused: 0.04 of 1 h simulated (4%)").wait_for()
+    page.page.locator(".st-step").click()
+    page.page.get_by_text("paused: 0.08 of 1 h simulated (8%)").wait_for()
+    page.page.locator(".st-reset").click()
+    page.page.locator(".st-status").wait_for(state="detached")
+    page.assert_clean()
