@@ -29,6 +29,7 @@ from speedtrap.experiments.canonical import CANONICAL, EXPERIMENTS_DIR
 from speedtrap.experiments.executors import EXECUTOR_KINDS
 from speedtrap.models.workflow import simulate
 from speedtrap.plots import CATEGORY_LABELS
+from speedtrap.provenance import provenance
 from speedtrap.serving.economics import SECONDS_PER_HOUR
 from speedtrap.serving.pareto import PARETO_COLUMNS, pareto_frontier
 from speedtrap.serving.replica import ReplicaPhysics
@@ -47,6 +48,25 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
+
+
+def _print_version(show: bool) -> None:
+    if show:
+        from speedtrap import __version__
+
+        typer.echo(f"speedtrap {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Simulate developers working with LLM coding agents: is fast inference worth it?"""
+
 
 # --- shared helpers ---------------------------------------------------------------------------
 
@@ -540,8 +560,10 @@ def run(
     """Simulate one scenario for one seed: where the developers' time went, and what it cost.
 
     JSON (--json), schema_version 1: {"schema_version": 1, "scenario": str, "seed": int,
-    "summary": {key: float}} with the summary keys documented in speedtrap.models.results
-    (shares are fractions of all developer-seconds; seconds; USD; tasks per developer-day).
+    "summary": {key: float}, "backends": [str], "policy": str, "overrides": [str], "scenario_spec":
+    {resolved scenario}, "provenance": {...}} with the summary keys documented in
+    speedtrap.models.results (shares are fractions of all developer-seconds; seconds; USD; tasks
+    per developer-day); provenance as in ``compare``.
     With --replay: {"schema_version": 1, "scenario", "seed", "recorded_backend", "backend",
     "skipped": {kind: int}, "recorded_timing": {...}, "measures": [{"measure", "label", "recorded",
     "replayed", "change"}]}.
@@ -570,13 +592,19 @@ def run(
                 "scenario": scenario.name,
                 "seed": seed,
                 "summary": summary,
+                "backends": list(scenario.backends),
+                "policy": scenario.policy.kind,
+                "overrides": list(sets or ()),
+                "scenario_spec": scenario.model_dump(mode="json"),
+                "provenance": provenance(),
             }
         )
         return
     hours = scenario.workday_s / SECONDS_PER_HOUR
     print_table(
         f"{scenario.name}: where a developer-day ({hours:g} h) goes — {scenario.developers} developers, "
-        f"{scenario.developer_days:g} developer-days, seed {seed}",
+        f"{scenario.developer_days:g} developer-days, seed {seed}; backends {', '.join(scenario.backends)}, "
+        f"policy {scenario.policy.kind}",
         ["category", "share", "hours per developer-day"],
         [
             [CATEGORY_LABELS[c], _percent(summary[f"share_{c}"]), summary[f"share_{c}"] * hours]
@@ -727,7 +755,8 @@ def sweep(
     so an interrupted sweep resumes; the table shows mean ± 95% CI per design point.
 
     JSON (--json), schema_version 1: {"schema_version": 1, "experiment": str, "results_dir": str,
-    "runs", "new_runs", "replications": int, "factors": list of str, "summary": list of {<factor>:
+    "runs", "new_runs", "replications": int, "factors": list of str, "provenance": {...} (as in
+    ``compare``), "summary": list of {<factor>:
     value, ..., "outcome": str, "n": int, "mean", "std", "ci_low", "ci_high": float or null}} — one
     summary record per design point × outcome (units: those of speedtrap.models.results).
     """
@@ -775,6 +804,7 @@ def sweep(
                 "new_runs": new_runs,
                 "replications": spec.replications,
                 "factors": factors,
+                "provenance": provenance(),
                 "summary": [
                     {k: _json_number(v) for k, v in record.items()} for record in summary.to_dict("records")
                 ],
@@ -987,6 +1017,7 @@ def validate_serving_command(
 
 # --- your own sessions (fit; run --replay) ---------------------------------------------------
 
+import speedtrap.cli_compare  # noqa: E402  (registers `compare`)
 import speedtrap.cli_sessions  # noqa: E402, F401  (registers `fit`; after the helpers it uses)
 
 # --- app: the interactive browser app ----------------------------------------------------------

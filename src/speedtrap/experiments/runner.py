@@ -200,7 +200,8 @@ def experiment_identity(
     the replication seeds and the model's name."""
     record = {
         "experiment": spec.model_dump(mode="json", exclude={"scenario", "quick"}),  # quick: not these runs
-        "base_scenario": spec.scenario.model_dump(mode="json"),
+        # value prices the outputs and does not change the runs
+        "base_scenario": spec.scenario.model_dump(mode="json", exclude={"value"}),
         "points": points.to_dict(orient="records"),
         "seeds": list(seeds),
         "model": model_name(model),
