@@ -133,28 +133,106 @@ def _caveat_marks(differences: pd.DataFrame) -> tuple[list[str], list[str]]:
     return marks, notes
 
 
+def analyse(runs: pd.DataFrame, arms: Mapping[str, Scenario]) -> tuple[pd.DataFrame, list[Any]]:
+    """Paired differences of every outcome from the first arm (with ``verdict`` and ``caveat``
+    columns), and each other arm's economics (:class:`speedtrap.analysis.value.ArmValue`)."""
+    from speedtrap.analysis.statistics import ci_caveat, difference_verdict, paired_differences
+    from speedtrap.analysis.value import arm_value
+
+    baseline = next(iter(arms))
+    outcomes = [key for key, *_ in COMPARE_OUTCOMES]
+    differences = paired_differences(runs, "arm", baseline, outcomes=outcomes, by=[])
+    bounds = list(zip(differences["n"], differences["ci_low"], differences["ci_high"], strict=True))
+    differences["verdict"] = [difference_verdict(lo, hi) for _, lo, hi in bounds]
+    differences["caveat"] = [ci_caveat(int(n), lo, hi) for n, lo, hi in bounds]
+    base_runs = runs[runs["arm"] == baseline].set_index("seed")
+    values = []
+    for label in list(arms)[1:]:
+        arm_runs = runs[runs["arm"] == label].set_index("seed")
+        pairs = pd.DataFrame(
+            {
+                "tasks_base": base_runs["tasks_per_dev_day"],
+                "usd_base": base_runs["usd_per_dev_day"],
+                "tasks_arm": arm_runs["tasks_per_dev_day"],
+                "usd_arm": arm_runs["usd_per_dev_day"],
+            }
+        )
+        values.append(arm_value(pairs, label, value=arms[label].value, workday_s=arms[label].workday_s))
+    return differences, values
+
+
+def print_differences(
+    differences: pd.DataFrame, values: Sequence[Any], first: Scenario, baseline: str, replications: int
+) -> None:
+    """The paired table (with footnoted caveats) and the economics table."""
+    marks, notes = _caveat_marks(differences)
+    labels = {key: (label, scale, suffix) for key, label, scale, suffix in COMPARE_OUTCOMES}
+    rows = []
+    for record, mark in zip(differences.to_dict("records"), marks, strict=True):
+        label, scale, suffix = labels[record["outcome"]]
+        rows.append(
+            [
+                label,
+                record["arm"],
+                f"{scale * record['baseline_mean']:.4g}",
+                f"{scale * record['level_mean']:.4g}",
+                _difference(record, scale, suffix) + mark,
+                record["verdict"],
+            ]
+        )
+    days = first.horizon_s / first.workday_s
+    print_table(
+        f"Paired differences from {baseline}: {first.developers} developers × {days:g} "
+        f"day{'s' if days != 1 else ''}, {replications} replications (same seeds on every arm), "
+        "mean [95% CI]",
+        ["outcome", "arm", baseline, "arm mean", "difference [95% CI]", "verdict"],
+        rows,
+    )
+    for i, note in enumerate(notes):
+        typer.echo(f"{'*' * (i + 1)} {note}")
+    print_table(
+        f"Economics against {baseline} at ${first.value.usd_per_dev_hour:g} per developer-hour",
+        ["arm", "net $/dev-day [95% CI]", "net $/dev-month", "break-even price (×)", "break-even $/dev-hour"],
+        [
+            [
+                v.arm,
+                f"{usd(v.net_usd_per_dev_day)} [{usd(v.net_ci_low)}, {usd(v.net_ci_high)}]",
+                usd(v.net_usd_per_dev_month),
+                f"{v.break_even_price_multiple:.2f}",
+                f"{v.break_even_usd_per_dev_hour:,.0f} ({v.pays})"
+                if not math.isnan(v.break_even_usd_per_dev_hour)
+                else v.pays,
+            ]
+            for v in values
+        ],
+    )
+
+
 def finding(differences: pd.DataFrame, values: Sequence[Any], baseline: str, usd_per_hour: float) -> str:
     """The comparison in words: each arm's tasks per developer-day and its economics against the
     baseline, with the 95% CIs."""
-    from speedtrap.analysis.statistics import difference_verdict
+    from speedtrap.analysis.statistics import ci_caveat, difference_verdict
 
     parts = []
     tasks = differences[differences["outcome"] == "tasks_per_dev_day"].set_index("arm")
     for value in values:
         row = tasks.loc[value.arm]
         verdict = difference_verdict(row["ci_low"], row["ci_high"])
+        caveat = f"; {row['caveat']}" if row.get("caveat") else ""
         if verdict == "no detectable difference":
             output = (
                 f"{value.arm} shows no detectable difference in tasks per developer-day from {baseline} "
-                f"({row['mean']:+.2f}, 95% CI {row['ci_low']:+.2f} to {row['ci_high']:+.2f})"
+                f"({row['mean']:+.2f}, 95% CI {row['ci_low']:+.2f} to {row['ci_high']:+.2f}{caveat})"
             )
         else:
             output = (
                 f"{value.arm} completes {abs(row['mean']):.2f} {'more' if verdict == 'higher' else 'fewer'} "
                 f"tasks per developer-day than {baseline} ({100 * (row['ratio'] - 1):+.1f}%, 95% CI "
-                f"{row['ci_low']:+.2f} to {row['ci_high']:+.2f})"
+                f"{row['ci_low']:+.2f} to {row['ci_high']:+.2f}{caveat})"
             )
         net = value.net_usd_per_dev_day
+        net_caveat = ci_caveat(value.n, value.net_ci_low, value.net_ci_high)
+        net_note = f"; {net_caveat}" if net_caveat else ""
         pays = difference_verdict(value.net_ci_low, value.net_ci_high)
         worth = {
             "higher": "it pays",
@@ -163,7 +241,7 @@ def finding(differences: pd.DataFrame, values: Sequence[Any], baseline: str, usd
         }[pays]
         economics = (
             f"at ${usd_per_hour:g} per developer-hour {worth}: net {usd(net)} per developer-day "
-            f"(95% CI {usd(value.net_ci_low)} to {usd(value.net_ci_high)}; "
+            f"(95% CI {usd(value.net_ci_low)} to {usd(value.net_ci_high)}{net_note}; "
             f"{usd(value.net_usd_per_dev_month)} per developer-month)"
         )
         side = {
@@ -269,8 +347,6 @@ def compare(
     """
     from dataclasses import asdict
 
-    from speedtrap.analysis.statistics import ci_caveat, difference_verdict, paired_differences
-    from speedtrap.analysis.value import arm_value
     from speedtrap.experiments.seeds import replication_seeds
     from speedtrap.models.workflow import simulate
     from speedtrap.provenance import provenance
@@ -291,29 +367,7 @@ def compare(
         runs = compare_runs(built, seeds, lambda s, sd: simulate(s, sd).summary(), progress=not json_out)
     except (ValueError, KeyError) as exc:
         fail(one_line(exc))
-    outcomes = [key for key, *_ in COMPARE_OUTCOMES]
-    differences = paired_differences(runs, "arm", baseline, outcomes=outcomes, by=[])
-    differences["verdict"] = [
-        difference_verdict(lo, hi)
-        for lo, hi in zip(differences["ci_low"], differences["ci_high"], strict=True)
-    ]
-    differences["caveat"] = [
-        ci_caveat(int(n), lo, hi)
-        for n, lo, hi in zip(differences["n"], differences["ci_low"], differences["ci_high"], strict=True)
-    ]
-    base_runs = runs[runs["arm"] == baseline].set_index("seed")
-    values = []
-    for label in list(built)[1:]:
-        arm_runs = runs[runs["arm"] == label].set_index("seed")
-        pairs = pd.DataFrame(
-            {
-                "tasks_base": base_runs["tasks_per_dev_day"],
-                "usd_base": base_runs["usd_per_dev_day"],
-                "tasks_arm": arm_runs["tasks_per_dev_day"],
-                "usd_arm": arm_runs["usd_per_dev_day"],
-            }
-        )
-        values.append(arm_value(pairs, label, value=built[label].value, workday_s=built[label].workday_s))
+    differences, values = analyse(runs, built)
     text = finding(differences, values, baseline, first.value.usd_per_dev_hour)
     written = plot_differences(differences, baseline, figure) if figure is not None else []
     if json_out:
@@ -340,48 +394,7 @@ def compare(
             }
         )
         return
-    marks, notes = _caveat_marks(differences)
-    differences["mark"] = marks
-    labels = {key: (label, scale, suffix) for key, label, scale, suffix in COMPARE_OUTCOMES}
-    rows = []
-    for record in differences.to_dict("records"):
-        label, scale, suffix = labels[record["outcome"]]
-        rows.append(
-            [
-                label,
-                record["arm"],
-                f"{scale * record['baseline_mean']:.4g}",
-                f"{scale * record['level_mean']:.4g}",
-                _difference(record, scale, suffix) + record["mark"],
-                record["verdict"],
-            ]
-        )
-    days = first.horizon_s / first.workday_s
-    print_table(
-        f"Paired differences from {baseline}: {first.developers} developers × {days:g} "
-        f"day{'s' if days != 1 else ''}, "
-        f"{replications} replications (same seeds on every arm), mean [95% CI]",
-        ["outcome", "arm", baseline, "arm mean", "difference [95% CI]", "verdict"],
-        rows,
-    )
-    for i, note in enumerate(notes):
-        typer.echo(f"{'*' * (i + 1)} {note}")
-    print_table(
-        f"Economics against {baseline} at ${first.value.usd_per_dev_hour:g} per developer-hour",
-        ["arm", "net $/dev-day [95% CI]", "net $/dev-month", "break-even price (×)", "break-even $/dev-hour"],
-        [
-            [
-                v.arm,
-                f"{usd(v.net_usd_per_dev_day)} [{usd(v.net_ci_low)}, {usd(v.net_ci_high)}]",
-                usd(v.net_usd_per_dev_month),
-                f"{v.break_even_price_multiple:.2f}",
-                f"{v.break_even_usd_per_dev_hour:,.0f} ({v.pays})"
-                if not math.isnan(v.break_even_usd_per_dev_hour)
-                else v.pays,
-            ]
-            for v in values
-        ],
-    )
+    print_differences(differences, values, first, baseline, replications)
     typer.echo(f"Finding: {text}")
     if quick:
         typer.echo(
@@ -390,3 +403,134 @@ def compare(
         )
     if written:
         typer.echo("Wrote " + ", ".join(str(p) for p in written))
+
+
+# --- demo: the headline on the three backends, replicated --------------------------------------
+
+DEMO_DEVELOPERS = 10
+DEMO_DAYS = 4.0
+DEMO_REPLICATIONS = 8
+"""The demo's reduced size: the headline team of 10 for 4 developer-days (not 20) × 8 replications,
+about half a minute on one core; ``speedtrap experiment headline`` runs the full design."""
+HEADLINE_DAYS = 20.0
+"""Developer-days of the full headline scenario (experiments/scenarios/headline.toml)."""
+QUICK_DEMO = (2, 1.0, 3)
+"""``demo --quick``: 2 developers × 1 developer-day × 3 replications (a smoke run)."""
+
+
+def demo_finding(differences: pd.DataFrame, baseline: str, runs: pd.DataFrame) -> str:
+    """Where the baseline's time goes, how waiting, fixing and switching move on each other backend,
+    and the paired comparison of output and economics."""
+    from speedtrap.analysis.statistics import difference_verdict
+
+    base = runs[runs["arm"] == baseline]
+    shares = ", ".join(
+        f"{100 * base[key].mean():.1f}% {label}"
+        for key, label in (("waiting_share", "waiting on the agent"), ("fixing_share", "fixing its mistakes"))
+    )
+    moves = []
+    for arm in differences["arm"].drop_duplicates():
+        rows = differences[differences["arm"] == arm].set_index("outcome")
+        parts = []
+        for key, label in (
+            ("waiting_share", "waiting"),
+            ("fixing_share", "fixing"),
+            ("share_switching", "switching"),
+        ):
+            row = rows.loc[key]
+            low, high = 100 * row["ci_low"], 100 * row["ci_high"]
+            if difference_verdict(row["ci_low"], row["ci_high"]) == "no detectable difference":
+                parts.append(f"{label}: no detectable difference ({low:+.1f} to {high:+.1f} pp)")
+            else:
+                parts.append(f"{label}: {100 * row["mean"]:+.1f} pp ({low:+.1f} to {high:+.1f})")
+        moves.append(f"on {arm}, {', '.join(parts)}")
+    return f"On {baseline}, developers spend {shares}; " + "; ".join(moves) + "."
+
+
+@app.command()
+def demo(
+    seed: SeedOption = DEFAULT_SEED,
+    out: Annotated[Path, typer.Option("--out", help="Directory for the figure and tables.")] = Path(
+        "results/demo"
+    ),
+    quick: Annotated[
+        bool, typer.Option("--quick", help="2 developers × 1 developer-day × 3 replications (a smoke run).")
+    ] = False,
+) -> None:
+    """The headline, replicated: the same developers and tasks on each of the three backends (10
+    developers × 4 developer-days × 8 replications, a reduced size of the headline's 20 days) —
+    waiting, fixing and switching, tasks per developer-day and $ per task as paired differences from
+    gpu-batched with 95% CIs, the economics at the scenario's value of developer time, and a figure
+    of the ledger. The full design: speedtrap experiment headline."""
+    from speedtrap.cli import DEMO_BACKENDS, HEADLINE_SCENARIO
+    from speedtrap.experiments.seeds import replication_seeds
+    from speedtrap.models.workflow import simulate
+
+    developers, days, replications = QUICK_DEMO if quick else (DEMO_DEVELOPERS, DEMO_DAYS, DEMO_REPLICATIONS)
+    with bad_input_exits():
+        scenario = load_scenario(HEADLINE_SCENARIO)
+        scenario = scenario.with_overrides({"developers": developers, "horizon_s": days * scenario.workday_s})
+        arms = {name: scenario.with_backend(name) for name in DEMO_BACKENDS}
+    seeds = replication_seeds(seed, replications)
+    typer.echo(
+        f"demo: {developers} developers × {days:g} developer-days × {replications} replications on "
+        f"{len(arms)} backends (the headline scenario reduced from {HEADLINE_DAYS:g} days; the full "
+        "design is `speedtrap experiment headline`)",
+        err=True,
+    )
+    runs = compare_runs(arms, seeds, lambda s, sd: simulate(s, sd).summary())
+    differences, values = analyse(runs, arms)
+    baseline = next(iter(arms))
+    out.mkdir(parents=True, exist_ok=True)
+    frame = runs.rename(columns={"arm": "backend"})
+    means = frame.drop(columns=["replication", "seed"]).groupby("backend", sort=False).mean().reset_index()
+    means.to_csv(out / "summary.csv", index=False)
+    frame.to_csv(out / "runs.csv", index=False)
+    differences.to_csv(out / "differences.csv", index=False)
+    print_table(
+        f"{scenario.name}: means over {replications} replications (same tasks on every backend)",
+        ["backend", "tok/s per request", "waiting", "fixing", "switching", "tasks per dev-day", "$ per task"],
+        [
+            [
+                row.backend,
+                f"{row.mean_decode_tok_s:.0f}",
+                f"{100 * row.waiting_share:.1f}%",
+                f"{100 * row.fixing_share:.1f}%",
+                f"{100 * row.share_switching:.1f}%",
+                f"{row.tasks_per_dev_day:.2f}",
+                f"${row.usd_per_task:.2f}",
+            ]
+            for row in means.itertuples()
+        ],
+    )
+    print_differences(differences, values, arms[baseline], baseline, replications)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from speedtrap.plots import figure_of, plot_ledger, save_figure
+
+    ax = plot_ledger(
+        frame,
+        "backend",
+        workday_s=scenario.workday_s,
+        title=f"Where a developer-day goes, by backend (mean of {replications} runs; bars: 95% CI)",
+    )
+    fig = figure_of(ax)
+    paths = save_figure(fig, out, "ledger")
+    plt.close(fig)
+    paths += plot_differences(differences, baseline, out / "differences.png")
+    usd_per_hour = arms[baseline].value.usd_per_dev_hour
+    typer.echo(
+        "Finding: "
+        + demo_finding(differences, baseline, runs)
+        + " "
+        + finding(differences, values, baseline, usd_per_hour)
+    )
+    if quick:
+        typer.echo(f"(--quick: {replications} replications; drop --quick for the demo's CIs.)")
+    typer.echo(
+        f"Wrote {out / 'summary.csv'}, {out / 'runs.csv'}, {out / 'differences.csv'}, "
+        + ", ".join(map(str, paths))
+    )
