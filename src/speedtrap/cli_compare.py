@@ -442,7 +442,7 @@ def demo_finding(differences: pd.DataFrame, baseline: str, runs: pd.DataFrame) -
             if difference_verdict(row["ci_low"], row["ci_high"]) == "no detectable difference":
                 parts.append(f"{label}: no detectable difference ({low:+.1f} to {high:+.1f} pp)")
             else:
-                parts.append(f"{label}: {100 * row["mean"]:+.1f} pp ({low:+.1f} to {high:+.1f})")
+                parts.append(f"{label}: {100 * row['mean']:+.1f} pp ({low:+.1f} to {high:+.1f})")
         moves.append(f"on {arm}, {', '.join(parts)}")
     return f"On {baseline}, developers spend {shares}; " + "; ".join(moves) + "."
 
