@@ -92,3 +92,31 @@ def test_the_value_section_changes_neither_runs_nor_stored_identities() -> None:
     assert experiment_identity(base, points, [1], simulate) == experiment_identity(
         other, points, [1], simulate
     )
+
+
+def test_sweep_cells_and_the_headline_finding_flag_unreliable_intervals() -> None:
+    from speedtrap.cli import _mean_pm
+    from speedtrap.experiments.canonical.headline import BASELINE, finding
+
+    assert _mean_pm(15.25, -7.0, 37.5, 2, 1.0, "").endswith("(n=2)")
+    assert _mean_pm(0.1538, 0.1538, 0.1538, 10, 100.0, "%").endswith("(zero width)")
+    assert "(" not in _mean_pm(15.0, 14.0, 16.0, 10, 1.0, "")
+    outcomes = ["tasks_per_dev_day", "usd_per_task", "fixing_share", "waiting_share", "share_switching"]
+    summary = pd.DataFrame(
+        {
+            "backend": BASELINE,
+            "outcome": outcomes,
+            "n": 3,
+            "mean": 1.0,
+            "std": 0.0,
+            "ci_low": 1.0,
+            "ci_high": 1.0,
+        }
+    )
+    paired = pd.DataFrame(
+        {
+            "backend": "gpu-fast", "outcome": outcomes, "n": 3, "baseline_mean": 1.0, "level_mean": 2.75,
+            "mean": 1.75, "std": 0.0, "ci_low": 1.75, "ci_high": 1.75, "ratio": 2.75,
+        }
+    )  # fmt: skip
+    assert "zero-width interval" in finding(summary, paired)

@@ -13,26 +13,20 @@ import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
-import pandas as pd
 import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from speedtrap.config.backend import Backend
-from speedtrap.config.ledger import LEDGER_CATEGORIES
-from speedtrap.config.presets import AGENT_CONTEXT_TOKENS, BACKEND_PRESETS, hardware_preset, llm_preset
-from speedtrap.config.scenario import Scenario
-from speedtrap.experiments.canonical import CANONICAL, EXPERIMENTS_DIR
-from speedtrap.experiments.executors import EXECUTOR_KINDS
-from speedtrap.models.workflow import simulate
-from speedtrap.plots import CATEGORY_LABELS
 from speedtrap.provenance import provenance
-from speedtrap.serving.economics import SECONDS_PER_HOUR
-from speedtrap.serving.pareto import PARETO_COLUMNS, pareto_frontier
-from speedtrap.serving.replica import ReplicaPhysics
+
+if TYPE_CHECKING:  # imported where used, so that `speedtrap --help` starts fast
+    import pandas as pd
+
+    from speedtrap.config.backend import Backend
+    from speedtrap.config.scenario import Scenario
 
 JSON_SCHEMA_VERSION = 1
 TYPICAL_UNCACHED_TOKENS = 4_000
@@ -141,6 +135,8 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (schema in 
 
 def backend_row(backend: Backend, *, uncached_tokens: int) -> dict[str, Any]:
     """One backend's derived numbers at its typical load (the ``backends --json`` record)."""
+    from speedtrap.serving.replica import ReplicaPhysics
+
     physics = ReplicaPhysics.from_backend(backend)
     batch, context = backend.typical_batch, backend.typical_context_tokens
     tier = backend.tier()
@@ -204,6 +200,8 @@ def backends(
     "tier": str, "price_multiplier", "input_usd_per_mtok", "output_usd_per_mtok" (tier price, USD per
     million tokens), "failure_multiplier", "tool_error_prob": float}]}.
     """
+    from speedtrap.config.presets import BACKEND_PRESETS
+
     rows = [backend_row(backend, uncached_tokens=uncached_tokens) for backend in BACKEND_PRESETS.values()]
     if json_out:
         print_json(
@@ -260,6 +258,8 @@ def _resolve_spec(fields: dict[str, Any], name: str | None, kind: str) -> Any:
 
     preset = fields.pop("preset", None) or (name if not fields.get("name") else None)
     if preset is not None:
+        from speedtrap.config.presets import hardware_preset, llm_preset
+
         base = llm_preset(preset) if kind == "model" else hardware_preset(preset)
         return base.with_overrides(fields) if fields else base
     if not fields:
@@ -283,6 +283,9 @@ def pareto_backend(
     if llm_overrides:
         llm = llm.with_overrides(llm_overrides)
     hw = _resolve_spec(hardware_fields, hardware, "hardware")
+    from speedtrap.config.backend import Backend
+    from speedtrap.config.presets import AGENT_CONTEXT_TOKENS
+
     context_tokens = min(AGENT_CONTEXT_TOKENS, llm.context_window_tokens) if context is None else context
     return Backend(
         name=f"{llm.name}@{hw.name}",
@@ -372,6 +375,9 @@ def pareto(
     (output tokens/s), "step_s" (s per output token), "ttft_s" (s), "cost_usd_per_mtok" (USD per
     million output tokens, null without a chip price): float, "bound": "memory"|"compute"|"latency"}]}.
     """
+    from speedtrap.serving.pareto import PARETO_COLUMNS, pareto_frontier
+    from speedtrap.serving.replica import ReplicaPhysics
+
     chosen = {"weight_bytes": weight_bytes, "compute_dtype": compute_dtype, "kv_bytes": kv_bytes}
     overrides: dict[str, Any] = {PRECISION_OPTIONS[k]: v for k, v in chosen.items() if v is not None}
     if experts is not None:
@@ -432,7 +438,22 @@ def pareto(
 
 # --- run --------------------------------------------------------------------------------------
 
-HEADLINE_SCENARIO = EXPERIMENTS_DIR / "scenarios" / "headline.toml"
+
+def headline_scenario_path() -> Path:
+    """The headline scenario file (experiments/scenarios/headline.toml, or the wheel's copy)."""
+    from speedtrap.experiments.files import experiments_dir
+
+    return experiments_dir() / "scenarios" / "headline.toml"
+
+
+def __getattr__(name: str) -> Any:
+    """``HEADLINE_SCENARIO`` (:func:`headline_scenario_path`), found when first asked for: finding
+    it imports the experiments package, which ``speedtrap --help`` need not."""
+    if name == "HEADLINE_SCENARIO":
+        return headline_scenario_path()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 """The headline scenario file (installed with the package; its values are the specs' defaults)."""
 
 DEMO_BACKENDS: tuple[str, ...] = ("gpu-batched", "gpu-fast", "wafer-distilled")
@@ -460,6 +481,8 @@ def parse_set(assignment: str) -> tuple[str, Any]:
 def load_scenario(path: Path | None, *, backend: str | None = None, sets: Sequence[str] = ()) -> Scenario:
     """The scenario of ``path`` (default: the specs' defaults), served by ``backend`` if given, with
     ``--set`` overrides applied last; every step re-validates, errors name the field."""
+    from speedtrap.config.scenario import Scenario
+
     if path is None:
         scenario = Scenario(name="default")
     else:
@@ -578,6 +601,11 @@ def run(
             fail("--trace and --trace-window do not apply to --replay runs")
         run_replay(scenario_file, replay, backend, recorded_backend, sets or (), seed, json_out)
         return
+    from speedtrap.config.ledger import LEDGER_CATEGORIES
+    from speedtrap.models.workflow import simulate
+    from speedtrap.plots import CATEGORY_LABELS
+    from speedtrap.serving.economics import SECONDS_PER_HOUR
+
     with bad_input_exits():
         scenario = load_scenario(scenario_file, backend=backend, sets=sets or ())
         window = trace_window_arg(trace_file, trace_window, scenario.horizon_s)
@@ -645,13 +673,17 @@ SWEEP_OUTCOMES: list[tuple[str, str, float, str]] = [
 """Outcomes shown by ``sweep``: key, header with unit, scale and suffix of the shown numbers."""
 
 
-def _mean_pm(mean: float, low: float, high: float, scale: float, suffix: str) -> str:
-    """``mean ± half-width`` of a confidence interval, two decimals, scaled (NaN: n/a)."""
+def _mean_pm(mean: float, low: float, high: float, n: int, scale: float, suffix: str) -> str:
+    """``mean ± half-width`` of a confidence interval, two decimals, scaled (NaN: n/a), marked
+    " (n=3)" from fewer than 5 values and " (zero width)" when it has none."""
+    from speedtrap.analysis.statistics import ci_flag
+
     if math.isnan(mean):  # no value in any replication
         return "n/a"
     if math.isnan(low):  # one replication: no interval
         return f"{scale * mean:.2f}{suffix}"
-    return f"{scale * mean:.2f}{suffix} ± {scale * (high - low) / 2:.2f}{suffix}"
+    flag = ci_flag(n, low, high)
+    return f"{scale * mean:.2f}{suffix} ± {scale * (high - low) / 2:.2f}{suffix}{flag}"
 
 
 def _json_number(value: Any) -> Any:
@@ -743,7 +775,12 @@ def sweep(
     shown = [entry for entry in SWEEP_OUTCOMES if entry[0] in table.columns]
     summary = summarize(table, by=factors, outcomes=[key for key, *_ in shown])
     cells = {
-        (tuple(row[f] for f in factors), row["outcome"]): (row["mean"], row["ci_low"], row["ci_high"])
+        (tuple(row[f] for f in factors), row["outcome"]): (
+            row["mean"],
+            row["ci_low"],
+            row["ci_high"],
+            int(row["n"]),
+        )
         for row in summary.to_dict("records")
     }
     points = table[factors].drop_duplicates().itertuples(index=False, name=None) if factors else [()]
@@ -782,7 +819,8 @@ def experiment(
     figures go to results/<name>/, and it prints its finding in words with the numbers.
     The same as ``python experiments/<name>.py``."""
     from speedtrap.experiments import StoreMismatchError
-    from speedtrap.experiments.canonical import run_canonical
+    from speedtrap.experiments.canonical import CANONICAL, run_canonical
+    from speedtrap.experiments.executors import EXECUTOR_KINDS
 
     with bad_input_exits():
         if name not in CANONICAL:
@@ -834,7 +872,7 @@ def validate_workflow_command(
     from speedtrap.validation.workflow import default_scenarios, validate_workflow
 
     with bad_input_exits():
-        scenarios = default_scenarios(HEADLINE_SCENARIO.parents[2], quick=quick)
+        scenarios = default_scenarios(headline_scenario_path().parents[2], quick=quick)
     check = validate_workflow(scenarios, range(seed, seed + replications))
     table = check.table
     if as_json:

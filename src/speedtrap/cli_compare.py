@@ -10,9 +10,8 @@ import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import pandas as pd
 import typer
 
 from speedtrap.cli import (
@@ -30,7 +29,11 @@ from speedtrap.cli import (
     print_json,
     print_table,
 )
-from speedtrap.config.scenario import Scenario
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from speedtrap.config.scenario import Scenario
 
 COMPARE_OUTCOMES: list[tuple[str, str, float, str]] = [
     ("tasks_per_dev_day", "tasks per developer-day", 1.0, ""),
@@ -87,6 +90,8 @@ def compare_runs(
 ) -> pd.DataFrame:
     """One run per arm × seed (every arm meets the same seeds): a row per run with ``arm``,
     ``replication``, ``seed`` and the run's summary."""
+    import pandas as pd
+
     rows = []
     total = len(arms) * len(seeds)
     for i, (label, scenario) in enumerate(arms.items()):
@@ -136,6 +141,8 @@ def _caveat_marks(differences: pd.DataFrame) -> tuple[list[str], list[str]]:
 def analyse(runs: pd.DataFrame, arms: Mapping[str, Scenario]) -> tuple[pd.DataFrame, list[Any]]:
     """Paired differences of every outcome from the first arm (with ``verdict`` and ``caveat``
     columns), and each other arm's economics (:class:`speedtrap.analysis.value.ArmValue`)."""
+    import pandas as pd
+
     from speedtrap.analysis.statistics import ci_caveat, difference_verdict, paired_differences
     from speedtrap.analysis.value import arm_value
 
@@ -462,13 +469,13 @@ def demo(
     waiting, fixing and switching, tasks per developer-day and $ per task as paired differences from
     gpu-batched with 95% CIs, the economics at the scenario's value of developer time, and a figure
     of the ledger. The full design: speedtrap experiment headline."""
-    from speedtrap.cli import DEMO_BACKENDS, HEADLINE_SCENARIO
+    from speedtrap.cli import DEMO_BACKENDS, headline_scenario_path
     from speedtrap.experiments.seeds import replication_seeds
     from speedtrap.models.workflow import simulate
 
     developers, days, replications = QUICK_DEMO if quick else (DEMO_DEVELOPERS, DEMO_DAYS, DEMO_REPLICATIONS)
     with bad_input_exits():
-        scenario = load_scenario(HEADLINE_SCENARIO)
+        scenario = load_scenario(headline_scenario_path())
         scenario = scenario.with_overrides({"developers": developers, "horizon_s": days * scenario.workday_s})
         arms = {name: scenario.with_backend(name) for name in DEMO_BACKENDS}
     seeds = replication_seeds(seed, replications)

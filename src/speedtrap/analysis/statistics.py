@@ -207,3 +207,22 @@ def difference_verdict(low: float, high: float) -> str:
     if math.isnan(low) or math.isnan(high) or low <= 0 <= high:
         return "no detectable difference"
     return "higher" if low > 0 else "lower"
+
+
+def ci_flag(n: int | None, low: float, high: float) -> str:
+    """A short mark for a table cell whose interval :func:`ci_caveat` would flag: ``" (n=3)"``,
+    ``" (zero width)"``, or ``""``; ``n=None`` checks the width only."""
+    if math.isnan(low) or math.isnan(high):
+        return ""
+    if high - low == 0:
+        return " (zero width)"
+    if n is not None and n < MIN_REPLICATIONS_FOR_CI:
+        return f" (n={n})"
+    return ""
+
+
+def caveat_suffix(n: int, low: float, high: float) -> str:
+    """``"; <caveat>"`` for a finding's parenthesis when :func:`ci_caveat` flags the interval, else
+    ``""``."""
+    caveat = ci_caveat(n, low, high)
+    return f"; {caveat}" if caveat else ""

@@ -9,7 +9,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from speedtrap.analysis.statistics import paired_differences, summarize
+from speedtrap.analysis.statistics import caveat_suffix, paired_differences, summarize
 from speedtrap.config.experiment import Experiment
 from speedtrap.experiments.canonical import Report
 from speedtrap.models.workflow import simulate_summary
@@ -84,11 +84,14 @@ def finding(summary: pd.DataFrame, paired: pd.DataFrame, vs_manual: pd.DataFrame
         lines.append(
             f"{backend}: {100 * (tasks['ratio'] - 1):+.1f}% tasks per developer-day "
             f"(paired difference {tasks['mean']:+.2f}, "
-            f"95% CI {tasks['ci_low']:+.2f} to {tasks['ci_high']:+.2f}), "
+            f"95% CI {tasks['ci_low']:+.2f} to {tasks['ci_high']:+.2f}"
+            f"{caveat_suffix(int(tasks['n']), tasks['ci_low'], tasks['ci_high'])}), "
             f"waiting {100 * waiting['level_mean']:.1f}% of the time "
             f"(paired difference {100 * waiting['mean']:+.1f} points, "
             f"95% CI {100 * waiting['ci_low']:+.1f} to "
-            f"{100 * waiting['ci_high']:+.1f}), fixing {100 * fixing['level_mean']:.1f}%, {price}."
+            f"{100 * waiting['ci_high']:+.1f}"
+            f"{caveat_suffix(int(waiting['n']), waiting['ci_low'], waiting['ci_high'])}), "
+            f"fixing {100 * fixing['level_mean']:.1f}%, {price}."
         )
     if vs_manual is not None:
         for backend, rows in vs_manual.groupby("backend", sort=False):
@@ -96,6 +99,7 @@ def finding(summary: pd.DataFrame, paired: pd.DataFrame, vs_manual: pd.DataFrame
             lines.append(
                 f"{backend} against no AI: {tasks['ratio']:.2f}× the tasks per developer-day of working "
                 f"by hand (paired difference {tasks['mean']:+.2f}, "
-                f"95% CI {tasks['ci_low']:+.2f} to {tasks['ci_high']:+.2f})."
+                f"95% CI {tasks['ci_low']:+.2f} to {tasks['ci_high']:+.2f}"
+                f"{caveat_suffix(int(tasks['n']), tasks['ci_low'], tasks['ci_high'])})."
             )
     return "\n".join(lines)
