@@ -497,10 +497,38 @@ def load_scenario(path: Path | None, *, backend: str | None = None, sets: Sequen
     for assignment in sets:
         field, value = parse_set(assignment)
         try:
+            if field == "policy.kind":
+                scenario = with_policy_kind(scenario, str(value))
+                continue
             scenario = scenario.with_overrides({field: value})
         except (ValidationError, KeyError) as exc:
             raise ValueError(f"--set {assignment}: {one_line(exc)}") from None
     return scenario
+
+
+def with_policy_kind(scenario: Scenario, kind: str) -> Scenario:
+    """``scenario`` under policy ``kind``, its table rebuilt: fields the new kind shares with the old
+    policy are kept, and a route the new kind needs goes to the old policy's backend (else the
+    scenario's first backend); later ``--set policy.…`` refine it."""
+    from speedtrap.config.policy import policy_spec_class
+
+    try:
+        fields = policy_spec_class(kind).model_fields
+    except KeyError as exc:
+        raise ValueError(f"policy.kind: {exc.args[0]}") from None
+    old = scenario.policy.model_dump(mode="python")
+    main = old.get("backend") or next(iter(scenario.backends))
+    policy: dict[str, Any] = {"kind": kind}
+    policy.update({k: v for k, v in old.items() if k in fields and k != "kind"})
+    for name, field in fields.items():
+        if name in policy or not field.is_required():
+            continue
+        policy[name] = main if name == "backend" else {"backend": main}  # a route: first, then
+    if "routes" in fields and not policy.get("routes") and policy.get("default") is None:
+        policy["default"] = {"backend": main}  # by_difficulty: every class on the old backend
+    data = scenario.model_dump(mode="python")
+    data["policy"] = policy
+    return type(scenario).model_validate(data)
 
 
 def _percent(share: float) -> str:
@@ -535,6 +563,16 @@ def trace_window_arg(
     if start >= horizon_s:
         raise ValueError(f"--trace-window {text}: starts after the horizon ({horizon_s:g} s)")
     return start, min(end, horizon_s)
+
+
+def export_run(result: Any, scenario: Scenario, seed: int, directory: Path) -> None:
+    """Write a run's tasks, requests and ledger as Parquet and its spec.json to ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in ("tasks", "requests", "ledger"):
+        getattr(result, name).to_parquet(directory / f"{name}.parquet", index=False)
+    spec = {"scenario": scenario.model_dump(mode="json"), "seed": seed, "provenance": provenance()}
+    (directory / "spec.json").write_text(json.dumps(json_safe(spec), indent=2, allow_nan=False))
+    typer.echo(f"Wrote tasks, requests and ledger tables (Parquet) and spec.json to {directory}", err=True)
 
 
 def write_trace(trace: dict[str, Any], path: Path) -> None:
@@ -579,6 +617,14 @@ def run(
     ] = None,
     trace_file: TraceOption = None,
     trace_window: TraceWindowOption = None,
+    export: Annotated[
+        Path | None,
+        typer.Option(
+            "--export",
+            metavar="DIR",
+            help="Write the run's tasks, requests and ledger tables as Parquet (and spec.json) to DIR.",
+        ),
+    ] = None,
 ) -> None:
     """Simulate one scenario for one seed: where the developers' time went, and what it cost.
 
@@ -593,12 +639,16 @@ def run(
 
     --trace FILE.json writes the run as Chrome trace-event JSON (open it in ui.perfetto.dev or
     chrome://tracing; tracks documented in speedtrap.traces).
+
+    --export DIR writes tasks.parquet, requests.parquet and ledger.parquet (the RunResult tables,
+    columns documented in speedtrap.models.results) and spec.json (the resolved scenario, seed and
+    provenance).
     """
     if replay:
         from speedtrap.cli_sessions import run_replay
 
-        if trace_file is not None or trace_window is not None:
-            fail("--trace and --trace-window do not apply to --replay runs")
+        if trace_file is not None or trace_window is not None or export is not None:
+            fail("--trace, --trace-window and --export do not apply to --replay runs")
         run_replay(scenario_file, replay, backend, recorded_backend, sets or (), seed, json_out)
         return
     from speedtrap.config.ledger import LEDGER_CATEGORIES
@@ -612,6 +662,8 @@ def run(
         result = simulate(scenario, seed, trace=trace_file is not None)  # a scenario that cannot run says why
     if trace_file is not None:
         write_trace(result.to_trace(window), trace_file)
+    if export is not None:
+        export_run(result, scenario, seed, export)
     summary = result.summary()
     if json_out:
         print_json(

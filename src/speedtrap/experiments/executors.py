@@ -33,6 +33,8 @@ ExecutorKind = Literal["serial", "processes", "dask"]
 EXECUTOR_KINDS: tuple[str, ...] = ("serial", "processes", "dask")
 
 DASK_EXTRA_HINT = "pip install 'speedtrap[dask]'"
+SCHEDULER_CONNECT_TIMEOUT_S = 5.0
+"""Seconds to wait for a Dask scheduler at an address before giving up (Dask's default is 30)."""
 
 
 @runtime_checkable
@@ -227,7 +229,14 @@ class DaskExecutor:
     def _connect(self, stack: ExitStack) -> Any:
         distributed = _import_distributed()
         if self.address is not None:
-            return stack.enter_context(distributed.Client(self.address))
+            try:
+                client = distributed.Client(self.address, timeout=SCHEDULER_CONNECT_TIMEOUT_S)
+            except (OSError, TimeoutError) as exc:
+                raise ValueError(
+                    f"--scheduler {self.address}: no Dask scheduler answered within "
+                    f"{SCHEDULER_CONNECT_TIMEOUT_S:g} s ({type(exc).__name__})"
+                ) from None
+            return stack.enter_context(client)
         cluster = stack.enter_context(
             distributed.LocalCluster(
                 n_workers=self.workers,
