@@ -762,10 +762,33 @@ def sweep(
         Path, typer.Option("--results-dir", help="Results go to DIR/<experiment name>/.")
     ] = Path("results"),
     json_out: JsonOption = False,
+    replications: Annotated[
+        int | None,
+        typer.Option(
+            "--replications",
+            min=1,
+            help="Replications per point (more than stored: the stored runs are kept).",
+        ),
+    ] = None,
+    sets: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set", help="Override a field of the experiment: path=value, e.g. scenario.developers=4."
+        ),
+    ] = None,
+    compare_to: Annotated[
+        int | None,
+        typer.Option(
+            "--compare-to", metavar="POINT", help="Also print paired differences from this design point."
+        ),
+    ] = None,
 ) -> None:
     """Run (or resume) an experiment: a design over scenario parameters × replications, every point
     with the same replication seeds. Finished runs are stored as they come in (DIR/<name>/runs/),
-    so an interrupted sweep resumes; the table shows mean ± 95% CI per design point.
+    so an interrupted sweep resumes; the table shows mean ± 95% CI per design point. --replications
+    above the stored number extends a finished sweep (the stored runs are the first replications);
+    a change that would alter stored results is refused. --compare-to POINT adds each outcome's
+    paired difference from that point (same seeds) with its 95% CI.
 
     JSON (--json), schema_version 1: {"schema_version": 1, "experiment": str, "results_dir": str,
     "runs", "new_runs", "replications": int, "factors": list of str, "provenance": {...} (as in
@@ -786,12 +809,17 @@ def sweep(
             raise ValueError(f"{experiment_file}: not valid TOML ({exc})") from None
         if quick:
             spec = spec.quick_variant()
+        overrides = dict(parse_set(assignment) for assignment in sets or ())
+        if replications is not None:
+            overrides["replications"] = replications
+        if overrides:
+            spec = spec.with_overrides(overrides)
         try:
             runner = make_executor(executor, workers=workers, scheduler=scheduler)
         except ImportError as exc:
             raise ValueError(str(exc)) from None
     store_dir = results_dir / spec.name
-    stored_before = len(ResultStore(store_dir).completed_keys())
+    stored_before = ResultStore(store_dir).completed_keys()
     try:
         table = run_experiment(spec, executor=runner, results_dir=results_dir, progress=not json_out)
     except StoreMismatchError as exc:
@@ -805,7 +833,7 @@ def sweep(
         )
         raise typer.Exit(130) from None
     factors = spec.factor_paths
-    new_runs = len(table) - stored_before
+    new_runs = len(set(zip(table["point"], table["replication"], strict=True)) - stored_before)
     if json_out:
         summary = summarize(table, by=factors)
         print_json(
@@ -818,6 +846,13 @@ def sweep(
                 "replications": spec.replications,
                 "factors": factors,
                 "provenance": provenance(),
+                "compare_to": compare_to,
+                "differences": [
+                    {k: _json_number(v) for k, v in record.items()}
+                    for record in sweep_differences(table, compare_to).to_dict("records")
+                ]
+                if compare_to is not None
+                else None,
                 "summary": [
                     {k: _json_number(v) for k, v in record.items()} for record in summary.to_dict("records")
                 ],
@@ -844,7 +879,48 @@ def sweep(
             for point in points
         ],
     )
+    if compare_to is not None:
+        print_sweep_differences(table, compare_to, factors, shown)
     typer.echo(f"Results: {store_dir}/ ({len(table)} runs, {new_runs} new; spec.json beside runs/).")
+
+
+def sweep_differences(table: pd.DataFrame, point: int) -> pd.DataFrame:
+    """Paired differences (same seeds) of every outcome of every design point from ``point``."""
+    from speedtrap.analysis.statistics import paired_differences
+
+    points = sorted(set(table["point"]))
+    if point not in points:
+        fail(f"--compare-to {point}: no such design point (points: 0 to {max(points)})")
+    outcomes = list(table.attrs.get("outcomes") or [])
+    return paired_differences(table, "point", point, outcomes=outcomes, by=[])
+
+
+def print_sweep_differences(
+    table: pd.DataFrame, point: int, factors: list[str], shown: list[tuple[str, str, float, str]]
+) -> None:
+    """The paired-difference table of ``sweep --compare-to``."""
+    from speedtrap.analysis.statistics import ci_flag, difference_verdict
+
+    differences = sweep_differences(table, point)
+    values = table.drop_duplicates("point").set_index("point")
+    cells = {(row["point"], row["outcome"]): row for row in differences.to_dict("records")}
+    rows = []
+    for other in sorted(set(differences["point"])):
+        line: list[Any] = [other, *(values.loc[other, f] for f in factors)]
+        for key, _, scale, suffix in shown:
+            row = cells[(other, key)]
+            mean, low, high = (scale * row[k] for k in ("mean", "ci_low", "ci_high"))
+            text = f"{mean:+.2f}{suffix} [{low:+.2f}, {high:+.2f}]"
+            verdict = difference_verdict(row["ci_low"], row["ci_high"])
+            mark = " (n.s.)" if verdict == "no detectable difference" else ""
+            line.append(text + mark + ci_flag(int(row["n"]), row["ci_low"], row["ci_high"]))
+        rows.append(line)
+    base = ", ".join(f"{f}={values.loc[point, f]}" for f in factors)
+    print_table(
+        f"Paired differences from point {point} ({base}): mean [95% CI]; n.s. = no detectable difference",
+        ["point", *factors, *(header for _, header, *_ in shown)],
+        rows,
+    )
 
 
 # --- experiment -------------------------------------------------------------------------------

@@ -125,6 +125,15 @@ class ResultStore:
         record[PROVENANCE_KEY] = provenance()
         self._write_atomic(self.spec_path, json.dumps(record, indent=2).encode("utf-8"))
 
+    def extend_identity(self, identity: dict[str, Any]) -> None:
+        """Replace spec.json by ``identity`` (keeping its provenance): for a change that keeps every
+        stored run valid, such as more replications on the same seeds."""
+        existing = self.identity() or {}
+        record = {"format": STORE_FORMAT, **json.loads(json.dumps(identity))}
+        if PROVENANCE_KEY in existing:
+            record[PROVENANCE_KEY] = existing[PROVENANCE_KEY]
+        self._write_atomic(self.spec_path, json.dumps(record, indent=2).encode("utf-8"))
+
     @property
     def journal_path(self) -> Path:
         """This process's journal: runs finished since its last part file."""
