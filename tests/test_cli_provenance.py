@@ -92,3 +92,18 @@ def test_a_dead_scheduler_address_fails_fast_with_one_line() -> None:
     with pytest.raises(ValueError, match="no Dask scheduler answered within 5 s"):
         list(executor.map_unordered(abs, [1]))
     assert time.monotonic() - start < 15
+
+
+def test_empty_and_wrong_kind_files_are_named_as_such(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.toml"
+    empty.write_text("")
+    result = runner.invoke(app, ["run", str(empty)])
+    assert result.exit_code == 2 and "empty scenario file" in result.output
+    scenario = tmp_path / "team.toml"
+    scenario.write_text("developers = 3\n")
+    result = runner.invoke(app, ["sweep", str(scenario)])
+    assert result.exit_code == 2 and "this is a scenario file" in result.output
+    experiment = tmp_path / "exp.toml"
+    experiment.write_text('name = "x"\nreplications = 2\n[[factors]]\npath = "developers"\nvalues = [1, 2]\n')
+    result = runner.invoke(app, ["run", str(experiment)])
+    assert result.exit_code == 2 and "this is an experiment file" in result.output

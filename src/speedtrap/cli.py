@@ -489,9 +489,14 @@ def load_scenario(path: Path | None, *, backend: str | None = None, sets: Sequen
         if not path.is_file():
             raise ValueError(f"{path}: no such scenario file")
         try:
-            scenario = Scenario.from_toml(path)
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(f"{path}: not valid TOML ({exc})") from None
+        if not data:
+            raise ValueError(f"{path}: empty scenario file (omit the file to run the built-in defaults)")
+        if "factors" in data or "design" in data:
+            raise ValueError(f"{path}: this is an experiment file; run it with `speedtrap sweep {path}`")
+        scenario = Scenario.model_validate(data)
     if backend is not None:
         scenario = scenario.with_backend(backend)
     for assignment in sets:
@@ -804,9 +809,18 @@ def sweep(
         fail(f"{experiment_file}: no such experiment file")
     with bad_input_exits():
         try:
-            spec = Experiment.from_toml(experiment_file)
+            data = tomllib.loads(experiment_file.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(f"{experiment_file}: not valid TOML ({exc})") from None
+        if not data:
+            raise ValueError(f"{experiment_file}: empty experiment file")
+        if not {"factors", "design", "replications", "scenario"} & data.keys():
+            raise ValueError(
+                f"{experiment_file}: this is a scenario file; sweep takes an experiment file "
+                "(name, scenario, replications, [[factors]]; see experiments/sweeps/), "
+                f"and `speedtrap run {experiment_file}` runs a scenario"
+            )
+        spec = Experiment.from_toml(experiment_file)
         if quick:
             spec = spec.quick_variant()
         overrides = dict(parse_set(assignment) for assignment in sets or ())
