@@ -637,7 +637,7 @@ def run(
     "summary": {key: float}, "backends": [str], "policy": str, "overrides": [str], "scenario_spec":
     {resolved scenario}, "provenance": {...}} with the summary keys documented in
     speedtrap.models.results (shares are fractions of all developer-seconds; seconds; USD; tasks
-    per developer-day); provenance as in ``compare``.
+    per developer-day); provenance as in compare --help.
     With --replay: {"schema_version": 1, "scenario", "seed", "recorded_backend", "backend",
     "skipped": {kind: int}, "recorded_timing": {...}, "measures": [{"measure", "label", "recorded",
     "replayed", "change"}]}.
@@ -797,9 +797,10 @@ def sweep(
 
     JSON (--json), schema_version 1: {"schema_version": 1, "experiment": str, "results_dir": str,
     "runs", "new_runs", "replications": int, "factors": list of str, "provenance": {...} (as in
-    ``compare``), "summary": list of {<factor>:
-    value, ..., "outcome": str, "n": int, "mean", "std", "ci_low", "ci_high": float or null}} — one
-    summary record per design point × outcome (units: those of speedtrap.models.results).
+    compare --help), "compare_to": int or null, "differences": list of paired-difference records
+    (with --compare-to, else null), "summary": list of {<factor>: value, ..., "outcome": str, "n":
+    int, "mean", "std", "ci_low", "ci_high": float or null}} — one summary record per design point
+    × outcome (units: those of speedtrap.models.results).
     """
     from speedtrap.analysis.statistics import summarize
     from speedtrap.config.experiment import Experiment
@@ -959,7 +960,7 @@ def experiment(
 ) -> None:
     """Run a canonical experiment (experiments/<name>.toml): its runs, CSV tables and PNG + SVG
     figures go to results/<name>/, and it prints its finding in words with the numbers.
-    The same as ``python experiments/<name>.py``."""
+    The same as: python experiments/<name>.py"""
     from speedtrap.experiments import StoreMismatchError
     from speedtrap.experiments.canonical import CANONICAL, run_canonical
     from speedtrap.experiments.executors import EXECUTOR_KINDS
