@@ -107,3 +107,10 @@ def test_empty_and_wrong_kind_files_are_named_as_such(tmp_path: Path) -> None:
     experiment.write_text('name = "x"\nreplications = 2\n[[factors]]\npath = "developers"\nvalues = [1, 2]\n')
     result = runner.invoke(app, ["run", str(experiment)])
     assert result.exit_code == 2 and "this is an experiment file" in result.output
+
+
+def test_the_policy_kinds_in_the_help_are_the_registered_ones() -> None:
+    from speedtrap.cli import POLICY_KINDS
+    from speedtrap.config.policy import known_policy_kinds
+
+    assert sorted(POLICY_KINDS) == sorted(known_policy_kinds())

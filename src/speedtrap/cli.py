@@ -458,6 +458,16 @@ def __getattr__(name: str) -> Any:
 
 DEMO_BACKENDS: tuple[str, ...] = ("gpu-batched", "gpu-fast", "wafer-distilled")
 DEFAULT_SEED = 0
+POLICY_KINDS: tuple[str, ...] = (
+    "always",
+    "by_difficulty",
+    "escalate",
+    "fast_share",
+    "interactive_fast",
+    "manual",
+)
+"""The policy kinds named in ``--set`` help (importing the registry would slow every command's start;
+a test checks this list against :func:`speedtrap.config.policy.known_policy_kinds`)."""
 
 SeedOption = Annotated[
     int, typer.Option("--seed", min=0, help="Root seed of the run (same seed, same task stream).")
@@ -600,7 +610,12 @@ def run(
         typer.Option("--backend", help="Serve everything with this backend (a preset or one of the file's)."),
     ] = None,
     sets: Annotated[
-        list[str] | None, typer.Option("--set", help="Override a field: path.to.field=value (repeatable).")
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="Override a field: path.to.field=value (repeatable); policy.kind=KIND rebuilds the policy "
+            f"({', '.join(POLICY_KINDS)}).",
+        ),
     ] = None,
     seed: SeedOption = DEFAULT_SEED,
     json_out: JsonOption = False,

@@ -318,7 +318,11 @@ def compare(
         ),
     ] = None,
     sets: Annotated[
-        list[str] | None, typer.Option("--set", help="Override a field of every arm: path.to.field=value.")
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="Override a field of every arm: path.to.field=value (policy.kind=KIND rebuilds the policy).",
+        ),
     ] = None,
     replications: Annotated[
         int, typer.Option("--replications", min=2, help="Seeds per arm (the same seeds on every arm).")
