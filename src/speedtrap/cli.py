@@ -649,8 +649,8 @@ def run(
     """Simulate one scenario for one seed: where the developers' time went, and what it cost.
 
     JSON (--json), schema_version 1: {"schema_version": 1, "scenario": str, "seed": int,
-    "summary": {key: float}, "backends": [str], "policy": str, "overrides": [str], "scenario_spec":
-    {resolved scenario}, "provenance": {...}} with the summary keys documented in
+    "summary": {key: float}, "backends": list of str, "policy": str, "overrides": list of str,
+    "scenario_spec": {resolved scenario}, "provenance": {...}} with the summary keys documented in
     speedtrap.models.results (shares are fractions of all developer-seconds; seconds; USD; tasks
     per developer-day); provenance as in compare --help.
     With --replay: {"schema_version": 1, "scenario", "seed", "recorded_backend", "backend",

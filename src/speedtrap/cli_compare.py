@@ -346,14 +346,14 @@ def compare(
     price multiple is the factor by which an arm's prices could rise before it stops paying; the
     break-even developer cost is the $/hour above which it starts to pay.
 
-    JSON (--json), schema_version 1: {"schema_version": 1, "baseline": str, "arms": [str],
-    "replications", "seed": int, "seeds": [int], "developers": int, "horizon_s": float,
+    JSON (--json), schema_version 1: {"schema_version": 1, "baseline": str, "arms": list of str,
+    "replications", "seed": int, "seeds": list of int, "developers": int, "horizon_s": float,
     "value": {...}, "differences": [{"arm", "outcome": str, "n": int, "baseline_mean",
     "level_mean", "mean", "std", "ci_low", "ci_high", "ratio": float|null, "verdict": str,
     "caveat": str|null}], "economics": [{"arm": str, "n": int, "net_usd_per_dev_day",
     "net_ci_low", "net_ci_high", "net_usd_per_dev_month", "break_even_price_multiple",
     "break_even_usd_per_dev_hour": float|null, "pays": "above"|"below"|"always"|"never"|"n/a"}],
-    "finding": str, "figures": [str], "scenarios": {arm: resolved scenario}, "provenance":
+    "finding": str, "figures": list of str, "scenarios": {arm: resolved scenario}, "provenance":
     {"speedtrap", "git_commit", "python": str, "libraries": {name: version}}}.
     """
     from dataclasses import asdict
