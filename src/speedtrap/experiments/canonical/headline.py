@@ -108,7 +108,7 @@ def economics_finding(economics: pd.DataFrame, usd_per_dev_hour: float) -> str:
             f"{row['net_usd_per_dev_day']:+,.0f} USD per developer-day against {BASELINE} (95% CI "
             f"{row['net_ci_low']:+,.0f} to {row['net_ci_high']:+,.0f}"
             f"{caveat_suffix(int(row['n']), row['net_ci_low'], row['net_ci_high'])}); "
-            f"on the mean outcomes it {side}, and stops paying at "
+            f"on the mean outcomes it {side}, and breaks even at "
             f"{row['break_even_price_multiple']:.2f}× its price."
         )
     return "\n".join(lines)
