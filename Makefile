@@ -37,6 +37,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_pool.py
 	$(BIN)/python benchmarks/bench_workflow.py
+	$(BIN)/python benchmarks/bench_cli.py
 
 notebooks-strip: $(STAMP)
 	$(BIN)/python notebooks/strip.py

@@ -65,3 +65,9 @@ def test_bench_workflow_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     assert any(line.startswith("days x2: cost x") for line in out)
     assert out[-2].startswith("(c) reference event loops")
     assert "stock Mesa events" in out[-1] and "SimPy events" in out[-1]
+
+
+def test_the_command_line_starts_without_the_heavy_libraries() -> None:
+    bench = load("bench_cli")
+    count, heavy = bench.imported_modules()
+    assert heavy == [] and count < 600  # Mesa, scipy.stats, matplotlib, seaborn and pandas load on use

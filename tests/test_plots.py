@@ -28,7 +28,7 @@ def _runs() -> pd.DataFrame:
 
 def _cell(values: list[float], digits: int, scale: float = 1.0) -> str:
     mean, low, high = mean_ci(np.asarray(values) * scale)
-    return f"{mean:.{digits}f} ± {(high - low) / 2:.{digits}f}"
+    return f"{mean:.{digits}f} ± {(high - low) / 2:.{digits}f} (n={len(values)})"  # fewer than 5: marked
 
 
 def test_ci_table_formats_mean_and_half_width_of_summarize_output() -> None:
@@ -77,7 +77,7 @@ def test_ci_table_marks_missing_values_and_rejects_unknown_names() -> None:
         }
     )
     table = ci_table(summary, ["g"], {"u": "u", "v": "v"}, digits=1)
-    assert table.loc["x", "u"] == "1.0 ± 0.5"
+    assert table.loc["x", "u"] == "1.0 ± 0.5"  # no n column: only a zero width would be marked
     assert table.loc["x", "v"] == "–"  # NaN mean
     assert table.loc["y", "v"] == "–"  # no row for this group and outcome
     with pytest.raises(KeyError, match="no outcome 'w'"):
@@ -141,3 +141,20 @@ def test_plot_calibration_draws_each_target_relative_to_its_published_value() ->
     band = ax.collections[0].get_paths()[0].vertices[:, 0]
     assert (band.min(), band.max()) == pytest.approx((0.75, 1.25))
     plt.close(ax.figure)
+
+
+def test_ci_table_marks_intervals_that_cannot_be_read_as_such() -> None:
+    summary = pd.DataFrame(
+        {
+            "g": ["x", "y", "z"],
+            "outcome": ["u", "u", "u"],
+            "n": [10, 3, 10],
+            "mean": [6.75, 2.0, 3.0],
+            "ci_low": [6.75, 1.0, 2.0],
+            "ci_high": [6.75, 3.0, 4.0],
+        }
+    )
+    table = ci_table(summary, ["g"], {"u": "u"})
+    assert table.loc["x", "u"] == "6.75 ± 0.00 (zero width)"
+    assert table.loc["y", "u"] == "2.00 ± 1.00 (n=3)"
+    assert table.loc["z", "u"] == "3.00 ± 1.00"

@@ -13,25 +13,20 @@ import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
-import pandas as pd
 import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from speedtrap.config.backend import Backend
-from speedtrap.config.ledger import LEDGER_CATEGORIES
-from speedtrap.config.presets import AGENT_CONTEXT_TOKENS, BACKEND_PRESETS, hardware_preset, llm_preset
-from speedtrap.config.scenario import Scenario
-from speedtrap.experiments.canonical import CANONICAL, EXPERIMENTS_DIR
-from speedtrap.experiments.executors import EXECUTOR_KINDS
-from speedtrap.models.workflow import simulate
-from speedtrap.plots import CATEGORY_LABELS
-from speedtrap.serving.economics import SECONDS_PER_HOUR
-from speedtrap.serving.pareto import PARETO_COLUMNS, pareto_frontier
-from speedtrap.serving.replica import ReplicaPhysics
+from speedtrap.provenance import provenance
+
+if TYPE_CHECKING:  # imported where used, so that `speedtrap --help` starts fast
+    import pandas as pd
+
+    from speedtrap.config.backend import Backend
+    from speedtrap.config.scenario import Scenario
 
 JSON_SCHEMA_VERSION = 1
 TYPICAL_UNCACHED_TOKENS = 4_000
@@ -47,6 +42,25 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
+
+
+def _print_version(show: bool) -> None:
+    if show:
+        from speedtrap import __version__
+
+        typer.echo(f"speedtrap {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Simulate developers working with LLM coding agents: is fast inference worth it?"""
+
 
 # --- shared helpers ---------------------------------------------------------------------------
 
@@ -121,6 +135,8 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (schema in 
 
 def backend_row(backend: Backend, *, uncached_tokens: int) -> dict[str, Any]:
     """One backend's derived numbers at its typical load (the ``backends --json`` record)."""
+    from speedtrap.serving.replica import ReplicaPhysics
+
     physics = ReplicaPhysics.from_backend(backend)
     batch, context = backend.typical_batch, backend.typical_context_tokens
     tier = backend.tier()
@@ -184,6 +200,8 @@ def backends(
     "tier": str, "price_multiplier", "input_usd_per_mtok", "output_usd_per_mtok" (tier price, USD per
     million tokens), "failure_multiplier", "tool_error_prob": float}]}.
     """
+    from speedtrap.config.presets import BACKEND_PRESETS
+
     rows = [backend_row(backend, uncached_tokens=uncached_tokens) for backend in BACKEND_PRESETS.values()]
     if json_out:
         print_json(
@@ -240,6 +258,8 @@ def _resolve_spec(fields: dict[str, Any], name: str | None, kind: str) -> Any:
 
     preset = fields.pop("preset", None) or (name if not fields.get("name") else None)
     if preset is not None:
+        from speedtrap.config.presets import hardware_preset, llm_preset
+
         base = llm_preset(preset) if kind == "model" else hardware_preset(preset)
         return base.with_overrides(fields) if fields else base
     if not fields:
@@ -263,6 +283,9 @@ def pareto_backend(
     if llm_overrides:
         llm = llm.with_overrides(llm_overrides)
     hw = _resolve_spec(hardware_fields, hardware, "hardware")
+    from speedtrap.config.backend import Backend
+    from speedtrap.config.presets import AGENT_CONTEXT_TOKENS
+
     context_tokens = min(AGENT_CONTEXT_TOKENS, llm.context_window_tokens) if context is None else context
     return Backend(
         name=f"{llm.name}@{hw.name}",
@@ -352,6 +375,9 @@ def pareto(
     (output tokens/s), "step_s" (s per output token), "ttft_s" (s), "cost_usd_per_mtok" (USD per
     million output tokens, null without a chip price): float, "bound": "memory"|"compute"|"latency"}]}.
     """
+    from speedtrap.serving.pareto import PARETO_COLUMNS, pareto_frontier
+    from speedtrap.serving.replica import ReplicaPhysics
+
     chosen = {"weight_bytes": weight_bytes, "compute_dtype": compute_dtype, "kv_bytes": kv_bytes}
     overrides: dict[str, Any] = {PRECISION_OPTIONS[k]: v for k, v in chosen.items() if v is not None}
     if experts is not None:
@@ -412,11 +438,36 @@ def pareto(
 
 # --- run --------------------------------------------------------------------------------------
 
-HEADLINE_SCENARIO = EXPERIMENTS_DIR / "scenarios" / "headline.toml"
+
+def headline_scenario_path() -> Path:
+    """The headline scenario file (experiments/scenarios/headline.toml, or the wheel's copy)."""
+    from speedtrap.experiments.files import experiments_dir
+
+    return experiments_dir() / "scenarios" / "headline.toml"
+
+
+def __getattr__(name: str) -> Any:
+    """``HEADLINE_SCENARIO`` (:func:`headline_scenario_path`), found when first asked for: finding
+    it imports the experiments package, which ``speedtrap --help`` need not."""
+    if name == "HEADLINE_SCENARIO":
+        return headline_scenario_path()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 """The headline scenario file (installed with the package; its values are the specs' defaults)."""
 
 DEMO_BACKENDS: tuple[str, ...] = ("gpu-batched", "gpu-fast", "wafer-distilled")
 DEFAULT_SEED = 0
+POLICY_KINDS: tuple[str, ...] = (
+    "always",
+    "by_difficulty",
+    "escalate",
+    "fast_share",
+    "interactive_fast",
+    "manual",
+)
+"""The policy kinds named in ``--set`` help (importing the registry would slow every command's start;
+a test checks this list against :func:`speedtrap.config.policy.known_policy_kinds`)."""
 
 SeedOption = Annotated[
     int, typer.Option("--seed", min=0, help="Root seed of the run (same seed, same task stream).")
@@ -440,24 +491,59 @@ def parse_set(assignment: str) -> tuple[str, Any]:
 def load_scenario(path: Path | None, *, backend: str | None = None, sets: Sequence[str] = ()) -> Scenario:
     """The scenario of ``path`` (default: the specs' defaults), served by ``backend`` if given, with
     ``--set`` overrides applied last; every step re-validates, errors name the field."""
+    from speedtrap.config.scenario import Scenario
+
     if path is None:
         scenario = Scenario(name="default")
     else:
         if not path.is_file():
             raise ValueError(f"{path}: no such scenario file")
         try:
-            scenario = Scenario.from_toml(path)
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(f"{path}: not valid TOML ({exc})") from None
+        if not data:
+            raise ValueError(f"{path}: empty scenario file (omit the file to run the built-in defaults)")
+        if "factors" in data or "design" in data:
+            raise ValueError(f"{path}: this is an experiment file; run it with `speedtrap sweep {path}`")
+        scenario = Scenario.model_validate(data)
     if backend is not None:
         scenario = scenario.with_backend(backend)
     for assignment in sets:
         field, value = parse_set(assignment)
         try:
+            if field == "policy.kind":
+                scenario = with_policy_kind(scenario, str(value))
+                continue
             scenario = scenario.with_overrides({field: value})
         except (ValidationError, KeyError) as exc:
             raise ValueError(f"--set {assignment}: {one_line(exc)}") from None
     return scenario
+
+
+def with_policy_kind(scenario: Scenario, kind: str) -> Scenario:
+    """``scenario`` under policy ``kind``, its table rebuilt: fields the new kind shares with the old
+    policy are kept, and a route the new kind needs goes to the old policy's backend (else the
+    scenario's first backend); later ``--set policy.…`` refine it."""
+    from speedtrap.config.policy import policy_spec_class
+
+    try:
+        fields = policy_spec_class(kind).model_fields
+    except KeyError as exc:
+        raise ValueError(f"policy.kind: {exc.args[0]}") from None
+    old = scenario.policy.model_dump(mode="python")
+    main = old.get("backend") or next(iter(scenario.backends))
+    policy: dict[str, Any] = {"kind": kind}
+    policy.update({k: v for k, v in old.items() if k in fields and k != "kind"})
+    for name, field in fields.items():
+        if name in policy or not field.is_required():
+            continue
+        policy[name] = main if name == "backend" else {"backend": main}  # a route: first, then
+    if "routes" in fields and not policy.get("routes") and policy.get("default") is None:
+        policy["default"] = {"backend": main}  # by_difficulty: every class on the old backend
+    data = scenario.model_dump(mode="python")
+    data["policy"] = policy
+    return type(scenario).model_validate(data)
 
 
 def _percent(share: float) -> str:
@@ -494,6 +580,16 @@ def trace_window_arg(
     return start, min(end, horizon_s)
 
 
+def export_run(result: Any, scenario: Scenario, seed: int, directory: Path) -> None:
+    """Write a run's tasks, requests and ledger as Parquet and its spec.json to ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in ("tasks", "requests", "ledger"):
+        getattr(result, name).to_parquet(directory / f"{name}.parquet", index=False)
+    spec = {"scenario": scenario.model_dump(mode="json"), "seed": seed, "provenance": provenance()}
+    (directory / "spec.json").write_text(json.dumps(json_safe(spec), indent=2, allow_nan=False))
+    typer.echo(f"Wrote tasks, requests and ledger tables (Parquet) and spec.json to {directory}", err=True)
+
+
 def write_trace(trace: dict[str, Any], path: Path) -> None:
     """Write a trace as compact JSON (creating the directory) and say where it went."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -514,7 +610,12 @@ def run(
         typer.Option("--backend", help="Serve everything with this backend (a preset or one of the file's)."),
     ] = None,
     sets: Annotated[
-        list[str] | None, typer.Option("--set", help="Override a field: path.to.field=value (repeatable).")
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="Override a field: path.to.field=value (repeatable); policy.kind=KIND rebuilds the policy "
+            f"({', '.join(POLICY_KINDS)}).",
+        ),
     ] = None,
     seed: SeedOption = DEFAULT_SEED,
     json_out: JsonOption = False,
@@ -536,32 +637,53 @@ def run(
     ] = None,
     trace_file: TraceOption = None,
     trace_window: TraceWindowOption = None,
+    export: Annotated[
+        Path | None,
+        typer.Option(
+            "--export",
+            metavar="DIR",
+            help="Write the run's tasks, requests and ledger tables as Parquet (and spec.json) to DIR.",
+        ),
+    ] = None,
 ) -> None:
     """Simulate one scenario for one seed: where the developers' time went, and what it cost.
 
     JSON (--json), schema_version 1: {"schema_version": 1, "scenario": str, "seed": int,
-    "summary": {key: float}} with the summary keys documented in speedtrap.models.results
-    (shares are fractions of all developer-seconds; seconds; USD; tasks per developer-day).
+    "summary": {key: float}, "backends": list of str, "policy": str, "overrides": list of str,
+    "scenario_spec": {resolved scenario}, "provenance": {...}} with the summary keys documented in
+    speedtrap.models.results (shares are fractions of all developer-seconds; seconds; USD; tasks
+    per developer-day); provenance as in compare --help.
     With --replay: {"schema_version": 1, "scenario", "seed", "recorded_backend", "backend",
     "skipped": {kind: int}, "recorded_timing": {...}, "measures": [{"measure", "label", "recorded",
     "replayed", "change"}]}.
 
     --trace FILE.json writes the run as Chrome trace-event JSON (open it in ui.perfetto.dev or
     chrome://tracing; tracks documented in speedtrap.traces).
+
+    --export DIR writes tasks.parquet, requests.parquet and ledger.parquet (the RunResult tables,
+    columns documented in speedtrap.models.results) and spec.json (the resolved scenario, seed and
+    provenance).
     """
     if replay:
         from speedtrap.cli_sessions import run_replay
 
-        if trace_file is not None or trace_window is not None:
-            fail("--trace and --trace-window do not apply to --replay runs")
+        if trace_file is not None or trace_window is not None or export is not None:
+            fail("--trace, --trace-window and --export do not apply to --replay runs")
         run_replay(scenario_file, replay, backend, recorded_backend, sets or (), seed, json_out)
         return
+    from speedtrap.config.ledger import LEDGER_CATEGORIES
+    from speedtrap.models.workflow import simulate
+    from speedtrap.plots import CATEGORY_LABELS
+    from speedtrap.serving.economics import SECONDS_PER_HOUR
+
     with bad_input_exits():
         scenario = load_scenario(scenario_file, backend=backend, sets=sets or ())
         window = trace_window_arg(trace_file, trace_window, scenario.horizon_s)
         result = simulate(scenario, seed, trace=trace_file is not None)  # a scenario that cannot run says why
     if trace_file is not None:
         write_trace(result.to_trace(window), trace_file)
+    if export is not None:
+        export_run(result, scenario, seed, export)
     summary = result.summary()
     if json_out:
         print_json(
@@ -570,13 +692,19 @@ def run(
                 "scenario": scenario.name,
                 "seed": seed,
                 "summary": summary,
+                "backends": list(scenario.backends),
+                "policy": scenario.policy.kind,
+                "overrides": list(sets or ()),
+                "scenario_spec": scenario.model_dump(mode="json"),
+                "provenance": provenance(),
             }
         )
         return
     hours = scenario.workday_s / SECONDS_PER_HOUR
     print_table(
         f"{scenario.name}: where a developer-day ({hours:g} h) goes — {scenario.developers} developers, "
-        f"{scenario.developer_days:g} developer-days, seed {seed}",
+        f"{scenario.developer_days:g} developer-days, seed {seed}; backends {', '.join(scenario.backends)}, "
+        f"policy {scenario.policy.kind}",
         ["category", "share", "hours per developer-day"],
         [
             [CATEGORY_LABELS[c], _percent(summary[f"share_{c}"]), summary[f"share_{c}"] * hours]
@@ -606,77 +734,6 @@ _RUN_SUMMARY: list[tuple[str, str, Any]] = [
 ]
 
 
-# --- demo -------------------------------------------------------------------------------------
-
-
-def demo_runs(scenario: Scenario, seed: int, backends: Sequence[str] = DEMO_BACKENDS) -> pd.DataFrame:
-    """One run of ``scenario`` per backend with the same seed (the same task stream): a row per
-    backend with its summary."""
-    rows = [{"backend": name, **simulate(scenario.with_backend(name), seed).summary()} for name in backends]
-    return pd.DataFrame(rows)
-
-
-@app.command()
-def demo(
-    seed: SeedOption = DEFAULT_SEED,
-    out: Annotated[Path, typer.Option("--out", help="Directory for the figure and table.")] = Path(
-        "results/demo"
-    ),
-    quick: Annotated[
-        bool, typer.Option("--quick", help="Two developers for one developer-day each (a smoke run).")
-    ] = False,
-) -> None:
-    """The headline: the same developers and tasks on each of the three backends — waiting versus
-    fixing, tasks per developer-day and $ per task — with a stacked-bar figure of the ledger."""
-    with bad_input_exits():
-        scenario = load_scenario(HEADLINE_SCENARIO)
-        if quick:
-            scenario = scenario.with_overrides({"developers": 2, "horizon_s": scenario.workday_s})
-        frame = demo_runs(scenario, seed)
-    out.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(out / "summary.csv", index=False)
-    print_table(
-        f"{scenario.name}: {scenario.developers} developers × "
-        f"{scenario.horizon_s / scenario.workday_s:g} days, seed {seed}, same tasks on every backend",
-        ["backend", "tok/s per request", "waiting", "fixing", "switching", "tasks per dev-day", "$ per task"],
-        [
-            [
-                row.backend,
-                f"{row.mean_decode_tok_s:.0f}",
-                _percent(row.waiting_share),
-                _percent(row.fixing_share),
-                _percent(row.share_switching),
-                f"{row.tasks_per_dev_day:.2f}",
-                f"${row.usd_per_task:.2f}",
-            ]
-            for row in frame.itertuples()
-        ],
-    )
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from speedtrap.plots import figure_of, plot_ledger, save_figure
-
-    ax = plot_ledger(
-        frame, "backend", workday_s=scenario.workday_s, title="Where a developer-day goes, by backend"
-    )
-    fig = figure_of(ax)
-    paths = save_figure(fig, out, "ledger")
-    plt.close(fig)
-    best = frame.loc[frame["tasks_per_dev_day"].idxmax()]
-    base = frame.iloc[0]
-    typer.echo(
-        f"Finding: on {base.backend}, developers spend {_percent(base.waiting_share)} of their time waiting "
-        f"on the agent and {_percent(base.fixing_share)} fixing its mistakes; "
-        f"{best.backend} completes the most tasks ({best.tasks_per_dev_day:.2f} per developer-day "
-        f"vs {base.tasks_per_dev_day:.2f}) "
-        f"at ${best.usd_per_task:.2f} per task vs ${base.usd_per_task:.2f}."
-    )
-    typer.echo(f"Wrote {out / 'summary.csv'}, " + ", ".join(str(p) for p in paths))
-
-
 # --- sweep ------------------------------------------------------------------------------------
 
 SWEEP_OUTCOMES: list[tuple[str, str, float, str]] = [
@@ -688,13 +745,17 @@ SWEEP_OUTCOMES: list[tuple[str, str, float, str]] = [
 """Outcomes shown by ``sweep``: key, header with unit, scale and suffix of the shown numbers."""
 
 
-def _mean_pm(mean: float, low: float, high: float, scale: float, suffix: str) -> str:
-    """``mean ± half-width`` of a confidence interval, two decimals, scaled (NaN: n/a)."""
+def _mean_pm(mean: float, low: float, high: float, n: int, scale: float, suffix: str) -> str:
+    """``mean ± half-width`` of a confidence interval, two decimals, scaled (NaN: n/a), marked
+    " (n=3)" from fewer than 5 values and " (zero width)" when it has none."""
+    from speedtrap.analysis.statistics import ci_flag
+
     if math.isnan(mean):  # no value in any replication
         return "n/a"
     if math.isnan(low):  # one replication: no interval
         return f"{scale * mean:.2f}{suffix}"
-    return f"{scale * mean:.2f}{suffix} ± {scale * (high - low) / 2:.2f}{suffix}"
+    flag = ci_flag(n, low, high)
+    return f"{scale * mean:.2f}{suffix} ± {scale * (high - low) / 2:.2f}{suffix}{flag}"
 
 
 def _json_number(value: Any) -> Any:
@@ -721,15 +782,40 @@ def sweep(
         Path, typer.Option("--results-dir", help="Results go to DIR/<experiment name>/.")
     ] = Path("results"),
     json_out: JsonOption = False,
+    replications: Annotated[
+        int | None,
+        typer.Option(
+            "--replications",
+            min=1,
+            help="Replications per point (more than stored: the stored runs are kept).",
+        ),
+    ] = None,
+    sets: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set", help="Override a field of the experiment: path=value, e.g. scenario.developers=4."
+        ),
+    ] = None,
+    compare_to: Annotated[
+        int | None,
+        typer.Option(
+            "--compare-to", metavar="POINT", help="Also print paired differences from this design point."
+        ),
+    ] = None,
 ) -> None:
     """Run (or resume) an experiment: a design over scenario parameters × replications, every point
     with the same replication seeds. Finished runs are stored as they come in (DIR/<name>/runs/),
-    so an interrupted sweep resumes; the table shows mean ± 95% CI per design point.
+    so an interrupted sweep resumes; the table shows mean ± 95% CI per design point. --replications
+    above the stored number extends a finished sweep (the stored runs are the first replications);
+    a change that would alter stored results is refused. --compare-to POINT adds each outcome's
+    paired difference from that point (same seeds) with its 95% CI.
 
     JSON (--json), schema_version 1: {"schema_version": 1, "experiment": str, "results_dir": str,
-    "runs", "new_runs", "replications": int, "factors": list of str, "summary": list of {<factor>:
-    value, ..., "outcome": str, "n": int, "mean", "std", "ci_low", "ci_high": float or null}} — one
-    summary record per design point × outcome (units: those of speedtrap.models.results).
+    "runs", "new_runs", "replications": int, "factors": list of str, "provenance": {...} (as in
+    compare --help), "compare_to": int or null, "differences": list of paired-difference records
+    (with --compare-to, else null), "summary": list of {<factor>: value, ..., "outcome": str, "n":
+    int, "mean", "std", "ci_low", "ci_high": float or null}} — one summary record per design point
+    × outcome (units: those of speedtrap.models.results).
     """
     from speedtrap.analysis.statistics import summarize
     from speedtrap.config.experiment import Experiment
@@ -739,17 +825,31 @@ def sweep(
         fail(f"{experiment_file}: no such experiment file")
     with bad_input_exits():
         try:
-            spec = Experiment.from_toml(experiment_file)
+            data = tomllib.loads(experiment_file.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(f"{experiment_file}: not valid TOML ({exc})") from None
+        if not data:
+            raise ValueError(f"{experiment_file}: empty experiment file")
+        if not {"factors", "design", "replications", "scenario"} & data.keys():
+            raise ValueError(
+                f"{experiment_file}: this is a scenario file; sweep takes an experiment file "
+                "(name, scenario, replications, [[factors]]; see experiments/sweeps/), "
+                f"and `speedtrap run {experiment_file}` runs a scenario"
+            )
+        spec = Experiment.from_toml(experiment_file)
         if quick:
             spec = spec.quick_variant()
+        overrides = dict(parse_set(assignment) for assignment in sets or ())
+        if replications is not None:
+            overrides["replications"] = replications
+        if overrides:
+            spec = spec.with_overrides(overrides)
         try:
             runner = make_executor(executor, workers=workers, scheduler=scheduler)
         except ImportError as exc:
             raise ValueError(str(exc)) from None
     store_dir = results_dir / spec.name
-    stored_before = len(ResultStore(store_dir).completed_keys())
+    stored_before = ResultStore(store_dir).completed_keys()
     try:
         table = run_experiment(spec, executor=runner, results_dir=results_dir, progress=not json_out)
     except StoreMismatchError as exc:
@@ -763,7 +863,7 @@ def sweep(
         )
         raise typer.Exit(130) from None
     factors = spec.factor_paths
-    new_runs = len(table) - stored_before
+    new_runs = len(set(zip(table["point"], table["replication"], strict=True)) - stored_before)
     if json_out:
         summary = summarize(table, by=factors)
         print_json(
@@ -775,6 +875,14 @@ def sweep(
                 "new_runs": new_runs,
                 "replications": spec.replications,
                 "factors": factors,
+                "provenance": provenance(),
+                "compare_to": compare_to,
+                "differences": [
+                    {k: _json_number(v) for k, v in record.items()}
+                    for record in sweep_differences(table, compare_to).to_dict("records")
+                ]
+                if compare_to is not None
+                else None,
                 "summary": [
                     {k: _json_number(v) for k, v in record.items()} for record in summary.to_dict("records")
                 ],
@@ -784,7 +892,12 @@ def sweep(
     shown = [entry for entry in SWEEP_OUTCOMES if entry[0] in table.columns]
     summary = summarize(table, by=factors, outcomes=[key for key, *_ in shown])
     cells = {
-        (tuple(row[f] for f in factors), row["outcome"]): (row["mean"], row["ci_low"], row["ci_high"])
+        (tuple(row[f] for f in factors), row["outcome"]): (
+            row["mean"],
+            row["ci_low"],
+            row["ci_high"],
+            int(row["n"]),
+        )
         for row in summary.to_dict("records")
     }
     points = table[factors].drop_duplicates().itertuples(index=False, name=None) if factors else [()]
@@ -796,7 +909,48 @@ def sweep(
             for point in points
         ],
     )
+    if compare_to is not None:
+        print_sweep_differences(table, compare_to, factors, shown)
     typer.echo(f"Results: {store_dir}/ ({len(table)} runs, {new_runs} new; spec.json beside runs/).")
+
+
+def sweep_differences(table: pd.DataFrame, point: int) -> pd.DataFrame:
+    """Paired differences (same seeds) of every outcome of every design point from ``point``."""
+    from speedtrap.analysis.statistics import paired_differences
+
+    points = sorted(set(table["point"]))
+    if point not in points:
+        fail(f"--compare-to {point}: no such design point (points: 0 to {max(points)})")
+    outcomes = list(table.attrs.get("outcomes") or [])
+    return paired_differences(table, "point", point, outcomes=outcomes, by=[])
+
+
+def print_sweep_differences(
+    table: pd.DataFrame, point: int, factors: list[str], shown: list[tuple[str, str, float, str]]
+) -> None:
+    """The paired-difference table of ``sweep --compare-to``."""
+    from speedtrap.analysis.statistics import ci_flag, difference_verdict
+
+    differences = sweep_differences(table, point)
+    values = table.drop_duplicates("point").set_index("point")
+    cells = {(row["point"], row["outcome"]): row for row in differences.to_dict("records")}
+    rows = []
+    for other in sorted(set(differences["point"])):
+        line: list[Any] = [other, *(values.loc[other, f] for f in factors)]
+        for key, _, scale, suffix in shown:
+            row = cells[(other, key)]
+            mean, low, high = (scale * row[k] for k in ("mean", "ci_low", "ci_high"))
+            text = f"{mean:+.2f}{suffix} [{low:+.2f}, {high:+.2f}]"
+            verdict = difference_verdict(row["ci_low"], row["ci_high"])
+            mark = " (n.s.)" if verdict == "no detectable difference" else ""
+            line.append(text + mark + ci_flag(int(row["n"]), row["ci_low"], row["ci_high"]))
+        rows.append(line)
+    base = ", ".join(f"{f}={values.loc[point, f]}" for f in factors)
+    print_table(
+        f"Paired differences from point {point} ({base}): mean [95% CI]; n.s. = no detectable difference",
+        ["point", *factors, *(header for _, header, *_ in shown)],
+        rows,
+    )
 
 
 # --- experiment -------------------------------------------------------------------------------
@@ -821,9 +975,10 @@ def experiment(
 ) -> None:
     """Run a canonical experiment (experiments/<name>.toml): its runs, CSV tables and PNG + SVG
     figures go to results/<name>/, and it prints its finding in words with the numbers.
-    The same as ``python experiments/<name>.py``."""
+    The same as: python experiments/<name>.py"""
     from speedtrap.experiments import StoreMismatchError
-    from speedtrap.experiments.canonical import run_canonical
+    from speedtrap.experiments.canonical import CANONICAL, run_canonical
+    from speedtrap.experiments.executors import EXECUTOR_KINDS
 
     with bad_input_exits():
         if name not in CANONICAL:
@@ -875,7 +1030,7 @@ def validate_workflow_command(
     from speedtrap.validation.workflow import default_scenarios, validate_workflow
 
     with bad_input_exits():
-        scenarios = default_scenarios(HEADLINE_SCENARIO.parents[2], quick=quick)
+        scenarios = default_scenarios(headline_scenario_path().parents[2], quick=quick)
     check = validate_workflow(scenarios, range(seed, seed + replications))
     table = check.table
     if as_json:
@@ -987,6 +1142,7 @@ def validate_serving_command(
 
 # --- your own sessions (fit; run --replay) ---------------------------------------------------
 
+import speedtrap.cli_compare  # noqa: E402  (registers `compare`)
 import speedtrap.cli_sessions  # noqa: E402, F401  (registers `fit`; after the helpers it uses)
 
 # --- app: the interactive browser app ----------------------------------------------------------

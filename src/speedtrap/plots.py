@@ -18,7 +18,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from speedtrap.analysis.statistics import mean_ci
+from speedtrap.analysis.statistics import ci_flag, mean_ci
 from speedtrap.config.ledger import LEDGER_CATEGORIES
 from speedtrap.serving.economics import SECONDS_PER_HOUR
 
@@ -255,7 +255,9 @@ def ci_table(
     show, in order, to their column titles (which should state the unit); outcomes in ``percent``
     are shares shown in percent (×100). ``digits``: decimals, one number or per outcome. The
     half-width is that of the interval (symmetric Student-t); without one (a single run) the cell
-    holds the mean alone; a missing or NaN mean shows as "–". Rows are indexed by ``by`` (at least
+    holds the mean alone; a missing or NaN mean shows as "–". An interval from fewer than 5 values
+    (``n`` column) is marked " (n=3)", one of zero width " (zero width)" (see
+    :func:`speedtrap.analysis.statistics.ci_caveat`). Rows are indexed by ``by`` (at least
     one column), in their order in ``frame``.
     """
     by = list(by)
@@ -268,24 +270,26 @@ def ci_table(
     if unknown:
         raise KeyError(f"ci_table: no outcome {unknown[0]!r} in the table")
     rows = frame[frame["outcome"].isin(list(columns))]
+    counts = rows["n"] if "n" in rows.columns else pd.Series([None] * len(rows), index=rows.index)
     values = {
-        (*key, outcome): (mean, low, high)
-        for *key, outcome, mean, low, high in rows[[*by, "outcome", "mean", "ci_low", "ci_high"]].itertuples(
-            index=False, name=None
-        )
+        (*key, outcome): (mean, low, high, n)
+        for *key, outcome, mean, low, high, n in rows[[*by, "outcome", "mean", "ci_low", "ci_high"]]
+        .assign(_n=counts)
+        .itertuples(index=False, name=None)
     }
     keys = list(dict.fromkeys(map(tuple, rows[by].itertuples(index=False, name=None))))
     cells: dict[str, list[str]] = {title: [] for title in columns.values()}
     for key in keys:
         for outcome, title in columns.items():
-            mean, low, high = values.get((*key, outcome), (math.nan, math.nan, math.nan))
+            mean, low, high, n = values.get((*key, outcome), (math.nan, math.nan, math.nan, None))
             scale = 100.0 if outcome in percent else 1.0
             d = digits if isinstance(digits, int) else digits.get(outcome, 2)
             half = (high - low) / 2 * scale
             if not np.isfinite(mean):
                 cells[title].append("–")  # no value: e.g. an empty group
             elif np.isfinite(half):
-                cells[title].append(f"{mean * scale:.{d}f} ± {half:.{d}f}")
+                flag = ci_flag(None if n is None or pd.isna(n) else int(n), low, high)
+                cells[title].append(f"{mean * scale:.{d}f} ± {half:.{d}f}{flag}")
             else:
                 cells[title].append(f"{mean * scale:.{d}f}")
     if len(by) > 1:

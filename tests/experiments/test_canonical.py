@@ -54,6 +54,9 @@ def test_headline_finding_reports_every_backend_against_the_baseline(tmp_path: P
     assert set(paired["backend"]) == {"gpu-fast", "wafer-distilled", "manual"}
     spec = load_spec("headline", quick=True)
     assert (paired["n"] == spec.replications).all()  # every pair matched by seed
+    economics = pd.read_csv(tmp_path / "headline-quick" / "economics.csv")
+    assert list(economics["arm"]) == ["gpu-fast", "wafer-distilled"]  # not the no-AI arm
+    assert "per developer-hour: net" in result.stdout and "× its price" in result.stdout
 
 
 def test_every_canonical_experiment_has_a_file_and_a_script() -> None:

@@ -23,12 +23,20 @@ from speedtrap.analysis.sensitivity import (
     sobol_sample,
     sobol_second_order,
 )
-from speedtrap.analysis.statistics import mean_ci, paired_differences, summarize
+from speedtrap.analysis.statistics import (
+    ci_caveat,
+    difference_verdict,
+    mean_ci,
+    paired_differences,
+    summarize,
+)
 
 __all__ = [
     "TaskTimeBreakdown",
     "break_even_failure_multiplier",
     "break_even_grid",
+    "ci_caveat",
+    "difference_verdict",
     "erlang_b",
     "erlang_c",
     "expected_task_time",

@@ -182,3 +182,47 @@ def paired_differences(
                 )
                 rows.append(row)
     return pd.DataFrame(rows, columns=[*by, factor, *PAIRED_COLUMNS])
+
+
+MIN_REPLICATIONS_FOR_CI = 5
+"""Fewest values whose Student-t interval is shown without a caveat: with fewer, the standard
+deviation is too poorly estimated for the interval's coverage to be trusted."""
+
+
+def ci_caveat(n: int, low: float, high: float) -> str | None:
+    """Why a confidence interval should not be read as one, or ``None`` when it can be: fewer than
+    :data:`MIN_REPLICATIONS_FOR_CI` values, no interval at all (one value), or zero width (every
+    value equal, e.g. a quantity fixed by construction)."""
+    if n < 2 or math.isnan(low) or math.isnan(high):
+        return f"no interval from {n} value{'s' if n != 1 else ''}"
+    if high - low == 0:
+        return f"zero-width interval from {n} identical values: not a measure of uncertainty"
+    if n < MIN_REPLICATIONS_FOR_CI:
+        return f"only {n} replications: the interval is unreliable (use at least {MIN_REPLICATIONS_FOR_CI})"
+    return None
+
+
+def difference_verdict(low: float, high: float) -> str:
+    """ "higher", "lower" or "no detectable difference": where a difference's interval lies against 0."""
+    if math.isnan(low) or math.isnan(high) or low <= 0 <= high:
+        return "no detectable difference"
+    return "higher" if low > 0 else "lower"
+
+
+def ci_flag(n: int | None, low: float, high: float) -> str:
+    """A short mark for a table cell whose interval :func:`ci_caveat` would flag: ``" (n=3)"``,
+    ``" (zero width)"``, or ``""``; ``n=None`` checks the width only."""
+    if math.isnan(low) or math.isnan(high):
+        return ""
+    if high - low == 0:
+        return " (zero width)"
+    if n is not None and n < MIN_REPLICATIONS_FOR_CI:
+        return f" (n={n})"
+    return ""
+
+
+def caveat_suffix(n: int, low: float, high: float) -> str:
+    """``"; <caveat>"`` for a finding's parenthesis when :func:`ci_caveat` flags the interval, else
+    ``""``."""
+    caveat = ci_caveat(n, low, high)
+    return f"; {caveat}" if caveat else ""

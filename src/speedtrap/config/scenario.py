@@ -19,6 +19,7 @@ from speedtrap.config.base import Spec
 from speedtrap.config.developer import Developer
 from speedtrap.config.policy import PolicySpec, policy_spec_class
 from speedtrap.config.presets import BACKEND_PRESETS, backend_preset
+from speedtrap.config.value import Value
 from speedtrap.config.work import TaskMix
 
 WORKDAY_S = 8 * 3600.0
@@ -110,6 +111,10 @@ class Scenario(Spec):
     task_mix: TaskMix = Field(default_factory=TaskMix)
     backends: dict[str, Backend] = Field(default_factory=_default_backends, min_length=1)
     policy: SerializeAsAny[PolicySpec] = Field(default_factory=_default_policy)
+    value: Value = Field(
+        default_factory=Value,
+        description="Prices of the outputs (developer time, tasks); does not enter the simulation.",
+    )
 
     @field_validator("backends", mode="before")
     @classmethod

@@ -32,7 +32,9 @@ R = TypeVar("R")
 ExecutorKind = Literal["serial", "processes", "dask"]
 EXECUTOR_KINDS: tuple[str, ...] = ("serial", "processes", "dask")
 
-DASK_EXTRA_HINT = "pip install 'speedtrap[dask]'"
+DASK_EXTRA_HINT = "pip install -e '.[dask]' from a checkout (or the wheel with [dask])"
+SCHEDULER_CONNECT_TIMEOUT_S = 5.0
+"""Seconds to wait for a Dask scheduler at an address before giving up (Dask's default is 30)."""
 
 
 @runtime_checkable
@@ -206,7 +208,7 @@ class DaskExecutor:
     """Runs tasks on a Dask cluster: the scheduler at ``address``, or a local cluster of
     ``workers`` single-threaded worker processes started (and closed) by this executor.
 
-    Needs the ``dask`` extra (``pip install 'speedtrap[dask]'``). The local cluster's scheduler,
+    Needs the ``dask`` extra (``pip install -e '.[dask]'`` from a checkout). The local cluster's scheduler,
     its web server (dashboard) and its workers listen on ports the system picks (``:0``), so a
     port already in use, such as 8787 by another Dask dashboard, does not matter. It logs only
     errors. Dask retries the tasks of a worker that dies on the remaining workers; the closed
@@ -227,7 +229,14 @@ class DaskExecutor:
     def _connect(self, stack: ExitStack) -> Any:
         distributed = _import_distributed()
         if self.address is not None:
-            return stack.enter_context(distributed.Client(self.address))
+            try:
+                client = distributed.Client(self.address, timeout=SCHEDULER_CONNECT_TIMEOUT_S)
+            except (OSError, TimeoutError) as exc:
+                raise ValueError(
+                    f"--scheduler {self.address}: no Dask scheduler answered within "
+                    f"{SCHEDULER_CONNECT_TIMEOUT_S:g} s ({type(exc).__name__})"
+                ) from None
+            return stack.enter_context(client)
         cluster = stack.enter_context(
             distributed.LocalCluster(
                 n_workers=self.workers,

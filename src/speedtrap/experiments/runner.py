@@ -200,12 +200,33 @@ def experiment_identity(
     the replication seeds and the model's name."""
     record = {
         "experiment": spec.model_dump(mode="json", exclude={"scenario", "quick"}),  # quick: not these runs
-        "base_scenario": spec.scenario.model_dump(mode="json"),
+        # value prices the outputs and does not change the runs
+        "base_scenario": spec.scenario.model_dump(mode="json", exclude={"value"}),
         "points": points.to_dict(orient="records"),
         "seeds": list(seeds),
         "model": model_name(model),
     }
     return json.loads(json.dumps(record, default=_json_default))
+
+
+def more_replications_of(stored: Mapping[str, Any] | None, identity: Mapping[str, Any]) -> bool:
+    """Whether ``identity`` is the ``stored`` one with more replications: the same spec, points and
+    model, and the stored seeds the first of the new ones (replication seeds are spawned in order,
+    so a longer list extends a shorter one)."""
+    if stored is None:
+        return False
+
+    def without_replications(record: Mapping[str, Any]) -> dict[str, Any]:
+        out = {k: v for k, v in record.items() if k not in ("seeds", "format", "provenance")}
+        out["experiment"] = {k: v for k, v in record.get("experiment", {}).items() if k != "replications"}
+        return out
+
+    old_seeds, new_seeds = list(stored.get("seeds", [])), list(identity.get("seeds", []))
+    return (
+        len(new_seeds) > len(old_seeds)
+        and new_seeds[: len(old_seeds)] == old_seeds
+        and without_replications(stored) == without_replications(identity)
+    )
 
 
 def _scenario(spec: Experiment, row: Mapping[str, Any]) -> Scenario:
@@ -252,8 +273,14 @@ def run_experiment(
     done: set[tuple[int, int]] = set()
     if results_dir is not None:
         store = ResultStore(Path(results_dir) / spec.name)
-        store.open(experiment_identity(spec, design, seeds, model))
-        done = store.completed_keys()
+        identity = experiment_identity(spec, design, seeds, model)
+        stored = store.identity()
+        if more_replications_of(stored, identity):
+            store.extend_identity(identity)  # the stored runs are the first replications of these
+        elif stored is not None and more_replications_of(identity, stored):
+            identity = {k: v for k, v in stored.items() if k not in ("format", "provenance")}  # a subset
+        store.open(identity)
+        done = {(p, r) for p, r in store.completed_keys() if r < spec.replications}
     outcomes = tuple(spec.outcomes) if spec.outcomes is not None else None
     exclude = tuple(spec.factor_paths)
     tasks: list[RunTask] = []
@@ -286,6 +313,8 @@ def run_experiment(
         on_record=store.record,
     )
     runs = store.read()
+    if "replication" in runs.columns:
+        runs = runs[runs["replication"] < spec.replications]
     return results_table(design, runs, spec.factor_paths)
 
 

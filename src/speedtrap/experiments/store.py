@@ -3,7 +3,8 @@
 Layout of ``<directory>``::
 
     spec.json                 what the runs are of: the experiment spec, the resolved base scenario,
-                              the design points, the replication seeds, the outcome names, the model
+                              the design points, the replication seeds, the outcome names, the model;
+                              and its provenance (package version, git commit, Python and libraries)
     runs/part-00001.parquet   finished runs, one small file per batch: point, replication, seed and
                               one float64 column per outcome
     runs/part-00002.parquet   ...
@@ -36,6 +37,9 @@ import pyarrow.parquet as pq
 
 STORE_FORMAT = 1
 """Version of the store layout, recorded in spec.json."""
+PROVENANCE_KEY = "provenance"
+"""Key of spec.json recording what wrote the store (package version, git commit, Python and library
+versions); not part of the identity a reopened store is checked against."""
 
 KEY_COLUMNS = ("point", "replication", "seed")
 PART_PATTERN = re.compile(r"^part-(\d{5,})\.parquet$")
@@ -105,6 +109,7 @@ class ResultStore:
         record = {"format": STORE_FORMAT, **json.loads(json.dumps(identity))}
         existing = self.identity()
         if existing is not None:
+            existing = {k: v for k, v in existing.items() if k != PROVENANCE_KEY}  # not part of the identity
             if existing != record:
                 changed = _differences(existing, record)
                 shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
@@ -115,6 +120,18 @@ class ResultStore:
             self._fold_journals()
             return
         self.runs_dir.mkdir(parents=True, exist_ok=True)
+        from speedtrap.provenance import provenance
+
+        record[PROVENANCE_KEY] = provenance()
+        self._write_atomic(self.spec_path, json.dumps(record, indent=2).encode("utf-8"))
+
+    def extend_identity(self, identity: dict[str, Any]) -> None:
+        """Replace spec.json by ``identity`` (keeping its provenance): for a change that keeps every
+        stored run valid, such as more replications on the same seeds."""
+        existing = self.identity() or {}
+        record = {"format": STORE_FORMAT, **json.loads(json.dumps(identity))}
+        if PROVENANCE_KEY in existing:
+            record[PROVENANCE_KEY] = existing[PROVENANCE_KEY]
         self._write_atomic(self.spec_path, json.dumps(record, indent=2).encode("utf-8"))
 
     @property

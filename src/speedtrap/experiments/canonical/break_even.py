@@ -20,7 +20,7 @@ import seaborn as sns
 from matplotlib.axes import Axes
 
 from speedtrap.analysis.mean_value import break_even_grid, scope_problems
-from speedtrap.analysis.statistics import mean_ci
+from speedtrap.analysis.statistics import caveat_suffix, mean_ci
 from speedtrap.config.experiment import Experiment
 from speedtrap.experiments.canonical import Report
 from speedtrap.models.workflow import simulate_summary
@@ -140,7 +140,8 @@ def finding(relative: pd.DataFrame, contour: pd.DataFrame) -> str:
         lines.append(
             f"6× the speed at 20% more mistakes, simulated: {100 * (tasks['relative'] - 1):+.1f}% tasks per "
             f"developer-day (95% CI {100 * (tasks['ci_low'] - 1):+.1f}% to "
-            f"{100 * (tasks['ci_high'] - 1):+.1f}%), "
+            f"{100 * (tasks['ci_high'] - 1):+.1f}%"
+            f"{caveat_suffix(int(tasks['n']), tasks['ci_low'], tasks['ci_high'])}), "
             f"{100 * (cost['relative'] - 1):+.1f}% $ per task."
         )
     if contour.empty:

@@ -9,7 +9,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from speedtrap.analysis.statistics import paired_differences, summarize
+from speedtrap.analysis.statistics import caveat_suffix, paired_differences, summarize
 from speedtrap.config.experiment import Experiment
 from speedtrap.experiments.canonical import Report
 from speedtrap.models.workflow import simulate_summary
@@ -22,7 +22,8 @@ KEY_OUTCOMES = ("tasks_per_dev_day", "waiting_share", "fixing_share", "share_swi
 
 
 def analyze(table: pd.DataFrame, spec: Experiment, out: Path) -> Report:
-    """Tables (``summary.csv``, ``paired.csv``) and figures (``ledger``, ``outcomes``) under ``out``."""
+    """Tables (``summary.csv``, ``paired.csv``, ``economics.csv``) and figures (``ledger``,
+    ``outcomes``) under ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     backends = list(dict.fromkeys(table["backend"]))
     summary = summarize(table, by=["backend"])
@@ -37,6 +38,10 @@ def analyze(table: pd.DataFrame, spec: Experiment, out: Path) -> Report:
         vs_manual.to_csv(files[-1], index=False)
 
     scenario = spec.scenario
+    economics = economics_table(table, spec)
+    if not economics.empty:
+        files.append(out / "economics.csv")
+        economics.to_csv(files[-1], index=False)
     ax = plot_ledger(
         table,
         "backend",
@@ -52,7 +57,61 @@ def analyze(table: pd.DataFrame, spec: Experiment, out: Path) -> Report:
     plot_outcome(table, "usd_per_task", "US$ per completed task", order=backends, ax=axes[1])
     files += save_figure(fig, out, "outcomes")
     plt.close(fig)
-    return Report(finding(summary, paired, vs_manual), files)
+    text = finding(summary, paired, vs_manual)
+    if not economics.empty:
+        text += "\n" + economics_finding(economics, scenario.value.usd_per_dev_hour)
+    return Report(text, files)
+
+
+def economics_table(table: pd.DataFrame, spec: Experiment) -> pd.DataFrame:
+    """Each AI backend's economics against the baseline at the scenario's value of developer time
+    (:func:`speedtrap.analysis.value.arm_value`, paired by seed): one row per backend."""
+    from dataclasses import asdict
+
+    from speedtrap.analysis.value import VALUE_COLUMNS, arm_value
+
+    needed = {"tasks_per_dev_day", "usd_per_dev_day"}
+    if not needed <= set(table.columns) or BASELINE not in set(table["backend"]):
+        return pd.DataFrame(columns=list(VALUE_COLUMNS))
+    base = table[table["backend"] == BASELINE].set_index("seed")
+    rows = []
+    for backend in dict.fromkeys(table["backend"]):
+        if backend in (BASELINE, NO_AI):
+            continue
+        arm = table[table["backend"] == backend].set_index("seed")
+        pairs = pd.DataFrame(
+            {
+                "tasks_base": base["tasks_per_dev_day"],
+                "usd_base": base["usd_per_dev_day"],
+                "tasks_arm": arm["tasks_per_dev_day"],
+                "usd_arm": arm["usd_per_dev_day"],
+            }
+        ).dropna()
+        value = arm_value(pairs, backend, value=spec.scenario.value, workday_s=spec.scenario.workday_s)
+        rows.append(asdict(value))
+    return pd.DataFrame(rows, columns=list(VALUE_COLUMNS))
+
+
+def economics_finding(economics: pd.DataFrame, usd_per_dev_hour: float) -> str:
+    """The economics in words: net value per developer-day with its CI and the break-even numbers."""
+    lines = []
+    for row in economics.to_dict("records"):
+        cost = row["break_even_usd_per_dev_hour"]
+        side = {
+            "above": f"pays above ${cost:,.0f} per developer-hour",
+            "below": f"pays below ${cost:,.0f} per developer-hour",
+            "always": "pays at any developer cost",
+            "never": "pays at no developer cost",
+        }.get(row["pays"], "has no break-even developer cost")
+        lines.append(
+            f"{row['arm']} at ${usd_per_dev_hour:g} per developer-hour: net "
+            f"{row['net_usd_per_dev_day']:+,.0f} USD per developer-day against {BASELINE} (95% CI "
+            f"{row['net_ci_low']:+,.0f} to {row['net_ci_high']:+,.0f}"
+            f"{caveat_suffix(int(row['n']), row['net_ci_low'], row['net_ci_high'])}); "
+            f"on the mean outcomes it {side}, and breaks even at "
+            f"{row['break_even_price_multiple']:.2f}× its price."
+        )
+    return "\n".join(lines)
 
 
 def _mean(summary: pd.DataFrame, backend: str, outcome: str) -> float:
@@ -84,11 +143,14 @@ def finding(summary: pd.DataFrame, paired: pd.DataFrame, vs_manual: pd.DataFrame
         lines.append(
             f"{backend}: {100 * (tasks['ratio'] - 1):+.1f}% tasks per developer-day "
             f"(paired difference {tasks['mean']:+.2f}, "
-            f"95% CI {tasks['ci_low']:+.2f} to {tasks['ci_high']:+.2f}), "
+            f"95% CI {tasks['ci_low']:+.2f} to {tasks['ci_high']:+.2f}"
+            f"{caveat_suffix(int(tasks['n']), tasks['ci_low'], tasks['ci_high'])}), "
             f"waiting {100 * waiting['level_mean']:.1f}% of the time "
             f"(paired difference {100 * waiting['mean']:+.1f} points, "
             f"95% CI {100 * waiting['ci_low']:+.1f} to "
-            f"{100 * waiting['ci_high']:+.1f}), fixing {100 * fixing['level_mean']:.1f}%, {price}."
+            f"{100 * waiting['ci_high']:+.1f}"
+            f"{caveat_suffix(int(waiting['n']), waiting['ci_low'], waiting['ci_high'])}), "
+            f"fixing {100 * fixing['level_mean']:.1f}%, {price}."
         )
     if vs_manual is not None:
         for backend, rows in vs_manual.groupby("backend", sort=False):
@@ -96,6 +158,7 @@ def finding(summary: pd.DataFrame, paired: pd.DataFrame, vs_manual: pd.DataFrame
             lines.append(
                 f"{backend} against no AI: {tasks['ratio']:.2f}× the tasks per developer-day of working "
                 f"by hand (paired difference {tasks['mean']:+.2f}, "
-                f"95% CI {tasks['ci_low']:+.2f} to {tasks['ci_high']:+.2f})."
+                f"95% CI {tasks['ci_low']:+.2f} to {tasks['ci_high']:+.2f}"
+                f"{caveat_suffix(int(tasks['n']), tasks['ci_low'], tasks['ci_high'])})."
             )
     return "\n".join(lines)

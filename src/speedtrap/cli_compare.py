@@ -1,0 +1,547 @@
+"""``speedtrap compare``: two or more arms (backends or scenario variants) on the same seeds, their
+paired differences against the first arm with 95% CIs, the decision economics and a figure.
+
+Registered on the ``speedtrap`` app by :mod:`speedtrap.cli`, whose output and error helpers it uses.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from speedtrap.cli import (
+    DEFAULT_SEED,
+    JSON_SCHEMA_VERSION,
+    JsonOption,
+    SeedOption,
+    _json_number,
+    app,
+    bad_input_exits,
+    fail,
+    load_scenario,
+    one_line,
+    parse_set,
+    print_json,
+    print_table,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from speedtrap.config.scenario import Scenario
+
+COMPARE_OUTCOMES: list[tuple[str, str, float, str]] = [
+    ("tasks_per_dev_day", "tasks per developer-day", 1.0, ""),
+    ("waiting_share", "waiting (% of time)", 100.0, " pp"),
+    ("fixing_share", "fixing (% of time)", 100.0, " pp"),
+    ("share_switching", "switching (% of time)", 100.0, " pp"),
+    ("usd_per_task", "inference $ per task", 1.0, ""),
+    ("usd_per_dev_day", "inference $ per developer-day", 1.0, ""),
+    ("lead_time_p50_s", "median task lead time (min)", 1 / 60, ""),
+]
+"""Outcomes ``compare`` reports: summary key, label with unit, scale and suffix of a difference
+(shares are shown in percentage points, pp)."""
+
+QUICK_REPLICATIONS = 3
+QUICK_HORIZON_DAYS = 1.0
+
+
+def parse_arm(text: str) -> tuple[str, list[str]]:
+    """``LABEL:path=value;path=value`` → (label, ["path=value", ...]): a scenario variant."""
+    label, sep, rest = text.partition(":")
+    label = label.strip()
+    if not sep or not label:
+        raise ValueError(f"--arm {text!r}: expected LABEL:path=value[;path=value...]")
+    sets = [part.strip() for part in rest.split(";") if part.strip()]
+    for assignment in sets:
+        parse_set(assignment)
+    return label, sets
+
+
+def build_arms(
+    scenario_file: Path | None, backends: Sequence[str], arms: Sequence[str], sets: Sequence[str]
+) -> dict[str, Scenario]:
+    """The arms in order: one per ``--backend``, then one per ``--arm``; ``--set`` applies to all."""
+    built: dict[str, Scenario] = {}
+    for name in backends:
+        if name in built:
+            raise ValueError(f"--backend {name} given twice")
+        built[name] = load_scenario(scenario_file, backend=name, sets=sets)
+    for text in arms:
+        label, arm_sets = parse_arm(text)
+        if label in built:
+            raise ValueError(f"--arm {label}: an arm of that name exists already")
+        built[label] = load_scenario(scenario_file, sets=[*sets, *arm_sets])
+    if len(built) < 2:
+        raise ValueError("compare needs at least two arms (--backend NAME and/or --arm LABEL:path=value)")
+    return built
+
+
+def compare_runs(
+    arms: Mapping[str, Scenario],
+    seeds: Sequence[int],
+    simulate_summary: Callable[[Scenario, int], dict[str, float]],
+    progress: bool = True,
+) -> pd.DataFrame:
+    """One run per arm × seed (every arm meets the same seeds): a row per run with ``arm``,
+    ``replication``, ``seed`` and the run's summary."""
+    import pandas as pd
+
+    rows = []
+    total = len(arms) * len(seeds)
+    for i, (label, scenario) in enumerate(arms.items()):
+        for r, seed in enumerate(seeds):
+            if progress and sys.stderr.isatty():
+                typer.echo(f"\rrun {i * len(seeds) + r + 1}/{total} ({label})", err=True, nl=False)
+            rows.append({"arm": label, "replication": r, "seed": seed, **simulate_summary(scenario, seed)})
+    if progress and sys.stderr.isatty():
+        typer.echo("", err=True)
+    return pd.DataFrame(rows)
+
+
+def usd(amount: float, sign: bool = True) -> str:
+    """``+$1,234`` / ``-$56`` (whole dollars); ``n/a`` for NaN."""
+    if math.isnan(amount):
+        return "n/a"
+    prefix = ("+" if amount >= 0 else "-") if sign else ("-" if amount < 0 else "")
+    return f"{prefix}${abs(amount):,.0f}"
+
+
+def _difference(row: Mapping[str, Any], scale: float, suffix: str) -> str:
+    mean, low, high = (scale * row[k] for k in ("mean", "ci_low", "ci_high"))
+    if math.isnan(mean):
+        return "n/a"
+    if math.isnan(low):
+        return f"{mean:+.3g}{suffix}"
+    return f"{mean:+.3g}{suffix} [{low:+.3g}, {high:+.3g}]"
+
+
+def _caveat_marks(differences: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """Per row of ``differences``: a footnote mark ("" when none), and the footnotes."""
+    from speedtrap.analysis.statistics import ci_caveat
+
+    notes: list[str] = []
+    marks = []
+    for row in differences.to_dict("records"):
+        caveat = ci_caveat(int(row["n"]), row["ci_low"], row["ci_high"])
+        if caveat is None:
+            marks.append("")
+            continue
+        if caveat not in notes:
+            notes.append(caveat)
+        marks.append(" " + "*" * (notes.index(caveat) + 1))
+    return marks, notes
+
+
+def analyse(runs: pd.DataFrame, arms: Mapping[str, Scenario]) -> tuple[pd.DataFrame, list[Any]]:
+    """Paired differences of every outcome from the first arm (with ``verdict`` and ``caveat``
+    columns), and each other arm's economics (:class:`speedtrap.analysis.value.ArmValue`)."""
+    import pandas as pd
+
+    from speedtrap.analysis.statistics import ci_caveat, difference_verdict, paired_differences
+    from speedtrap.analysis.value import arm_value
+
+    baseline = next(iter(arms))
+    outcomes = [key for key, *_ in COMPARE_OUTCOMES]
+    differences = paired_differences(runs, "arm", baseline, outcomes=outcomes, by=[])
+    bounds = list(zip(differences["n"], differences["ci_low"], differences["ci_high"], strict=True))
+    differences["verdict"] = [difference_verdict(lo, hi) for _, lo, hi in bounds]
+    differences["caveat"] = [ci_caveat(int(n), lo, hi) for n, lo, hi in bounds]
+    base_runs = runs[runs["arm"] == baseline].set_index("seed")
+    values = []
+    for label in list(arms)[1:]:
+        arm_runs = runs[runs["arm"] == label].set_index("seed")
+        pairs = pd.DataFrame(
+            {
+                "tasks_base": base_runs["tasks_per_dev_day"],
+                "usd_base": base_runs["usd_per_dev_day"],
+                "tasks_arm": arm_runs["tasks_per_dev_day"],
+                "usd_arm": arm_runs["usd_per_dev_day"],
+            }
+        )
+        values.append(arm_value(pairs, label, value=arms[label].value, workday_s=arms[label].workday_s))
+    return differences, values
+
+
+def print_differences(
+    differences: pd.DataFrame, values: Sequence[Any], first: Scenario, baseline: str, replications: int
+) -> None:
+    """The paired table (with footnoted caveats) and the economics table."""
+    marks, notes = _caveat_marks(differences)
+    labels = {key: (label, scale, suffix) for key, label, scale, suffix in COMPARE_OUTCOMES}
+    rows = []
+    for record, mark in zip(differences.to_dict("records"), marks, strict=True):
+        label, scale, suffix = labels[record["outcome"]]
+        rows.append(
+            [
+                label,
+                record["arm"],
+                f"{scale * record['baseline_mean']:.4g}",
+                f"{scale * record['level_mean']:.4g}",
+                _difference(record, scale, suffix) + mark,
+                record["verdict"],
+            ]
+        )
+    days = first.horizon_s / first.workday_s
+    print_table(
+        f"Paired differences from {baseline}: {first.developers} developers × {days:g} "
+        f"day{'s' if days != 1 else ''}, {replications} replications (same seeds on every arm), "
+        "mean [95% CI]",
+        ["outcome", "arm", baseline, "arm mean", "difference [95% CI]", "verdict"],
+        rows,
+    )
+    for i, note in enumerate(notes):
+        typer.echo(f"{'*' * (i + 1)} {note}")
+    print_table(
+        f"Economics against {baseline} at ${first.value.usd_per_dev_hour:g} per developer-hour",
+        ["arm", "net $/dev-day [95% CI]", "net $/dev-month", "break-even price (×)", "break-even $/dev-hour"],
+        [
+            [
+                v.arm,
+                f"{usd(v.net_usd_per_dev_day)} [{usd(v.net_ci_low)}, {usd(v.net_ci_high)}]",
+                usd(v.net_usd_per_dev_month),
+                f"{v.break_even_price_multiple:.2f}",
+                f"{v.break_even_usd_per_dev_hour:,.0f} ({v.pays})"
+                if not math.isnan(v.break_even_usd_per_dev_hour)
+                else v.pays,
+            ]
+            for v in values
+        ],
+    )
+
+
+def finding(differences: pd.DataFrame, values: Sequence[Any], baseline: str, usd_per_hour: float) -> str:
+    """The comparison in words: each arm's tasks per developer-day and its economics against the
+    baseline, with the 95% CIs."""
+    from speedtrap.analysis.statistics import ci_caveat, difference_verdict
+
+    parts = []
+    tasks = differences[differences["outcome"] == "tasks_per_dev_day"].set_index("arm")
+    for value in values:
+        row = tasks.loc[value.arm]
+        verdict = difference_verdict(row["ci_low"], row["ci_high"])
+        caveat = f"; {row['caveat']}" if row.get("caveat") else ""
+        if verdict == "no detectable difference":
+            output = (
+                f"{value.arm} shows no detectable difference in tasks per developer-day from {baseline} "
+                f"({row['mean']:+.2f}, 95% CI {row['ci_low']:+.2f} to {row['ci_high']:+.2f}{caveat})"
+            )
+        else:
+            output = (
+                f"{value.arm} completes {abs(row['mean']):.2f} {'more' if verdict == 'higher' else 'fewer'} "
+                f"tasks per developer-day than {baseline} ({100 * (row['ratio'] - 1):+.1f}%, 95% CI "
+                f"{row['ci_low']:+.2f} to {row['ci_high']:+.2f}{caveat})"
+            )
+        net = value.net_usd_per_dev_day
+        net_caveat = ci_caveat(value.n, value.net_ci_low, value.net_ci_high)
+        net_note = f"; {net_caveat}" if net_caveat else ""
+        pays = difference_verdict(value.net_ci_low, value.net_ci_high)
+        worth = {
+            "higher": "it pays",
+            "lower": "it does not pay",
+            "no detectable difference": "whether it pays is not resolved",
+        }[pays]
+        economics = (
+            f"at ${usd_per_hour:g} per developer-hour {worth}: net {usd(net)} per developer-day "
+            f"(95% CI {usd(value.net_ci_low)} to {usd(value.net_ci_high)}{net_note}; "
+            f"{usd(value.net_usd_per_dev_month)} per developer-month)"
+        )
+        side = {
+            "above": f"it starts to pay above ${value.break_even_usd_per_dev_hour:,.0f} per developer-hour",
+            "below": f"it pays below ${value.break_even_usd_per_dev_hour:,.0f} per developer-hour",
+            "always": "it pays at any developer cost",
+            "never": "it pays at no developer cost",
+            "n/a": "no break-even developer cost",
+        }[value.pays]
+        parts.append(f"{output}; {economics}; on the mean outcomes {side}.")
+    return " ".join(parts)
+
+
+def plot_differences(differences: pd.DataFrame, baseline: str, path: Path) -> list[Path]:
+    """One panel per outcome: each arm's mean paired difference from ``baseline`` with its 95% CI,
+    and a line at zero. Shares are in percentage points."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = [entry for entry in COMPARE_OUTCOMES if entry[0] in set(differences["outcome"])]
+    fig, axes = plt.subplots(len(shown), 1, figsize=(7, 1.1 + 1.0 * len(shown)), squeeze=False)
+    for ax, (key, label, scale, suffix) in zip(axes[:, 0], shown, strict=True):
+        rows = differences[differences["outcome"] == key]
+        y = range(len(rows))
+        mean = scale * rows["mean"].to_numpy(float)
+        low = scale * rows["ci_low"].to_numpy(float)
+        high = scale * rows["ci_high"].to_numpy(float)
+        err = [mean - low, high - mean]
+        ax.errorbar(mean, list(y), xerr=err, fmt="o", capsize=4, color="C0")
+        ax.axvline(0.0, color="0.5", linewidth=0.8)
+        ax.set_yticks(list(y), [str(a) for a in rows["arm"]])
+        unit = " (percentage points)" if suffix.strip() == "pp" else ""
+        ax.set_title(f"{label}{unit}", fontsize=9, loc="left")
+    fig.suptitle(f"Paired difference from {baseline}: mean and 95% CI (same seeds)", fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    stem = path.with_suffix("")
+    written = []
+    for ext in (".png", ".svg") if path.suffix not in (".png", ".svg") else (path.suffix,):
+        target = stem.with_suffix(ext)
+        fig.savefig(target, dpi=150)
+        written.append(target)
+    plt.close(fig)
+    return written
+
+
+@app.command()
+def compare(
+    scenario_file: Annotated[
+        Path | None,
+        typer.Argument(metavar="[SCENARIO.toml]", help="Scenario file (default: built-in defaults)."),
+    ] = None,
+    backends: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--backend", help="An arm served by this backend (repeatable; the first is the baseline)."
+        ),
+    ] = None,
+    arms: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--arm",
+            metavar="LABEL:PATH=VALUE[;...]",
+            help="An arm that is the scenario with these overrides (repeatable), after the --backend arms.",
+        ),
+    ] = None,
+    sets: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="Override a field of every arm: path.to.field=value (policy.kind=KIND rebuilds the policy).",
+        ),
+    ] = None,
+    replications: Annotated[
+        int, typer.Option("--replications", min=2, help="Seeds per arm (the same seeds on every arm).")
+    ] = 10,
+    seed: SeedOption = DEFAULT_SEED,
+    quick: Annotated[
+        bool,
+        typer.Option("--quick", help=f"A smoke run: {QUICK_REPLICATIONS} replications of one developer-day."),
+    ] = False,
+    figure: Annotated[
+        Path | None, typer.Option("--figure", help="Write the paired differences as a figure (PNG + SVG).")
+    ] = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Compare arms on the same seeds: each outcome's paired difference from the first arm with its 95%
+    CI, and whether the difference in output pays for the difference in inference spend at the
+    scenario's value of developer time (value.usd_per_dev_hour; set it with --set).
+
+    Net value per developer-day = extra tasks × the value of a task (value.usd_per_task, default: its
+    full cost on the baseline, developer time plus inference) − extra inference spend. The break-even
+    price multiple is the factor by which an arm's prices could rise before it stops paying; the
+    break-even developer cost is the $/hour above which it starts to pay.
+
+    JSON (--json), schema_version 1: {"schema_version": 1, "baseline": str, "arms": list of str,
+    "replications", "seed": int, "seeds": list of int, "developers": int, "horizon_s": float,
+    "value": {...}, "differences": [{"arm", "outcome": str, "n": int, "baseline_mean",
+    "level_mean", "mean", "std", "ci_low", "ci_high", "ratio": float|null, "verdict": str,
+    "caveat": str|null}], "economics": [{"arm": str, "n": int, "net_usd_per_dev_day",
+    "net_ci_low", "net_ci_high", "net_usd_per_dev_month", "break_even_price_multiple",
+    "break_even_usd_per_dev_hour": float|null, "pays": "above"|"below"|"always"|"never"|"n/a"}],
+    "finding": str, "figures": list of str, "scenarios": {arm: resolved scenario}, "provenance":
+    {"speedtrap", "git_commit", "python": str, "libraries": {name: version}}}.
+    """
+    from dataclasses import asdict
+
+    from speedtrap.experiments.seeds import replication_seeds
+    from speedtrap.models.workflow import simulate
+    from speedtrap.provenance import provenance
+
+    if quick:
+        replications = QUICK_REPLICATIONS
+    with bad_input_exits():
+        built = build_arms(scenario_file, backends or (), arms or (), sets or ())
+        if quick:
+            built = {
+                label: s.with_overrides({"horizon_s": QUICK_HORIZON_DAYS * s.workday_s})
+                for label, s in built.items()
+            }
+    seeds = replication_seeds(seed, replications)
+    baseline = next(iter(built))
+    first = built[baseline]
+    try:
+        runs = compare_runs(built, seeds, lambda s, sd: simulate(s, sd).summary(), progress=not json_out)
+    except (ValueError, KeyError) as exc:
+        fail(one_line(exc))
+    differences, values = analyse(runs, built)
+    text = finding(differences, values, baseline, first.value.usd_per_dev_hour)
+    written = plot_differences(differences, baseline, figure) if figure is not None else []
+    if json_out:
+        print_json(
+            {
+                "schema_version": JSON_SCHEMA_VERSION,
+                "baseline": baseline,
+                "arms": list(built),
+                "replications": replications,
+                "seed": seed,
+                "seeds": seeds,
+                "developers": first.developers,
+                "horizon_s": first.horizon_s,
+                "value": first.value.model_dump(mode="json"),
+                "differences": [
+                    {k: _json_number(v) for k, v in record.items()}
+                    for record in differences.to_dict("records")
+                ],
+                "economics": [{k: _json_number(x) for k, x in asdict(v).items()} for v in values],
+                "finding": text,
+                "figures": [str(p) for p in written],
+                "scenarios": {label: s.model_dump(mode="json") for label, s in built.items()},
+                "provenance": provenance(),
+            }
+        )
+        return
+    print_differences(differences, values, first, baseline, replications)
+    typer.echo(f"Finding: {text}")
+    if quick:
+        typer.echo(
+            f"(--quick: {replications} replications of {QUICK_HORIZON_DAYS:g} developer-day; "
+            "drop --quick for the full comparison.)"
+        )
+    if written:
+        typer.echo("Wrote " + ", ".join(str(p) for p in written))
+
+
+# --- demo: the headline on the three backends, replicated --------------------------------------
+
+DEMO_DEVELOPERS = 10
+DEMO_DAYS = 4.0
+DEMO_REPLICATIONS = 8
+"""The demo's reduced size: the headline team of 10 for 4 developer-days (not 20) × 8 replications,
+about half a minute on one core; ``speedtrap experiment headline`` runs the full design."""
+HEADLINE_DAYS = 20.0
+"""Developer-days of the full headline scenario (experiments/scenarios/headline.toml)."""
+QUICK_DEMO = (2, 1.0, 3)
+"""``demo --quick``: 2 developers × 1 developer-day × 3 replications (a smoke run)."""
+
+
+def demo_finding(differences: pd.DataFrame, baseline: str, runs: pd.DataFrame) -> str:
+    """Where the baseline's time goes, how waiting, fixing and switching move on each other backend,
+    and the paired comparison of output and economics."""
+    from speedtrap.analysis.statistics import difference_verdict
+
+    base = runs[runs["arm"] == baseline]
+    shares = ", ".join(
+        f"{100 * base[key].mean():.1f}% {label}"
+        for key, label in (("waiting_share", "waiting on the agent"), ("fixing_share", "fixing its mistakes"))
+    )
+    moves = []
+    for arm in differences["arm"].drop_duplicates():
+        rows = differences[differences["arm"] == arm].set_index("outcome")
+        parts = []
+        for key, label in (
+            ("waiting_share", "waiting"),
+            ("fixing_share", "fixing"),
+            ("share_switching", "switching"),
+        ):
+            row = rows.loc[key]
+            low, high = 100 * row["ci_low"], 100 * row["ci_high"]
+            if difference_verdict(row["ci_low"], row["ci_high"]) == "no detectable difference":
+                parts.append(f"{label}: no detectable difference ({low:+.1f} to {high:+.1f} pp)")
+            else:
+                parts.append(f"{label}: {100 * row['mean']:+.1f} pp ({low:+.1f} to {high:+.1f})")
+        moves.append(f"on {arm}, {', '.join(parts)}")
+    return f"On {baseline}, developers spend {shares}; " + "; ".join(moves) + "."
+
+
+@app.command()
+def demo(
+    seed: SeedOption = DEFAULT_SEED,
+    out: Annotated[Path, typer.Option("--out", help="Directory for the figure and tables.")] = Path(
+        "results/demo"
+    ),
+    quick: Annotated[
+        bool, typer.Option("--quick", help="2 developers × 1 developer-day × 3 replications (a smoke run).")
+    ] = False,
+) -> None:
+    """The headline, replicated: the same developers and tasks on each of the three backends (10
+    developers × 4 developer-days × 8 replications, a reduced size of the headline's 20 days) —
+    waiting, fixing and switching, tasks per developer-day and $ per task as paired differences from
+    gpu-batched with 95% CIs, the economics at the scenario's value of developer time, and a figure
+    of the ledger. The full design: speedtrap experiment headline."""
+    from speedtrap.cli import DEMO_BACKENDS, headline_scenario_path
+    from speedtrap.experiments.seeds import replication_seeds
+    from speedtrap.models.workflow import simulate
+
+    developers, days, replications = QUICK_DEMO if quick else (DEMO_DEVELOPERS, DEMO_DAYS, DEMO_REPLICATIONS)
+    with bad_input_exits():
+        scenario = load_scenario(headline_scenario_path())
+        scenario = scenario.with_overrides({"developers": developers, "horizon_s": days * scenario.workday_s})
+        arms = {name: scenario.with_backend(name) for name in DEMO_BACKENDS}
+    seeds = replication_seeds(seed, replications)
+    typer.echo(
+        f"demo: {developers} developers × {days:g} developer-days × {replications} replications on "
+        f"{len(arms)} backends (the headline scenario reduced from {HEADLINE_DAYS:g} days; the full "
+        "design is `speedtrap experiment headline`)",
+        err=True,
+    )
+    runs = compare_runs(arms, seeds, lambda s, sd: simulate(s, sd).summary())
+    differences, values = analyse(runs, arms)
+    baseline = next(iter(arms))
+    out.mkdir(parents=True, exist_ok=True)
+    frame = runs.rename(columns={"arm": "backend"})
+    means = frame.drop(columns=["replication", "seed"]).groupby("backend", sort=False).mean().reset_index()
+    means.to_csv(out / "summary.csv", index=False)
+    frame.to_csv(out / "runs.csv", index=False)
+    differences.to_csv(out / "differences.csv", index=False)
+    print_table(
+        f"{scenario.name}: means over {replications} replications (same tasks on every backend)",
+        ["backend", "tok/s per request", "waiting", "fixing", "switching", "tasks per dev-day", "$ per task"],
+        [
+            [
+                row.backend,
+                f"{row.mean_decode_tok_s:.0f}",
+                f"{100 * row.waiting_share:.1f}%",
+                f"{100 * row.fixing_share:.1f}%",
+                f"{100 * row.share_switching:.1f}%",
+                f"{row.tasks_per_dev_day:.2f}",
+                f"${row.usd_per_task:.2f}",
+            ]
+            for row in means.itertuples()
+        ],
+    )
+    print_differences(differences, values, arms[baseline], baseline, replications)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from speedtrap.plots import figure_of, plot_ledger, save_figure
+
+    ax = plot_ledger(
+        frame,
+        "backend",
+        workday_s=scenario.workday_s,
+        title=f"Where a developer-day goes, by backend (mean of {replications} runs; bars: 95% CI)",
+    )
+    fig = figure_of(ax)
+    paths = save_figure(fig, out, "ledger")
+    plt.close(fig)
+    paths += plot_differences(differences, baseline, out / "differences.png")
+    usd_per_hour = arms[baseline].value.usd_per_dev_hour
+    typer.echo(
+        "Finding: "
+        + demo_finding(differences, baseline, runs)
+        + " "
+        + finding(differences, values, baseline, usd_per_hour)
+    )
+    if quick:
+        typer.echo(f"(--quick: {replications} replications; drop --quick for the demo's CIs.)")
+    typer.echo(
+        f"Wrote {out / 'summary.csv'}, {out / 'runs.csv'}, {out / 'differences.csv'}, "
+        + ", ".join(map(str, paths))
+    )

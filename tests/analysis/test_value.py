@@ -1,0 +1,84 @@
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from speedtrap.analysis.statistics import ci_caveat, difference_verdict
+from speedtrap.analysis.value import arm_value, break_even_usd_per_dev_hour, net_value_per_dev_day
+from speedtrap.config.value import LOADED_USD_PER_DEV_HOUR, Value
+
+DAY_S = 8 * 3600.0
+
+
+def test_default_developer_cost_is_the_bls_wage_times_the_loaded_factor() -> None:
+    assert abs(LOADED_USD_PER_DEV_HOUR - 63.59 / 0.702) < 0.01
+    value = Value()
+    assert value.usd_per_dev_hour_low <= value.usd_per_dev_hour <= value.usd_per_dev_hour_high
+
+
+def test_an_inverted_range_is_refused() -> None:
+    with pytest.raises(ValueError, match="usd_per_dev_hour_low"):
+        Value(usd_per_dev_hour_low=300.0)
+
+
+def test_net_value_is_the_cost_per_task_comparison() -> None:
+    # $800 a day; baseline 10 tasks for $50, arm 11 tasks for $300: full cost per task 85 vs ≈100.
+    value = Value(usd_per_dev_hour=100.0)
+    net = net_value_per_dev_day(
+        np.array([10.0]), np.array([50.0]), np.array([11.0]), np.array([300.0]), value=value, workday_s=DAY_S
+    )
+    assert net[0] == pytest.approx(1 * 85.0 - 250.0)
+    assert (net[0] > 0) == ((800 + 300) / 11 < (800 + 50) / 10)
+    with_task_value = Value(usd_per_task=500.0)
+    net = net_value_per_dev_day(
+        np.array([10.0]),
+        np.array([50.0]),
+        np.array([11.0]),
+        np.array([300.0]),
+        value=with_task_value,
+        workday_s=DAY_S,
+    )
+    assert net[0] == pytest.approx(500.0 - 250.0)
+
+
+def test_break_even_developer_cost_zeroes_the_net_value() -> None:
+    cost, pays = break_even_usd_per_dev_hour(10.0, 50.0, 11.0, 300.0, workday_s=DAY_S)
+    assert pays == "above"
+    net = net_value_per_dev_day(
+        np.array([10.0]), np.array([50.0]), np.array([11.0]), np.array([300.0]),
+        value=Value(usd_per_dev_hour=cost), workday_s=DAY_S,
+    )  # fmt: skip
+    assert net[0] == pytest.approx(0.0, abs=1e-9)
+    assert break_even_usd_per_dev_hour(10.0, 50.0, 11.0, 40.0, workday_s=DAY_S) == (
+        pytest.approx(math.nan, nan_ok=True),
+        "always",
+    )
+    assert break_even_usd_per_dev_hour(10.0, 50.0, 9.0, 300.0, workday_s=DAY_S)[1] == "never"
+    assert break_even_usd_per_dev_hour(10.0, 50.0, 10.0, 300.0, workday_s=DAY_S)[1] == "n/a"
+
+
+def test_arm_value_pairs_seeds_and_gives_the_break_even_price() -> None:
+    pairs = pd.DataFrame(
+        {
+            "tasks_base": [10.0, 12.0, 8.0],
+            "usd_base": [50.0] * 3,
+            "tasks_arm": [11.0, 13.0, 9.0],
+            "usd_arm": [300.0] * 3,
+        }
+    )
+    result = arm_value(pairs, "fast", value=Value(usd_per_dev_hour=100.0), workday_s=DAY_S)
+    assert result.n == 3 and result.net_ci_low < result.net_usd_per_dev_day < result.net_ci_high
+    assert result.net_usd_per_dev_month == pytest.approx(21 * result.net_usd_per_dev_day)
+    # at the break-even multiple of its price the arm's net value (on the means) is zero
+    task_value = (800.0 + 50.0) / 10.0
+    assert (11.0 - 10.0) * task_value + 50.0 - result.break_even_price_multiple * 300.0 == pytest.approx(0.0)
+
+
+def test_ci_caveats_and_verdicts() -> None:
+    assert ci_caveat(3, 1.0, 2.0) is not None and "3 replications" in str(ci_caveat(3, 1.0, 2.0))
+    assert "zero-width" in str(ci_caveat(10, 1.75, 1.75))
+    assert ci_caveat(1, math.nan, math.nan) is not None
+    assert ci_caveat(5, 1.0, 2.0) is None
+    assert difference_verdict(-0.1, 0.2) == "no detectable difference"
+    assert difference_verdict(0.1, 0.2) == "higher" and difference_verdict(-0.3, -0.2) == "lower"
