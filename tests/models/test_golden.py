@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from speedtrap.config import Scenario
-from speedtrap.models import simulate_summary
+from speedtrap.models import WorkflowModel, simulate, simulate_summary
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "data" / "golden_summaries.json"
@@ -52,10 +52,14 @@ def write() -> None:
     GOLDEN.write_text(json.dumps(data, indent=1) + "\n")
 
 
+@pytest.mark.parametrize("tables", [False, True], ids=["summary-only", "tables"])
 @pytest.mark.parametrize("name", sorted(json.loads(GOLDEN.read_text())) if GOLDEN.exists() else [])
-def test_summary_is_bit_identical_to_the_stored_one(name: str) -> None:
+def test_summary_is_bit_identical_to_the_stored_one(name: str, tables: bool) -> None:
+    """Both paths: the sweeps' summary-only run and the summary of the full result tables."""
     stored = json.loads(GOLDEN.read_text())[name]
-    got = _encode(simulate_summary(scenarios()[name], SEED))
+    scenario = scenarios()[name]
+    summary = simulate(scenario, SEED).summary() if tables else simulate_summary(scenario, SEED)
+    got = _encode(summary)
     assert list(got) == list(stored)
     differ = {k: (float.fromhex(stored[k]), float.fromhex(got[k])) for k in stored if got[k] != stored[k]}
     assert not differ, f"{name}: summary changed (stored, now): {differ}"
@@ -73,6 +77,17 @@ def test_stored_values_are_not_degenerate() -> None:
     assert all(s["requests"] > 0 for n, s in stored.items() if n != "headline-manual")
     assert stored["shared-fleet-queueing"]["mean_queue_wait_s"] > 0
     assert not math.isnan(stored["headline-gpu-batched"]["lead_time_p50_s"])
+
+
+def test_a_run_without_tables_keeps_no_requests_or_stretches_and_refuses_results() -> None:
+    scenario = scenarios()["headline-gpu-batched"].with_overrides({"horizon_s": 3600.0})
+    model = WorkflowModel(scenario, rng=SEED, tables=False)
+    model.run_until(scenario.horizon_s)
+    pool = model.backends["gpu-batched"].pool
+    assert pool.completed > 0 and not pool.finished
+    assert not any(d.closed_stretches for d in model.developers)
+    with pytest.raises(ValueError, match="tables=False"):
+        model.result()
 
 
 if __name__ == "__main__" and "--write" in sys.argv:
