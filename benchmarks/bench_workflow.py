@@ -228,16 +228,29 @@ def peak_rss_mib(scenario: Scenario, seed: int = 0, *, tables: bool = False) -> 
     return baseline, peak
 
 
+def _peak_mib() -> float:
+    """This process's peak resident memory, MiB: Linux's ``VmHWM`` (``ru_maxrss`` there survives
+    ``exec`` and would report a large parent's peak), else ``ru_maxrss``."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024  # kB
+    except OSError:
+        pass
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KiB on Linux
+
+
 def _peak_rss_child() -> None:
     """The child of :func:`peak_rss_mib`: reads its run from stdin, prints [baseline, peak] MiB."""
     data = json.loads(sys.stdin.read())
     scenario = Scenario.model_validate(data["scenario"])
-    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    baseline = _peak_mib()
     if data["tables"]:
         simulate(scenario, data["seed"]).summary()
     else:
         simulate_summary(scenario, data["seed"])
-    print(json.dumps([baseline, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024]))
+    print(json.dumps([baseline, _peak_mib()]))
 
 
 # ---------------------------------------------------------------------- report
