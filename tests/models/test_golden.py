@@ -22,13 +22,15 @@ ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "data" / "golden_summaries.json"
 HEADLINE = ROOT / "experiments" / "scenarios" / "headline.toml"
 SHARED_FLEET = ROOT / "experiments" / "scenarios" / "shared_fleet.toml"
+TWO_BACKENDS = ROOT / "experiments" / "scenarios" / "two_backends.toml"
 SEED = 7
 DAY_S = 28800.0
 
 
 def scenarios() -> dict[str, Scenario]:
     """The fixed scenarios: headline cut to 3 developers × 2 days on each backend and without AI,
-    parallel sessions, and a loaded shared fleet with fast-tier queueing."""
+    parallel sessions, a loaded shared fleet with fast-tier queueing, and two backends sharing the
+    work by difficulty (the summary's request means merge both pools' requests)."""
     headline = Scenario.from_toml(HEADLINE).with_overrides({"developers": 3, "horizon_s": 2 * DAY_S})
     out = {
         f"headline-{name}": headline.with_backend(name)
@@ -39,6 +41,17 @@ def scenarios() -> dict[str, Scenario]:
     )
     out["shared-fleet-queueing"] = Scenario.from_toml(SHARED_FLEET).with_overrides(
         {"developers": 300, "horizon_s": 0.25 * DAY_S, "policy.share": 0.5, "backends.fleet.replicas": 1}
+    )
+    out["two-backends-by-difficulty"] = Scenario.from_toml(TWO_BACKENDS).with_overrides(
+        {
+            "developers": 4,
+            "horizon_s": 2 * DAY_S,
+            "policy": {
+                "kind": "by_difficulty",
+                "routes": {"easy": "wafer-distilled"},
+                "default": "gpu-batched",
+            },
+        }
     )
     return out
 
