@@ -1,18 +1,22 @@
-"""Benchmark: the serving pool as an M/M/c queue against an equivalent SimPy model.
+"""Benchmark: the serving pool as an M/M/c queue against equivalent SimPy and Ciw models.
 
 Workload (docs/design.md §4): λ = 7.2 arrivals/s, μ = 1 /s, c = 8 slots; Erlang C gives Wq = 0.877 s.
 The pool runs it as ``OpenArrivalModel`` (a Mesa model) with ``FixedRate`` decoding: output
 tokens geometric on {1, 2, …} with mean 1001 at 1000 tok/s per stream (the first token comes with
 the zero-length prefill, so the 1000 mean decode steps give a memoryless service of mean 1 s),
 c = replicas × batch cap. SimPy
-replays the very same arrivals and service times through ``simpy.Resource(capacity=c)``.
-Both run in this process; the script prints customers/s of each, the ratio pool/SimPy, the
-clock events per request, and both mean waits against Erlang C (± 4 batch-means standard
-errors). For reference it also times the pool on a minimal heap clock (no Mesa) and one bare
-Mesa event, which shows where the time goes, and one evaluation of the step-time function that the
-pool, ``speedtrap pareto`` and ``speedtrap validate serving`` share (``ReplicaPhysics``; microseconds).
+replays the very same arrivals and service times through ``simpy.Resource(capacity=c)``, and Ciw
+(a queueing-network library) through one node of c servers fed by the same sequences. All run in
+this process, interleaved: each repetition runs every engine once, in turn, so that a change of
+load on a shared machine reaches them alike. Times are CPU seconds of this process (steadier than
+wall time under load); the script prints each engine's median customers/s, the median over
+repetitions of the ratios pool/SimPy and pool/Ciw, the clock events per request, and the mean waits
+against Erlang C (± 4 batch-means standard errors). For reference it also times the pool on a
+minimal heap clock (no Mesa) and one bare Mesa event, which shows where the time goes, and one
+evaluation of the step-time function that the pool, ``speedtrap pareto`` and ``speedtrap validate
+serving`` share (``ReplicaPhysics``; microseconds).
 
-Run: ``python benchmarks/bench_pool.py [--customers 200000] [--layout 1x8]``.
+Run: ``python benchmarks/bench_pool.py [--customers 100000] [--repeats 5] [--layout 1x8]``.
 """
 
 from __future__ import annotations
@@ -21,9 +25,11 @@ import argparse
 import heapq
 import itertools
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import ciw
 import numpy as np
 import simpy
 
@@ -70,7 +76,7 @@ def run_pool(
 ) -> tuple[Timing, Workload]:
     """The pool on its Mesa open-arrival driver, until ≈ ``customers`` have arrived and all left."""
     horizon_s = customers / ARRIVAL_RATE_PER_S
-    start = time.perf_counter()
+    start = time.process_time()
     model = OpenArrivalModel(
         speed=FixedRate(DECODE_RATE_TOK_S),
         replicas=replicas,
@@ -89,7 +95,7 @@ def run_pool(
     model.run_until(horizon_s)
     while model.pool.in_system:
         model.run_for(100.0)
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     pool = model.pool
     n = pool.submitted
     finished = sorted(pool.finished, key=lambda r: r.id)
@@ -129,11 +135,36 @@ def run_simpy(workload: Workload, *, servers: int = SERVERS) -> Timing:
             yield env.timeout(gap)
             env.process(customer(i))
 
-    start = time.perf_counter()
+    start = time.process_time()
     env.process(source())
     env.run()
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     return Timing(engine="SimPy", customers=len(gaps), seconds=seconds, waits_s=np.array(waits))
+
+
+def run_ciw(workload: Workload, *, servers: int = SERVERS) -> Timing:
+    """The same customers through one Ciw node of ``servers`` servers (FIFO): arrivals and service
+    times replayed in order (``ciw.dists.Sequential``; a last, endless gap stops the arrivals)."""
+    gaps = workload.gaps_s
+    services = [(k - 1) / DECODE_RATE_TOK_S for k in workload.output_tokens]  # first token: prefill
+    network = ciw.create_network(
+        arrival_distributions=[ciw.dists.Sequential([*gaps, 1e18])],
+        service_distributions=[ciw.dists.Sequential(services)],
+        number_of_servers=[servers],
+    )
+    with warnings.catch_warnings():  # Ciw deep-copies its itertools-based Sequential distributions
+        warnings.filterwarnings("ignore", "Pickle, copy, and deepcopy support", DeprecationWarning)
+        start = time.process_time()
+        sim = ciw.Simulation(network)
+        sim.simulate_until_max_time(sum(gaps) + 1e6)
+        seconds = time.process_time() - start
+    records = sorted(sim.get_all_records(), key=lambda r: r.id_number)
+    return Timing(
+        engine="Ciw",
+        customers=len(records),
+        seconds=seconds,
+        waits_s=np.array([r.waiting_time for r in records]),
+    )
 
 
 class _HeapEvent:
@@ -192,7 +223,7 @@ class _Replay:
 
 def run_pool_heap_clock(workload: Workload, *, replicas: int = 1, batch_cap: int = SERVERS) -> Timing:
     """The pool alone, driven by :class:`HeapClock` instead of Mesa (the pool's own cost)."""
-    start = time.perf_counter()
+    start = time.process_time()
     clock = HeapClock()
     pool = ServingPool(
         clock,
@@ -204,7 +235,7 @@ def run_pool_heap_clock(workload: Workload, *, replicas: int = 1, batch_cap: int
     replay = _Replay(clock, pool, workload)
     clock.schedule_event(replay.arrive, after=workload.gaps_s[0])
     clock.run()
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     finished = sorted(pool.finished, key=lambda r: r.id)
     return Timing(
         engine="pool (heap clock)",
@@ -232,9 +263,9 @@ def mesa_event_cost_us(events: int = 100_000) -> float:
     model = EventModel(rng=0)
     tick = _Tick(model, events)
     model.schedule_event(tick.fire, after=1.0)
-    start = time.perf_counter()
+    start = time.process_time()
     model.run_until(events + 1.0)
-    return (time.perf_counter() - start) / events * 1e6
+    return (time.process_time() - start) / events * 1e6
 
 
 def mean_wait_check(waits_s: np.ndarray, theory_s: float, batches: int = 20) -> tuple[float, float, bool]:
@@ -256,15 +287,16 @@ def step_time_us(evaluations: int = 20_000) -> float:
     physics = ReplicaPhysics.from_backend(backend)
     rate = physics.decode_rate_tok_s
     batch, context = backend.typical_batch, float(backend.typical_context_tokens)
-    start = time.perf_counter()
+    start = time.process_time()
     for i in range(evaluations):
         rate(batch, context + i)
-    return (time.perf_counter() - start) / evaluations * 1e6
+    return (time.process_time() - start) / evaluations * 1e6
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--customers", type=int, default=200_000)
+    parser.add_argument("--customers", type=int, default=100_000)
+    parser.add_argument("--repeats", type=int, default=5, help="interleaved repetitions (default 5)")
     parser.add_argument("--layout", default="1x8", help="replicas x batch cap, product = 8 (1x8, 2x4, 8x1)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
@@ -273,26 +305,43 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"layout must give {SERVERS} slots, got {replicas * cap}")
 
     theory = mmc_mean_wait_s(ARRIVAL_RATE_PER_S, 1.0, SERVERS)
-    pool, workload = run_pool(args.customers, replicas=replicas, batch_cap=cap, seed=args.seed)
-    sim = run_simpy(workload)
-    heap = run_pool_heap_clock(workload, replicas=replicas, batch_cap=cap)
+    runs: dict[str, list[Timing]] = {}
+    for _ in range(args.repeats):  # interleaved: every engine once per repetition, same arrivals
+        pool, workload = run_pool(args.customers, replicas=replicas, batch_cap=cap, seed=args.seed)
+        for t in (
+            pool,
+            run_simpy(workload),
+            run_ciw(workload),
+            run_pool_heap_clock(workload, replicas=replicas, batch_cap=cap),
+        ):
+            runs.setdefault(t.engine, []).append(t)
     print(f"M/M/c λ={ARRIVAL_RATE_PER_S}, μ=1, c={SERVERS} ({replicas} replicas × {cap} slots)")
-    print(f"Erlang C mean wait Wq = {theory:.3f} s")
-    for t in (pool, sim, heap):
+    print(
+        f"Erlang C mean wait Wq = {theory:.3f} s; {args.repeats} interleaved repetitions, CPU time, medians"
+    )
+    for engine, timings in runs.items():
+        t = timings[0]
         mean, se, ok = mean_wait_check(t.waits_s, theory)
+        seconds = float(np.median([x.seconds for x in timings]))
         line = (
-            f"{t.engine:>18}: {t.customers} customers in {t.seconds:.2f} s = {t.customers_per_s:,.0f}/s; "
+            f"{engine:>18}: {t.customers} customers in {seconds:.2f} s = {t.customers / seconds:,.0f}/s; "
             f"mean wait {mean:.3f} ± {se:.3f} s ({'OK' if ok else 'OFF'})"
         )
-        if t.engine != "SimPy":
+        if engine not in ("SimPy", "Ciw"):
             line += f"; events/request {t.events_per_request:.3f} (cancelled {t.cancelled_per_request:.3f})"
         print(line)
+
+    def ratio(engine: str, reference: str) -> str:
+        values = [r.seconds / e.seconds for e, r in zip(runs[engine], runs[reference], strict=True)]
+        return f"{np.median(values):.2f} ({min(values):.2f}–{max(values):.2f})"
+
     print(
-        f"ratio pool/SimPy: {pool.customers_per_s / sim.customers_per_s:.2f} on a Mesa model, "
-        f"{heap.customers_per_s / sim.customers_per_s:.2f} on a minimal heap clock"
+        f"ratio pool/SimPy: {ratio('pool (Mesa)', 'SimPy')} on a Mesa model, "
+        f"{ratio('pool (heap clock)', 'SimPy')} on a minimal heap clock (median, min–max)"
     )
+    print(f"ratio pool/Ciw: {ratio('pool (Mesa)', 'Ciw')} on a Mesa model (median, min–max)")
     mesa_us = mesa_event_cost_us()
-    sim_us = 1e6 / sim.customers_per_s
+    sim_us = float(np.median([x.seconds for x in runs["SimPy"]])) / runs["SimPy"][0].customers * 1e6
     print(f"one bare EventModel event: {mesa_us:.1f} µs; SimPy: {sim_us:.1f} µs per customer")
     print(
         f"one step-time evaluation (ReplicaPhysics.decode_rate_tok_s, gpu-batched): {step_time_us():.2f} µs"

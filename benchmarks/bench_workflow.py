@@ -4,17 +4,21 @@ Runs the headline scenario (experiments/scenarios/headline.toml: 10 developers �
 gpu-batched) for a few seeds and prints (a) wall time, developer-days/s, Mesa events/s, agent
 turns per developer-day and events per turn; (b) how the cost grows with the team (developers
 10, 100, 1000 at a fixed horizon) and with the horizon (1, 5, 20 days at 20 developers), as
-seconds per developer-day and microseconds per event, so that linearity is visible; and (c) the
+seconds per developer-day and microseconds per event, so that linearity is visible; (c) the
 cost of an agent turn as a number of events of reference event loops timed in this process (a bare
 stock Mesa model, the project's ``EventModel``, SimPy), which carries over between machines better
-than seconds do.
+than seconds do: the reference loops run interleaved with the headline runs (one timing of each
+before every seed) and the figures are medians over seeds of the per-seed ratios; and (d) the
+peak resident memory of summary-only runs (``simulate_summary``, the sweeps' path) of 100
+developers over growing horizons, each in a fresh process, beside runs that keep the tables.
+Times are CPU seconds of this process (steadier than wall time on a shared machine).
 
 The scaling runs keep each developer's load on the backend fixed: the fleet grows with the team
 (the headline's 4 replicas for 10 developers, so one replica per 2.5 developers). A developer-day
 is ``workday_s`` (8 h) of simulated working time. ``gc`` is the time spent in Python's cyclic
 garbage collector during the run, measured through ``gc.callbacks``.
 
-Run: ``python benchmarks/bench_workflow.py [--quick] [--seeds 3]`` (about half a minute; ``--quick``
+Run: ``python benchmarks/bench_workflow.py [--quick] [--seeds 3]`` (a few minutes; ``--quick``
 shortens every horizon tenfold).
 """
 
@@ -22,7 +26,12 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import platform
+import resource
+import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,7 +41,7 @@ import mesa
 import simpy
 
 from speedtrap.config import Scenario
-from speedtrap.models import WorkflowModel
+from speedtrap.models import WorkflowModel, simulate, simulate_summary
 from speedtrap.models.base import EventModel
 
 HEADLINE = Path(__file__).resolve().parents[1] / "experiments" / "scenarios" / "headline.toml"
@@ -41,6 +50,8 @@ TEAM_DAYS = 0.5  # developer-days per developer in the team sweep (1000 develope
 HORIZON_DAYS = (1.0, 5.0, 20.0)
 HORIZON_DEVELOPERS = 20
 QUICK = 0.1  # --quick: every horizon times this, one seed
+MEMORY_DEVELOPERS = 100
+MEMORY_DAYS = (1.0, 4.0, 16.0)  # summary-only horizons of the memory runs; the first two also with tables
 
 
 @dataclass(frozen=True)
@@ -107,9 +118,9 @@ class _GcClock:
 
     def __call__(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
-            self._start = time.perf_counter()
+            self._start = time.process_time()
         else:
-            self.seconds += time.perf_counter() - self._start
+            self.seconds += time.process_time() - self._start
 
 
 def measure(scenario: Scenario, seed: int) -> Measurement:
@@ -118,12 +129,12 @@ def measure(scenario: Scenario, seed: int) -> Measurement:
     clock = _GcClock()
     gc.callbacks.append(clock)
     try:
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         model = WorkflowModel(scenario, rng=seed)
         model.run_until(scenario.horizon_s)
-        t1 = time.perf_counter()
+        t1 = time.process_time()
         result = model.result()
-        t2 = time.perf_counter()
+        t2 = time.process_time()
     finally:
         gc.callbacks.remove(clock)
     return Measurement(
@@ -161,9 +172,9 @@ def mesa_event_us(model_class: type[mesa.Model], events: int = 100_000) -> float
         model._default_schedule.stop()  # as EventModel does: no unit-interval step loop
     tick = _Tick(model, events)
     model.schedule_event(tick.fire, after=1.0)
-    start = time.perf_counter()
+    start = time.process_time()
     model.run_until(events + 1.0)
-    return (time.perf_counter() - start) / events * 1e6
+    return (time.process_time() - start) / events * 1e6
 
 
 def simpy_event_us(events: int = 100_000) -> float:
@@ -175,9 +186,9 @@ def simpy_event_us(events: int = 100_000) -> float:
             yield env.timeout(1.0)
 
     env.process(loop())
-    start = time.perf_counter()
+    start = time.process_time()
     env.run()
-    return (time.perf_counter() - start) / events * 1e6
+    return (time.process_time() - start) / events * 1e6
 
 
 @dataclass(frozen=True)
@@ -189,13 +200,57 @@ class References:
     simpy_us: float
 
 
-def references(events: int = 100_000, repeats: int = 3) -> References:
-    """The best of ``repeats`` timings of each reference loop."""
-    return References(
-        mesa_us=min(mesa_event_us(mesa.Model, events) for _ in range(repeats)),
-        event_model_us=min(mesa_event_us(EventModel, events) for _ in range(repeats)),
-        simpy_us=min(simpy_event_us(events) for _ in range(repeats)),
+def references(events: int = 100_000, repeats: int = 1) -> References:
+    """The median of ``repeats`` timings of each reference loop (taken in turn)."""
+    samples = [
+        (mesa_event_us(mesa.Model, events), mesa_event_us(EventModel, events), simpy_event_us(events))
+        for _ in range(repeats)
+    ]
+    mesa_us, event_model_us, simpy_us = (statistics.median(column) for column in zip(*samples, strict=True))
+    return References(mesa_us=mesa_us, event_model_us=event_model_us, simpy_us=simpy_us)
+
+
+# ---------------------------------------------------------------------- memory
+
+
+def peak_rss_mib(scenario: Scenario, seed: int = 0, *, tables: bool = False) -> tuple[float, float]:
+    """(baseline, peak) resident memory in MiB of a fresh process that loads speedtrap and runs
+    ``scenario`` (summary only, or keeping the tables and building the results)."""
+    payload = json.dumps({"scenario": scenario.model_dump(mode="json"), "seed": seed, "tables": tables})
+    out = subprocess.run(
+        [sys.executable, __file__, "--peak-rss-child"],
+        input=payload,
+        capture_output=True,
+        text=True,
+        check=True,
     )
+    baseline, peak = json.loads(out.stdout.splitlines()[-1])
+    return baseline, peak
+
+
+def _peak_mib() -> float:
+    """This process's peak resident memory, MiB: Linux's ``VmHWM`` (``ru_maxrss`` there survives
+    ``exec`` and would report a large parent's peak), else ``ru_maxrss``."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024  # kB
+    except OSError:
+        pass
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KiB on Linux
+
+
+def _peak_rss_child() -> None:
+    """The child of :func:`peak_rss_mib`: reads its run from stdin, prints [baseline, peak] MiB."""
+    data = json.loads(sys.stdin.read())
+    scenario = Scenario.model_validate(data["scenario"])
+    baseline = _peak_mib()
+    if data["tables"]:
+        simulate(scenario, data["seed"]).summary()
+    else:
+        simulate_summary(scenario, data["seed"])
+    print(json.dumps([baseline, _peak_mib()]))
 
 
 # ---------------------------------------------------------------------- report
@@ -233,7 +288,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--team-days", type=float, default=TEAM_DAYS, help="days per developer, team sweep")
     parser.add_argument("--days", type=float, nargs="+", default=list(HORIZON_DAYS), help="horizon sweep")
     parser.add_argument("--reference-events", type=int, default=100_000)
+    parser.add_argument(
+        "--memory-days", type=float, nargs="*", default=list(MEMORY_DAYS), help="memory runs (none: skip)"
+    )
+    parser.add_argument("--peak-rss-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.peak_rss_child:
+        _peak_rss_child()
+        return
     factor = args.factor if args.factor is not None else QUICK if args.quick else 1.0
     seeds = 1 if args.quick else args.seeds
     base = Scenario.from_toml(args.scenario)
@@ -248,7 +310,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"(a) {headline.name}: {headline.developers} developers x {days:g} days = "
         f"{headline.developer_days:g} developer-days"
     )
-    runs = [measure(headline, seed) for seed in range(seeds)]
+    runs: list[Measurement] = []
+    refs_by_seed: list[References] = []
+    for seed in range(seeds):  # interleaved: the reference loops, then the run, seed by seed
+        refs_by_seed.append(references(args.reference_events))
+        runs.append(measure(headline, seed))
     for seed, m in enumerate(runs):
         print(headline_line(f"seed {seed}", m))
     total_s = sum(m.total_s for m in runs)
@@ -284,17 +350,39 @@ def main(argv: Sequence[str] | None = None) -> None:
                 f"µs/event x{last.us_per_event / first.us_per_event:.2f})"
             )
 
-    refs = references(args.reference_events)
-    turns = sum(m.turns for m in runs)
-    us = total_s / turns * 1e6
+    def median(values: Sequence[float]) -> float:
+        return statistics.median(values)
+
+    us_turn = [m.total_s / m.turns * 1e6 for m in runs]
     print(
-        f"(c) reference event loops, this process: stock Mesa {refs.mesa_us:.2f} µs/event, "
-        f"EventModel {refs.event_model_us:.2f} µs/event, SimPy {refs.simpy_us:.2f} µs/event"
+        f"(c) reference event loops, interleaved with the {seeds} headline runs (medians): stock Mesa "
+        f"{median([r.mesa_us for r in refs_by_seed]):.2f} µs/event, EventModel "
+        f"{median([r.event_model_us for r in refs_by_seed]):.2f} µs/event, SimPy "
+        f"{median([r.simpy_us for r in refs_by_seed]):.2f} µs/event"
     )
+    pairs = list(zip(us_turn, refs_by_seed, strict=True))
     print(
-        f"headline: {us:.1f} µs per agent turn (results included) = {us / refs.mesa_us:.1f} stock Mesa "
-        f"events = {us / refs.event_model_us:.1f} EventModel events = {us / refs.simpy_us:.1f} SimPy events"
+        f"headline: {median(us_turn):.1f} µs per agent turn (results included) = "
+        f"{median([u / r.mesa_us for u, r in pairs]):.1f} stock Mesa events = "
+        f"{median([u / r.event_model_us for u, r in pairs]):.1f} EventModel events = "
+        f"{median([u / r.simpy_us for u, r in pairs]):.1f} SimPy events"
     )
+
+    if args.memory_days:
+        print(
+            f"(d) peak resident memory, fresh process per run, {MEMORY_DEVELOPERS} developers "
+            "(baseline: after loading speedtrap)"
+        )
+        for days in args.memory_days:
+            scenario = scaled(base, MEMORY_DEVELOPERS, factor * days)
+            kinds = (False, True) if days in args.memory_days[:2] else (False,)
+            for tables in kinds:
+                baseline, peak = peak_rss_mib(scenario, tables=tables)
+                label = "tables kept " if tables else "summary only"
+                print(
+                    f"{label}: {scenario.developer_days:>6g} developer-days: peak {peak:6.0f} MiB "
+                    f"(baseline {baseline:.0f} MiB, run {peak - baseline:+.0f} MiB)"
+                )
 
 
 if __name__ == "__main__":

@@ -26,16 +26,20 @@ def test_bench_pool_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     bench = load("bench_pool")
     pool, workload = bench.run_pool(2_000, replicas=2, batch_cap=4, seed=3)
     simpy_run = bench.run_simpy(workload)
+    ciw_run = bench.run_ciw(workload)
     heap_run = bench.run_pool_heap_clock(workload, replicas=2, batch_cap=4)
-    assert pool.customers == simpy_run.customers == heap_run.customers == len(workload.gaps_s) > 1_500
-    # Same customers, same FIFO M/M/c discipline: every customer waits the same in all three engines.
+    customers = {pool.customers, simpy_run.customers, ciw_run.customers, heap_run.customers}
+    assert customers == {len(workload.gaps_s)} and len(workload.gaps_s) > 1_500
+    # Same customers, same FIFO M/M/c discipline: every customer waits the same in all four engines.
     np.testing.assert_allclose(pool.waits_s, simpy_run.waits_s, atol=1e-6)
+    np.testing.assert_allclose(ciw_run.waits_s, simpy_run.waits_s, atol=1e-6)
     np.testing.assert_allclose(heap_run.waits_s, simpy_run.waits_s, atol=1e-6)
     assert 2.0 <= pool.events_per_request < 3.0
     mean, se, _ = bench.mean_wait_check(pool.waits_s, 0.877)
     assert mean > 0 and se > 0
-    bench.main(["--customers", "1000", "--layout", "8x1"])
-    assert "ratio pool/SimPy" in capsys.readouterr().out
+    bench.main(["--customers", "1000", "--repeats", "2", "--layout", "8x1"])
+    out = capsys.readouterr().out
+    assert "ratio pool/SimPy" in out and "ratio pool/Ciw" in out
 
 
 def test_bench_workflow_smoke(capsys: pytest.CaptureFixture[str]) -> None:
@@ -53,7 +57,7 @@ def test_bench_workflow_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     refs = bench.references(events=2_000, repeats=1)
     assert refs.mesa_us > 0 and refs.event_model_us > 0 and refs.simpy_us > 0
     sizes = ["--factor", "0.01", "--seeds", "2", "--developers", "2", "5", "--days", "1", "2"]
-    bench.main([*sizes, "--reference-events", "2000"])
+    bench.main([*sizes, "--reference-events", "2000", "--memory-days", "0.5"])
     out = capsys.readouterr().out.splitlines()
     assert out[1].startswith("(a) headline: 10 developers x 0.2 days = 2 developer-days")
     assert [line.split(":")[0] for line in out[2:5]] == ["seed 0", "seed 1", "all seeds"]
@@ -63,8 +67,12 @@ def test_bench_workflow_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     assert [(int(r[0]), float(r[1])) for r in rows] == [(2, 0.005), (5, 0.005), (20, 0.01), (20, 0.02)]
     assert any(line.startswith("developers x2.5: cost x") for line in out)
     assert any(line.startswith("days x2: cost x") for line in out)
-    assert out[-2].startswith("(c) reference event loops")
-    assert "stock Mesa events" in out[-1] and "SimPy events" in out[-1]
+    assert out[-5].startswith("(c) reference event loops, interleaved")
+    assert "stock Mesa events" in out[-4] and "SimPy events" in out[-4]
+    assert out[-3].startswith("(d) peak resident memory")
+    assert out[-2].startswith("summary only:") and out[-1].startswith("tables kept")
+    baseline, peak = bench.peak_rss_mib(bench.scaled(base, 2, 0.01))
+    assert 0 < baseline <= peak
 
 
 def test_the_command_line_starts_without_the_heavy_libraries() -> None:

@@ -9,7 +9,7 @@ import mesa
 from speedtrap.config.backend import Backend as BackendSpec
 from speedtrap.serving.pool import ServingPool
 from speedtrap.serving.replica import ReplicaPhysics
-from speedtrap.serving.request import Request
+from speedtrap.serving.request import Request, RequestTally
 from speedtrap.serving.speed import SpeedModel
 
 
@@ -18,16 +18,24 @@ class Backend(mesa.Agent):
 
     ``speed`` defaults to the roofline physics of ``spec`` (``ReplicaPhysics.from_backend``); pass a
     :class:`~speedtrap.serving.speed.SpeedModel` such as ``FixedRate`` to pin speeds in tests and
-    what-if studies.
+    what-if studies. ``record`` keeps every finished request (the run's request table); without
+    it the pool only tallies the numbers the summary needs (``tally``).
     """
 
     def __init__(
-        self, model: mesa.Model, name: str, spec: BackendSpec, *, speed: SpeedModel | None = None
+        self,
+        model: mesa.Model,
+        name: str,
+        spec: BackendSpec,
+        *,
+        speed: SpeedModel | None = None,
+        record: bool = True,
     ) -> None:
         super().__init__(model)
         self.name = name
         self.spec = spec
         self.context_window_tokens = spec.llm.context_window_tokens
+        self.tally: RequestTally | None = None if record else RequestTally()
         self.pool = ServingPool(
             model,
             speed if speed is not None else ReplicaPhysics.from_backend(spec),
@@ -36,7 +44,8 @@ class Backend(mesa.Agent):
             price=spec.price,
             background_streams_per_replica=spec.background_streams_per_replica,
             cache_writes=spec.cache_writes,
-            record=True,
+            record=record,
+            tally=self.tally,
         )
 
     def submit(

@@ -83,6 +83,7 @@ class Developer(mesa.Agent):
         ledger: ActivityRecorder,
         rng: np.random.Generator,
         on_task_started: Callable[[Task], None] | None = None,
+        keep_stretches: bool = True,
     ) -> None:
         super().__init__(model)
         self.index = index
@@ -119,8 +120,10 @@ class Developer(mesa.Agent):
         self._other_left_s = model.time  # left other work at the start of the day
         self._hybrid_event: Event | None = None
         self._hybrid_task: Task | None = None
+        self._keep_stretches = keep_stretches
         self.closed_stretches: list[tuple[float, ...]] = []  # (task, attempt, *stretch), Session.stretches
-        """(task, attempt, hand-off, need, back) of the agent stretches of closed sessions."""
+        """(task, attempt, hand-off, need, back) of the agent stretches of closed sessions (kept only
+        with ``keep_stretches``, the default: a run that wants no tables keeps none)."""
         self.activity = IDLE
         self.since = model.time
         self.focus: Session | None = None
@@ -420,7 +423,10 @@ class Developer(mesa.Agent):
 
     def _close(self, session: Session) -> None:
         self.sessions.remove(session)
-        self.closed_stretches.extend((session.task.index, session.attempt, *row) for row in session.stretches)
+        if self._keep_stretches:
+            self.closed_stretches.extend(
+                (session.task.index, session.attempt, *row) for row in session.stretches
+            )
         session.remove()
 
     def _after_review(self) -> None:

@@ -58,7 +58,7 @@ import pandas as pd
 
 from speedtrap.config.ledger import LEDGER_CATEGORIES, WAITING_CATEGORIES
 from speedtrap.config.scenario import Scenario
-from speedtrap.serving.request import REQUEST_COLUMNS, decode_rate_tok_s
+from speedtrap.serving.request import REQUEST_COLUMNS, decode_rate_tok_s, tally_means
 
 if TYPE_CHECKING:
     from speedtrap.models.workflow import WorkflowModel
@@ -186,69 +186,90 @@ class RunResult:
 
     def summary(self) -> dict[str, float]:
         """The flat summary (keys :data:`SUMMARY_KEYS`, schema in the module docstring)."""
-        scenario = self.scenario
-        developers = int(self.ledger["developer"].nunique())
-        total_s = float(self.ledger["seconds"].sum())
-        by_cat = self.ledger.groupby("category", observed=False)["seconds"].sum()
-        dev_days = developers * self.horizon_s / scenario.workday_s
-        tasks = self.tasks
-        done = tasks[tasks["outcome"].isin(COMPLETED_OUTCOMES)]
-        accepted = tasks[tasks["outcome"].isin(ACCEPTED_OUTCOMES)]
-        n_done, n_acc = len(done), len(accepted)
-        defective = tasks["outcome"] == "escaped"
-        out: dict[str, float] = {
-            "developers": float(developers),
-            "horizon_s": float(self.horizon_s),
-            "developer_days": dev_days,
-            "tasks_started": float(len(tasks)),
-            "tasks_completed": float(n_done),
-            "tasks_per_dev_day": n_done / dev_days,
-            "tasks_accepted": float(n_acc),
-            "accepted_per_dev_day": n_acc / dev_days,
-            "tasks_accepted_defective": float(defective.sum()),
-        }
-        for c in LEDGER_CATEGORIES:
-            out[f"share_{c}"] = float(by_cat[c]) / total_s if total_s > 0 else math.nan
-        out["waiting_share"] = sum(out[f"share_{c}"] for c in WAITING_CATEGORIES)
-        out["fixing_share"] = out["share_fixing"]
-        for outcome in ("ok", "fixed"):
-            out[f"{outcome}_share"] = (
-                float((accepted["outcome"] == outcome).sum()) / n_acc if n_acc else math.nan
-            )
-        n_escaped = float(accepted["outcome"].isin(("escaped", "reworked")).sum())
-        out["escaped_share"] = n_escaped / n_acc if n_acc else math.nan
-        out["defects_surfaced"] = float(tasks["rework_done_s"].notna().sum())
-        cut_off = float(tasks.loc[defective, "rework_s"].sum())
-        out["rework_cut_off_s"] = cut_off
-        fixing_s = float(by_cat["fixing"])
-        out["rework_cut_off_share"] = cut_off / (cut_off + fixing_s) if cut_off + fixing_s > 0 else 0.0
-        mean_effort = scenario.task_mix.mean_effort_s
-        other = float(by_cat["other_work"]) / mean_effort / dev_days if mean_effort > 0 else math.nan
-        out["other_work_task_equiv_per_dev_day"] = other
-        out["value_tasks_per_dev_day"] = out["tasks_per_dev_day"] + other
-        out["mean_effort_s"] = float(tasks["effort_s"].mean()) if len(tasks) else math.nan
-        requests = self.requests
-        usd = float(requests["cost_usd"].sum())
-        out["usd_total"] = usd
-        out["usd_per_task"] = usd / n_done if n_done else math.nan
-        out["usd_per_dev_day"] = usd / dev_days
-        lead = done["lead_time_s"].to_numpy()
-        out["lead_time_p50_s"] = float(np.quantile(lead, 0.5)) if n_done else math.nan
-        out["lead_time_p95_s"] = float(np.quantile(lead, 0.95)) if n_done else math.nan
-        out["requests"] = float(len(requests))
-        if len(requests):
-            out["mean_queue_wait_s"] = float(requests["queue_wait_s"].mean())
-            out["mean_ttft_s"] = float(requests["ttft_s"].mean())
-            rate = decode_rate_tok_s(requests["output_tokens"], requests["decode_s"])
-            out["mean_decode_tok_s"] = float(np.nanmean(rate)) if np.isfinite(rate).any() else math.nan
-        else:
-            out["mean_queue_wait_s"] = out["mean_ttft_s"] = out["mean_decode_tok_s"] = math.nan
-        stats = self.backend_stats
-        capacity = float(stats["capacity_streams"].sum())
-        out["backend_utilization"] = (
-            float(stats["mean_in_service"].sum()) / capacity if capacity else math.nan
+        return summarize(
+            self.scenario,
+            self.horizon_s,
+            self.ledger,
+            self.tasks,
+            request_means(self.requests),
+            self.backend_stats,
         )
-        return {key: out[key] for key in SUMMARY_KEYS}
+
+
+def request_means(requests: pd.DataFrame) -> dict[str, float]:
+    """The summary's request keys (``requests``, ``usd_total``, ``mean_queue_wait_s``,
+    ``mean_ttft_s``, ``mean_decode_tok_s``) of a request table."""
+    out = {"requests": float(len(requests)), "usd_total": float(requests["cost_usd"].sum())}
+    if len(requests):
+        out["mean_queue_wait_s"] = float(requests["queue_wait_s"].mean())
+        out["mean_ttft_s"] = float(requests["ttft_s"].mean())
+        rate = decode_rate_tok_s(requests["output_tokens"], requests["decode_s"])
+        out["mean_decode_tok_s"] = float(np.nanmean(rate)) if np.isfinite(rate).any() else math.nan
+    else:
+        out["mean_queue_wait_s"] = out["mean_ttft_s"] = out["mean_decode_tok_s"] = math.nan
+    return out
+
+
+def summarize(
+    scenario: Scenario,
+    horizon_s: float,
+    ledger: pd.DataFrame,
+    tasks: pd.DataFrame,
+    requests: dict[str, float],
+    backend_stats: pd.DataFrame,
+) -> dict[str, float]:
+    """The flat summary of a run's ledger, tasks, request keys (:func:`request_means`) and backend
+    statistics (keys :data:`SUMMARY_KEYS`, schema in the module docstring)."""
+    developers = int(ledger["developer"].nunique())
+    total_s = float(ledger["seconds"].sum())
+    by_cat = ledger.groupby("category", observed=False)["seconds"].sum()
+    dev_days = developers * horizon_s / scenario.workday_s
+    done = tasks[tasks["outcome"].isin(COMPLETED_OUTCOMES)]
+    accepted = tasks[tasks["outcome"].isin(ACCEPTED_OUTCOMES)]
+    n_done, n_acc = len(done), len(accepted)
+    defective = tasks["outcome"] == "escaped"
+    out: dict[str, float] = {
+        "developers": float(developers),
+        "horizon_s": float(horizon_s),
+        "developer_days": dev_days,
+        "tasks_started": float(len(tasks)),
+        "tasks_completed": float(n_done),
+        "tasks_per_dev_day": n_done / dev_days,
+        "tasks_accepted": float(n_acc),
+        "accepted_per_dev_day": n_acc / dev_days,
+        "tasks_accepted_defective": float(defective.sum()),
+    }
+    for c in LEDGER_CATEGORIES:
+        out[f"share_{c}"] = float(by_cat[c]) / total_s if total_s > 0 else math.nan
+    out["waiting_share"] = sum(out[f"share_{c}"] for c in WAITING_CATEGORIES)
+    out["fixing_share"] = out["share_fixing"]
+    for outcome in ("ok", "fixed"):
+        out[f"{outcome}_share"] = float((accepted["outcome"] == outcome).sum()) / n_acc if n_acc else math.nan
+    n_escaped = float(accepted["outcome"].isin(("escaped", "reworked")).sum())
+    out["escaped_share"] = n_escaped / n_acc if n_acc else math.nan
+    out["defects_surfaced"] = float(tasks["rework_done_s"].notna().sum())
+    cut_off = float(tasks.loc[defective, "rework_s"].sum())
+    out["rework_cut_off_s"] = cut_off
+    fixing_s = float(by_cat["fixing"])
+    out["rework_cut_off_share"] = cut_off / (cut_off + fixing_s) if cut_off + fixing_s > 0 else 0.0
+    mean_effort = scenario.task_mix.mean_effort_s
+    other = float(by_cat["other_work"]) / mean_effort / dev_days if mean_effort > 0 else math.nan
+    out["other_work_task_equiv_per_dev_day"] = other
+    out["value_tasks_per_dev_day"] = out["tasks_per_dev_day"] + other
+    out["mean_effort_s"] = float(tasks["effort_s"].mean()) if len(tasks) else math.nan
+    usd = requests["usd_total"]
+    out["usd_total"] = usd
+    out["usd_per_task"] = usd / n_done if n_done else math.nan
+    out["usd_per_dev_day"] = usd / dev_days
+    lead = done["lead_time_s"].to_numpy()
+    out["lead_time_p50_s"] = float(np.quantile(lead, 0.5)) if n_done else math.nan
+    out["lead_time_p95_s"] = float(np.quantile(lead, 0.95)) if n_done else math.nan
+    for key in ("requests", "mean_queue_wait_s", "mean_ttft_s", "mean_decode_tok_s"):
+        out[key] = requests[key]
+    stats = backend_stats
+    capacity = float(stats["capacity_streams"].sum())
+    out["backend_utilization"] = float(stats["mean_in_service"].sum()) / capacity if capacity else math.nan
+    return {key: out[key] for key in SUMMARY_KEYS}
 
 
 def tasks_frame(tasks: list) -> pd.DataFrame:  # list[Task]
@@ -330,6 +351,25 @@ def stretches_frame(model: WorkflowModel) -> pd.DataFrame:
     for column in ("need_s", "back_s"):
         frame[column] = frame[column].astype("float64").replace(math.inf, math.nan)
     return frame
+
+
+def run_summary(model: WorkflowModel) -> dict[str, float]:
+    """A model's summary as of now (its developers already charged), bit for bit that of
+    :func:`build_result`, without building the request and stretch tables: from the pools'
+    tallies when the run kept no request records."""
+    tallies = [b.tally for b in model.backends.values() if b.tally is not None]
+    if len(tallies) == len(model.backends):
+        requests = tally_means(tallies)
+    else:
+        requests = request_means(requests_frame(model))
+    return summarize(
+        model.spec,
+        float(model.time),
+        model.ledger.frame(),
+        tasks_frame(model.tasks),
+        requests,
+        backend_stats_frame(model),
+    )
 
 
 def build_result(model: WorkflowModel) -> RunResult:

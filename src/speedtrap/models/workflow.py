@@ -13,7 +13,7 @@ from speedtrap.agents.task import Task
 from speedtrap.config.scenario import Scenario
 from speedtrap.models.base import EventModel
 from speedtrap.models.ledger import Ledger
-from speedtrap.models.results import RunResult, build_result
+from speedtrap.models.results import RunResult, build_result, run_summary
 from speedtrap.models.tasks import ATTENTION_STREAM, TaskSource, stream_rng
 from speedtrap.serving.speed import SpeedModel
 
@@ -28,7 +28,9 @@ class WorkflowModel(EventModel):
     replaces the roofline speed of named backends (e.g. ``{"gpu-batched": FixedRate(65.0)}``).
     ``trace`` keeps every ledger interval. ``task_sources`` optionally replaces each developer's
     backlog (developer index → task feed), e.g. with recorded sessions
-    (:mod:`speedtrap.sessions.replay`).
+    (:mod:`speedtrap.sessions.replay`). ``tables=False`` keeps only what :meth:`summary` needs
+    (memory that does not grow with finished requests and agent stretches, but for a few packed
+    floats per request and the task list); :meth:`result` then refuses.
 
     Mesa's ``step()`` advances one time unit (1 s), never past the horizon, and counts
     ``steps``; ``running`` becomes ``False`` once the horizon is reached (by ``step`` or
@@ -44,6 +46,7 @@ class WorkflowModel(EventModel):
         speeds: Mapping[str, SpeedModel] | None = None,
         trace: bool = False,
         task_sources: Callable[[int], TaskFeed] | None = None,
+        tables: bool = True,
     ) -> None:
         if rng is not None and (isinstance(rng, bool) or not isinstance(rng, int | np.integer)):
             raise TypeError(
@@ -55,6 +58,7 @@ class WorkflowModel(EventModel):
         self.spec = scenario
         """The scenario being run (Mesa's own ``Model.scenario`` is a different, Mesa concept)."""
         self.seed = rng
+        self.tables = tables
         self.root_seed = root
         speeds = speeds or {}
         unknown = sorted(set(speeds) - set(scenario.backends))
@@ -63,7 +67,7 @@ class WorkflowModel(EventModel):
                 f"speeds names unknown backend {unknown[0]!r} (known: {', '.join(scenario.backends)})"
             )
         self.backends: dict[str, Backend] = {
-            name: Backend(self, name, spec, speed=speeds.get(name))
+            name: Backend(self, name, spec, speed=speeds.get(name), record=tables)
             for name, spec in scenario.backends.items()
         }
         self.policy = scenario.policy.build(scenario.backends)
@@ -83,6 +87,7 @@ class WorkflowModel(EventModel):
                 ledger=self.ledger,
                 rng=stream_rng(root, ATTENTION_STREAM, i),
                 on_task_started=self.tasks.append,
+                keep_stretches=tables,
             )
             for i in range(scenario.developers)
         ]
@@ -117,9 +122,19 @@ class WorkflowModel(EventModel):
             developer.charge()
 
     def result(self) -> RunResult:
-        """The run's tidy results as of now (normally the horizon)."""
+        """The run's tidy results as of now (normally the horizon); needs ``tables=True``."""
+        if not self.tables:
+            raise ValueError(
+                "this run kept no tables (tables=False): ask for summary(), or run with tables=True"
+            )
         self.settle()
         return build_result(self)
+
+    def summary(self) -> dict[str, float]:
+        """The run's flat summary as of now: ``result().summary()``, bit for bit, without building
+        the request and stretch tables (and with ``tables=False``, without having kept them)."""
+        self.settle()
+        return run_summary(self)
 
 
 def simulate(scenario: Scenario, seed: int | None = None, *, trace: bool = False) -> RunResult:
@@ -130,5 +145,8 @@ def simulate(scenario: Scenario, seed: int | None = None, *, trace: bool = False
 
 
 def simulate_summary(scenario: Scenario, seed: int | None = None) -> dict[str, float]:
-    """The experiment engine's model function: ``simulate(scenario, seed).summary()``."""
-    return simulate(scenario, seed).summary()
+    """The experiment engine's model function: ``simulate(scenario, seed).summary()``, bit for bit,
+    from a run that keeps no per-request or per-stretch tables (``WorkflowModel(tables=False)``)."""
+    model = WorkflowModel(scenario, rng=seed, tables=False)
+    model.run_until(scenario.horizon_s)
+    return model.summary()

@@ -75,7 +75,7 @@ import pandas as pd
 
 from speedtrap.config.tier import Price, Tier
 from speedtrap.serving.pricing import request_cost_usd
-from speedtrap.serving.request import NAN, Record, Request, from_record, record, records_frame
+from speedtrap.serving.request import NAN, Record, Request, RequestTally, from_record, record, records_frame
 from speedtrap.serving.speed import SpeedModel
 
 INF = math.inf
@@ -196,7 +196,12 @@ class _Replica:
 
 
 class ServingPool:
-    """Replicas with continuous batching and tiers, fed by :meth:`submit` (module docstring)."""
+    """Replicas with continuous batching and tiers, fed by :meth:`submit` (module docstring).
+
+    ``record`` keeps every finished request's record (:meth:`requests_frame`, :attr:`finished`);
+    ``tally`` adds each finished request to a :class:`~speedtrap.serving.request.RequestTally`
+    (the few packed floats a run's summary needs), for runs that want no request table.
+    """
 
     _stat_start_s: float  # start of the statistics window (s), set by reset_stats
     _stat_t: float  # when the time averages were last integrated (s)
@@ -214,6 +219,7 @@ class ServingPool:
         background_streams_per_replica: int = 0,
         cache_writes: bool = True,
         record: bool = True,
+        tally: RequestTally | None = None,
         fold_prefill: bool = True,
     ) -> None:
         if replicas < 1:
@@ -243,6 +249,7 @@ class ServingPool:
         # The part of prefill_s that does not occupy the replica (network, scheduling).
         self._prefill_overhead_s = float(getattr(speed, "ttft_overhead_s", 0.0))
         self._record = record
+        self._tally = tally
         self._bg = background_streams_per_replica
         self._kv_capacity = kv_capacity
         self.tiers: dict[str, Tier] = {t.name: t for t in tiers}
@@ -716,6 +723,8 @@ class ServingPool:
             return
         if self._record:
             self._finished.extend(map(record, finished))  # plain tuples the GC need not track
+        if self._tally is not None:
+            self._tally.add(finished)
         self._completed += len(finished)
         for req in finished:
             on_done = req.on_done

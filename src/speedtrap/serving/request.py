@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -190,3 +191,61 @@ def decode_rate_tok_s(output_tokens: pd.Series | np.ndarray, decode_s: pd.Series
     seconds = np.asarray(decode_s, dtype=float)
     ok = (tokens > 0) & (seconds > 0)
     return np.where(ok, tokens / np.where(ok, seconds, 1.0), np.nan)
+
+
+class RequestTally:
+    """The few per-request numbers a run's summary needs, as packed floats (40 bytes a request).
+
+    What a pool keeps instead of full records when no request table is asked for: per finished
+    request, in completion order, its arrival, queue wait, time to first token, decode speed
+    (:func:`decode_rate_tok_s`, NaN where nothing was decoded) and cost. :func:`tally_means`
+    reduces tallies to exactly the numbers the request table gives (same order, same sums).
+    """
+
+    __slots__ = ("arrival_s", "cost_usd", "decode_rate_tok_s", "queue_wait_s", "ttft_s")
+
+    def __init__(self) -> None:
+        self.arrival_s = array("d")
+        self.queue_wait_s = array("d")
+        self.ttft_s = array("d")
+        self.decode_rate_tok_s = array("d")
+        self.cost_usd = array("d")
+
+    def __len__(self) -> int:
+        return len(self.arrival_s)
+
+    def add(self, requests: Sequence[Request]) -> None:
+        """Tally finished requests (their timeline complete)."""
+        for req in requests:
+            arrival, first = req.arrival_s, req.first_token_s
+            self.arrival_s.append(arrival)
+            self.queue_wait_s.append(req.admitted_s - arrival)
+            self.ttft_s.append(first - arrival)
+            tokens = float(req.output_tokens) - 1.0
+            seconds = req.done_s - first
+            self.decode_rate_tok_s.append(tokens / seconds if tokens > 0 and seconds > 0 else NAN)
+            self.cost_usd.append(req.cost_usd)
+
+
+def tally_means(tallies: Sequence[RequestTally]) -> dict[str, float]:
+    """``requests``, ``usd_total``, ``mean_queue_wait_s``, ``mean_ttft_s`` and ``mean_decode_tok_s``
+    of the requests of ``tallies``, bit for bit what the request table of the same requests gives
+    (tallies concatenated in order, then sorted by arrival, stably, as ``requests_frame`` does).
+    """
+    n = sum(len(t) for t in tallies)
+    out = {"requests": float(n)}
+    if not n:
+        out["usd_total"] = float(pd.Series([], dtype="float64").sum())
+        out["mean_queue_wait_s"] = out["mean_ttft_s"] = out["mean_decode_tok_s"] = NAN
+        return out
+
+    def column(name: str) -> np.ndarray:
+        return np.concatenate([np.frombuffer(getattr(t, name), dtype=np.float64) for t in tallies])
+
+    order = np.argsort(column("arrival_s"), kind="stable")
+    out["usd_total"] = float(pd.Series(column("cost_usd")[order]).sum())
+    out["mean_queue_wait_s"] = float(pd.Series(column("queue_wait_s")[order]).mean())
+    out["mean_ttft_s"] = float(pd.Series(column("ttft_s")[order]).mean())
+    rate = column("decode_rate_tok_s")[order]
+    out["mean_decode_tok_s"] = float(np.nanmean(rate)) if np.isfinite(rate).any() else NAN
+    return out
