@@ -90,5 +90,5 @@ def test_bad_executor_arguments(kwargs: dict, message: str) -> None:
 
 def test_missing_dask_extra_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if the extra were not installed
-    with pytest.raises(ImportError, match=r"pip install 'speedtrap\[dask\]'"):
+    with pytest.raises(ImportError, match=r"pip install -e '\.\[dask\]'"):
         make_executor("dask")
