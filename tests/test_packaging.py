@@ -62,7 +62,7 @@ def test_the_wheel_runs_outside_the_checkout(tmp_path: Path) -> None:
     assert Path(where.strip()).is_relative_to(venv), where
     assert "gpu-batched" in _run([str(bin_dir / "speedtrap"), "backends"], work, env)
     demo = _run([str(bin_dir / "speedtrap"), "demo", "--quick", "--out", "demo"], work, env)
-    assert "headline: means over" in demo  # the shipped headline scenario (by name), not the built-in defaults
+    assert "headline: means over" in demo  # the shipped headline scenario, not the built-in defaults
     assert (work / "demo" / "summary.csv").is_file()
     headline = _run([str(bin_dir / "speedtrap"), "experiment", "headline", "--quick"], work, env)
     assert "Wrote" in headline and (work / "results" / "headline-quick" / "spec.json").is_file()
