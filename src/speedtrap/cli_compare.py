@@ -141,10 +141,9 @@ def _caveat_marks(differences: pd.DataFrame) -> tuple[list[str], list[str]]:
 def analyse(runs: pd.DataFrame, arms: Mapping[str, Scenario]) -> tuple[pd.DataFrame, list[Any]]:
     """Paired differences of every outcome from the first arm (with ``verdict`` and ``caveat``
     columns), and each other arm's economics (:class:`speedtrap.analysis.value.ArmValue`)."""
-    import pandas as pd
 
     from speedtrap.analysis.statistics import ci_caveat, difference_verdict, paired_differences
-    from speedtrap.analysis.value import arm_value
+    from speedtrap.analysis.value import arm_value, paired_runs
 
     baseline = next(iter(arms))
     outcomes = [key for key, *_ in COMPARE_OUTCOMES]
@@ -152,19 +151,15 @@ def analyse(runs: pd.DataFrame, arms: Mapping[str, Scenario]) -> tuple[pd.DataFr
     bounds = list(zip(differences["n"], differences["ci_low"], differences["ci_high"], strict=True))
     differences["verdict"] = [difference_verdict(lo, hi) for _, lo, hi in bounds]
     differences["caveat"] = [ci_caveat(int(n), lo, hi) for n, lo, hi in bounds]
-    base_runs = runs[runs["arm"] == baseline].set_index("seed")
-    values = []
-    for label in list(arms)[1:]:
-        arm_runs = runs[runs["arm"] == label].set_index("seed")
-        pairs = pd.DataFrame(
-            {
-                "tasks_base": base_runs["tasks_per_dev_day"],
-                "usd_base": base_runs["usd_per_dev_day"],
-                "tasks_arm": arm_runs["tasks_per_dev_day"],
-                "usd_arm": arm_runs["usd_per_dev_day"],
-            }
+    values = [
+        arm_value(
+            paired_runs(runs, "arm", baseline, label),
+            label,
+            value=arms[label].value,
+            workday_s=arms[label].workday_s,
         )
-        values.append(arm_value(pairs, label, value=arms[label].value, workday_s=arms[label].workday_s))
+        for label in list(arms)[1:]
+    ]
     return differences, values
 
 

@@ -109,6 +109,22 @@ def break_even_usd_per_dev_hour(
     return float(cost), "above" if ratio > 1 else "below"
 
 
+def paired_runs(runs: pd.DataFrame, factor: str, baseline: object, level: object) -> pd.DataFrame:
+    """The ``pairs`` frame :func:`arm_value` takes: per seed, tasks and inference dollars per
+    developer-day of the ``baseline`` run and the ``level`` run of ``factor`` (seeds missing on
+    either side or with a missing value are dropped)."""
+    base = runs[runs[factor] == baseline].set_index("seed")
+    arm = runs[runs[factor] == level].set_index("seed")
+    return pd.DataFrame(
+        {
+            "tasks_base": base["tasks_per_dev_day"],
+            "usd_base": base["usd_per_dev_day"],
+            "tasks_arm": arm["tasks_per_dev_day"],
+            "usd_arm": arm["usd_per_dev_day"],
+        }
+    ).dropna()
+
+
 def arm_value(
     pairs: pd.DataFrame, arm: str, *, value: Value, workday_s: float, confidence: float = 0.95
 ) -> ArmValue:

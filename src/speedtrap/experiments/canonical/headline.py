@@ -68,25 +68,16 @@ def economics_table(table: pd.DataFrame, spec: Experiment) -> pd.DataFrame:
     (:func:`speedtrap.analysis.value.arm_value`, paired by seed): one row per backend."""
     from dataclasses import asdict
 
-    from speedtrap.analysis.value import VALUE_COLUMNS, arm_value
+    from speedtrap.analysis.value import VALUE_COLUMNS, arm_value, paired_runs
 
     needed = {"tasks_per_dev_day", "usd_per_dev_day"}
     if not needed <= set(table.columns) or BASELINE not in set(table["backend"]):
         return pd.DataFrame(columns=list(VALUE_COLUMNS))
-    base = table[table["backend"] == BASELINE].set_index("seed")
     rows = []
     for backend in dict.fromkeys(table["backend"]):
         if backend in (BASELINE, NO_AI):
             continue
-        arm = table[table["backend"] == backend].set_index("seed")
-        pairs = pd.DataFrame(
-            {
-                "tasks_base": base["tasks_per_dev_day"],
-                "usd_base": base["usd_per_dev_day"],
-                "tasks_arm": arm["tasks_per_dev_day"],
-                "usd_arm": arm["usd_per_dev_day"],
-            }
-        ).dropna()
+        pairs = paired_runs(table, "backend", BASELINE, backend)
         value = arm_value(pairs, backend, value=spec.scenario.value, workday_s=spec.scenario.workday_s)
         rows.append(asdict(value))
     return pd.DataFrame(rows, columns=list(VALUE_COLUMNS))
