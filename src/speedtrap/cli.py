@@ -977,17 +977,13 @@ def experiment(
     figures go to results/<name>/, and it prints its finding in words with the numbers.
     The same as: python experiments/<name>.py"""
     from speedtrap.experiments import StoreMismatchError
-    from speedtrap.experiments.canonical import CANONICAL, run_canonical
-    from speedtrap.experiments.executors import EXECUTOR_KINDS
+    from speedtrap.experiments.canonical import CANONICAL, run_and_report
 
     with bad_input_exits():
         if name not in CANONICAL:
             raise ValueError(f"unknown experiment {name!r} (canonical: {', '.join(CANONICAL)})")
-        if executor not in EXECUTOR_KINDS:
-            known = ", ".join(EXECUTOR_KINDS)
-            raise ValueError(f"--executor: unknown executor {executor!r} (known: {known})")
     try:
-        report = run_canonical(
+        run_and_report(
             name,
             quick=quick,
             executor=executor,
@@ -999,8 +995,6 @@ def experiment(
         fail(str(exc))
     except (ValidationError, ValueError, KeyError) as exc:
         fail(one_line(exc))
-    typer.echo(report.finding)
-    typer.echo("Wrote " + ", ".join(str(p) for p in report.files))
 
 
 # --- validate -----------------------------------------------------------------------------------

@@ -77,6 +77,29 @@ def run_canonical(
     return module.analyze(table, spec, out)
 
 
+def run_and_report(
+    name: str,
+    *,
+    quick: bool,
+    executor: str,
+    workers: int | None,
+    scheduler: str | None,
+    results_dir: Path,
+) -> Report:
+    """Run canonical experiment ``name`` (:func:`run_canonical`) after checking the executor's name,
+    and print its finding and the files it wrote: what ``speedtrap experiment NAME`` and
+    ``python experiments/NAME.py`` do. Bad input raises ``ValueError``; a missing extra ``ImportError``."""
+    if executor not in EXECUTOR_KINDS:
+        known = ", ".join(EXECUTOR_KINDS)
+        raise ValueError(f"--executor: unknown executor {executor!r} (known: {known})")
+    report = run_canonical(
+        name, quick=quick, executor=executor, workers=workers, scheduler=scheduler, results_dir=results_dir
+    )
+    typer.echo(report.finding)
+    typer.echo("Wrote " + ", ".join(str(p) for p in report.files))
+    return report
+
+
 def main(name: str, argv: Sequence[str] | None = None) -> int:
     """Command-line entry of ``experiments/<name>.py`` (the options of ``speedtrap experiment``);
     returns the exit status: 0, or 2 with a one-line error for bad input."""
@@ -99,10 +122,7 @@ def main(name: str, argv: Sequence[str] | None = None) -> int:
         ] = Path("results"),
     ) -> None:
         try:
-            if executor not in EXECUTOR_KINDS:
-                known = ", ".join(EXECUTOR_KINDS)
-                raise ValueError(f"--executor: unknown executor {executor!r} (known: {known})")
-            report = run_canonical(
+            run_and_report(
                 name,
                 quick=quick,
                 executor=executor,
@@ -113,8 +133,6 @@ def main(name: str, argv: Sequence[str] | None = None) -> int:
         except (ValueError, ImportError) as exc:  # bad input, a store of another spec, a missing extra
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
-        typer.echo(report.finding)
-        typer.echo("Wrote " + ", ".join(str(p) for p in report.files))
 
     try:
         app(args=list(argv) if argv is not None else None, prog_name=f"experiments/{name}.py")
@@ -123,4 +141,13 @@ def main(name: str, argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["CANONICAL", "EXPERIMENTS_DIR", "Report", "experiment_file", "load_spec", "main", "run_canonical"]
+__all__ = [
+    "CANONICAL",
+    "EXPERIMENTS_DIR",
+    "Report",
+    "experiment_file",
+    "load_spec",
+    "main",
+    "run_and_report",
+    "run_canonical",
+]
