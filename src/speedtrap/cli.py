@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from speedtrap.cli_help import HelpTyper
 from speedtrap.provenance import provenance
 
 if TYPE_CHECKING:  # imported where used, so that `speedtrap --help` starts fast
@@ -36,7 +37,7 @@ previous turn's output; the rest of the ≈96k-token context is read from the pr
 BAD_INPUT_EXIT_CODE = 2
 WIDE_OUTPUT_COLUMNS = 240
 
-app = typer.Typer(
+app = HelpTyper(
     name="speedtrap",
     help="Simulate developers working with LLM coding agents: is fast inference worth it?",
     no_args_is_help=True,
@@ -603,7 +604,7 @@ def write_trace(trace: dict[str, Any], path: Path) -> None:
 def run(
     scenario_file: Annotated[
         Path | None,
-        typer.Argument(metavar="[SCENARIO.toml]", help="Scenario file (default: built-in defaults)."),
+        typer.Argument(metavar="SCENARIO.toml", help="Scenario file (default: built-in defaults)."),
     ] = None,
     backend: Annotated[
         str | None,
@@ -1002,7 +1003,7 @@ def experiment(
 
 # --- validate -----------------------------------------------------------------------------------
 
-validate_app = typer.Typer(help="Check the simulator against published measurements.", no_args_is_help=True)
+validate_app = HelpTyper(help="Check the simulator against published measurements.", no_args_is_help=True)
 app.add_typer(validate_app, name="validate")
 
 
