@@ -171,12 +171,16 @@ def test_a_point_is_its_factor_values_with_numbers_compared_as_floats() -> None:
     assert point_key({"policy": '{"kind":"always"}'}) != point_key({"policy": '{"kind":"never"}'})
 
 
-def _counting(spec: Experiment, results: Path, calls: list[int]) -> pd.DataFrame:
+def _counting(
+    spec: Experiment, results: Path, calls: list[int], points: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """``run_experiment`` with a cheap model that records the developers of every run it makes."""
+
     def model(scenario: Scenario, seed: int) -> dict[str, float]:
         calls.append(scenario.developers)
         return {"developers_run": float(scenario.developers), "seed_low": float(seed % 1000)}
 
-    return run_experiment(spec, results_dir=results, progress=False, model=model)
+    return run_experiment(spec, results_dir=results, progress=False, model=model, points=points)
 
 
 def test_more_levels_of_a_range_run_only_the_new_levels(
@@ -215,3 +219,20 @@ def test_a_sampled_design_keeps_its_points_and_extends_only_in_replications(
     calls.clear()
     table = _counting(lhs(3, replications=3), tmp_path, calls)
     assert len(calls) == 3 and len(table) == 9
+
+
+def test_a_format_1_store_of_explicit_points_is_reused_as_it_was(
+    make_tiny: Callable[..., Experiment], tmp_path: Path
+) -> None:
+    tiny = make_tiny(outcomes=None)
+    points = pd.DataFrame({"backend": ["gpu-fast"]})
+    calls: list[int] = []
+    first = _counting(tiny, tmp_path, calls, points=points)
+    path = tmp_path / "tiny" / "spec.json"
+    record = json.loads(path.read_text())
+    del record["points_fixed"], record["run_key"]
+    path.write_text(json.dumps({**record, "format": 1}))
+    calls.clear()
+    again = _counting(tiny, tmp_path, calls, points=points)
+    assert calls == [] and json.loads(path.read_text())["points_fixed"] is True
+    pd.testing.assert_frame_equal(again, first)

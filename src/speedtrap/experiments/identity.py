@@ -105,12 +105,16 @@ class StoreAdoption:
     rewrite: bool = False
 
 
-def _upgraded(stored: Mapping[str, Any]) -> dict[str, Any]:
-    """A stored identity without format and provenance, a format-1 one given format 2's fields."""
+def _upgraded(stored: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored identity without format and provenance, a format-1 one given format 2's fields.
+
+    Format 1 did not record whether its points were an explicit table: its points are taken as fixed
+    when its design was sampled or the new points are fixed (it compared its point list exactly).
+    """
     record = {k: v for k, v in stored.items() if k not in ("format", PROVENANCE_KEY)}
-    if "points_fixed" not in record:  # format 1: explicit point tables cannot be told apart
+    if "points_fixed" not in record:
         kind = record.get("experiment", {}).get("design", {}).get("kind", "full_factorial")
-        record["points_fixed"] = kind != "full_factorial"
+        record["points_fixed"] = kind != "full_factorial" or bool(new.get("points_fixed"))
     record.setdefault("run_key", RUN_KEY)
     return record
 
@@ -162,7 +166,7 @@ def adopt(directory: str | Path, stored: Mapping[str, Any] | None, new: dict[str
         return StoreAdoption(new, [int(p[POINT]) for p in new["points"]])
     if int(stored.get("format", 1)) > STORE_FORMAT:
         raise mismatch_error(directory, [f"format ({stored['format']}: written by a newer speedtrap)"])
-    old = _upgraded(stored)
+    old = _upgraded(stored, new)
     changed = _changes(old, new)
     if changed:
         raise mismatch_error(directory, changed)
