@@ -233,8 +233,9 @@ def economics_finding(economics: pd.DataFrame, table: pd.DataFrame, usd_per_dev_
         )
     elif "standard_usd_per_dev_day" not in table:
         text += (
-            ". These runs do not record each group's inference spend, so the standard tier's and the "
-            "adopters' economics are left out (runs of the current model record it)."
+            ". These runs were made by an earlier fleet_outcomes, which recorded no group's inference spend "
+            "and counted a group's accepted defective tasks as done: the standard tier's and the adopters' "
+            "economics are left out (delete the runs and run again for them)."
         )
     else:
         text += "."
