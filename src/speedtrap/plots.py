@@ -509,7 +509,7 @@ def plot_sensitivity(
     ax.set_xlabel("Sobol' index (% of output variance)")
     note = f"error bars: {100 * confidence:g}% bootstrap interval"
     add_legend_entries(
-        ax, [errorbar_handle(note, horizontal=True)], loc="lower right", frameon=False, fontsize="small"
+        ax, [errorbar_handle(note, horizontal=True)], loc="best", frameon=False, fontsize="small"
     )
     sns.despine(ax=ax, left=True)
     if title:
