@@ -51,7 +51,8 @@ HORIZON_DAYS = (1.0, 5.0, 20.0)
 HORIZON_DEVELOPERS = 20
 QUICK = 0.1  # --quick: every horizon times this, one seed
 MEMORY_DEVELOPERS = 100
-MEMORY_DAYS = (1.0, 4.0, 16.0)  # summary-only horizons of the memory runs; the first two also with tables
+MEMORY_DAYS = (1.0, 4.0, 16.0, 250.0)  # summary-only horizons of the memory runs (250: a working year);
+# the first two also with tables
 
 
 @dataclass(frozen=True)
@@ -291,6 +292,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--memory-days", type=float, nargs="*", default=list(MEMORY_DAYS), help="memory runs (none: skip)"
     )
+    parser.add_argument("--memory-only", action="store_true", help="only the memory runs (d)")
     parser.add_argument("--peak-rss-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.peak_rss_child:
@@ -299,6 +301,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     factor = args.factor if args.factor is not None else QUICK if args.quick else 1.0
     seeds = 1 if args.quick else args.seeds
     base = Scenario.from_toml(args.scenario)
+    if not args.memory_only:
+        speed_sections(args, base, factor, seeds)
+    if args.memory_days:
+        memory_section(base, factor, args.memory_days)
+
+
+def speed_sections(args: argparse.Namespace, base: Scenario, factor: float, seeds: int) -> None:
+    """(a) the headline runs, (b) scaling, (c) the cost of a turn in reference events."""
     headline = scaled(base, base.developers, factor * base.horizon_s / base.workday_s)
 
     print(
@@ -368,21 +378,26 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"{median([u / r.simpy_us for u, r in pairs]):.1f} SimPy events"
     )
 
-    if args.memory_days:
-        print(
-            f"(d) peak resident memory, fresh process per run, {MEMORY_DEVELOPERS} developers "
-            "(baseline: after loading speedtrap)"
-        )
-        for days in args.memory_days:
-            scenario = scaled(base, MEMORY_DEVELOPERS, factor * days)
-            kinds = (False, True) if days in args.memory_days[:2] else (False,)
-            for tables in kinds:
-                baseline, peak = peak_rss_mib(scenario, tables=tables)
-                label = "tables kept " if tables else "summary only"
-                print(
-                    f"{label}: {scenario.developer_days:>6g} developer-days: peak {peak:6.0f} MiB "
-                    f"(baseline {baseline:.0f} MiB, run {peak - baseline:+.0f} MiB)"
-                )
+
+def memory_section(base: Scenario, factor: float, memory_days: Sequence[float]) -> None:
+    """(d) peak resident memory of summary-only runs (and, for the first two horizons, with tables)."""
+    print(
+        f"(d) peak resident memory, fresh process per run, {MEMORY_DEVELOPERS} developers "
+        "(baseline: after loading speedtrap)"
+    )
+    for days in memory_days:
+        scenario = scaled(base, MEMORY_DEVELOPERS, factor * days)
+        kinds = (False, True) if days in memory_days[:2] else (False,)
+        for tables in kinds:
+            start = time.perf_counter()
+            baseline, peak = peak_rss_mib(scenario, tables=tables)
+            label = "tables kept " if tables else "summary only"
+            print(
+                f"{label}: {scenario.developer_days:>6g} developer-days: peak {peak:6.0f} MiB "
+                f"(baseline {baseline:.0f} MiB, run {peak - baseline:+.0f} MiB; "
+                f"{time.perf_counter() - start:.0f} s wall)",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -1,8 +1,13 @@
+import itertools
 import json
+import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
+import typer.main
 from typer.testing import CliRunner
 
 from speedtrap.cli import HEADLINE_SCENARIO, app, parse_set
@@ -222,3 +227,41 @@ def test_an_error_raised_during_the_run_is_one_line_naming_the_field() -> None:
     message = result.stderr.strip()
     assert "\n" not in message and "could never be admitted" in message
     assert "backends.gpu-batched" in message and "task_mix.output_tokens" in message
+
+
+def _commands(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Every command and group under ``command`` with its argument path (the root is ``()``)."""
+    yield path, command
+    for name, sub in sorted(getattr(command, "commands", {}).items()):
+        yield from _commands(sub, (*path, name))
+
+
+def _paragraphs_on_one_line(text: str | None) -> bool:
+    return not text or all("\n" not in p for p in text.split("\n\n"))
+
+
+def test_every_help_reads_cleanly_at_a_fixed_width() -> None:
+    commands = list(_commands(typer.main.get_command(app)))
+    assert {path for path, _ in commands} >= {("sweep",), ("pareto",), ("validate", "serving")}
+    width = 100
+    for path, command in commands:
+        # typer keeps single line breaks of rich-markup help: each paragraph must be one line
+        assert _paragraphs_on_one_line(command.help) and _paragraphs_on_one_line(command.short_help), path
+        result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": str(width)})
+        assert result.exit_code == 0, (path, result.output)
+        text = result.stdout
+        assert "<bool>" not in text, path  # a flag takes no value
+        assert "``" not in text, path  # no raw reStructuredText
+        lines = text.splitlines()
+        for line in lines:
+            assert not re.search(r" \.\s*(│|$)", line), (path, line)  # a sentence cut by swallowed markup
+        prose = [line.rstrip() for line in lines if not line.lstrip().startswith(("│", "╭", "╰"))]
+        for line, following in itertools.pairwise(prose):
+            if line.strip() and following.strip():  # a line broken although the next word would fit
+                assert len(line) + 1 + len(following.split()[0]) > width - 2, (path, line)
+    pareto = runner.invoke(app, ["pareto", "--help"], env={"COLUMNS": "200"}).stdout
+    assert "tokens [default: min(96000, window)]." in pareto  # bracketed notes are shown, not swallowed
+    assert (
+        "(pip install 'speedtrap[app]')"
+        in runner.invoke(app, ["app", "--help"], env={"COLUMNS": "200"}).stdout
+    )

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from speedtrap.cli_help import HelpTyper
 from speedtrap.provenance import provenance
 
 if TYPE_CHECKING:  # imported where used, so that `speedtrap --help` starts fast
@@ -36,7 +37,7 @@ previous turn's output; the rest of the ≈96k-token context is read from the pr
 BAD_INPUT_EXIT_CODE = 2
 WIDE_OUTPUT_COLUMNS = 240
 
-app = typer.Typer(
+app = HelpTyper(
     name="speedtrap",
     help="Simulate developers working with LLM coding agents: is fast inference worth it?",
     no_args_is_help=True,
@@ -603,7 +604,7 @@ def write_trace(trace: dict[str, Any], path: Path) -> None:
 def run(
     scenario_file: Annotated[
         Path | None,
-        typer.Argument(metavar="[SCENARIO.toml]", help="Scenario file (default: built-in defaults)."),
+        typer.Argument(metavar="SCENARIO.toml", help="Scenario file (default: built-in defaults)."),
     ] = None,
     backend: Annotated[
         str | None,
@@ -805,10 +806,13 @@ def sweep(
 ) -> None:
     """Run (or resume) an experiment: a design over scenario parameters × replications, every point
     with the same replication seeds. Finished runs are stored as they come in (DIR/<name>/runs/),
-    so an interrupted sweep resumes; the table shows mean ± 95% CI per design point. --replications
-    above the stored number extends a finished sweep (the stored runs are the first replications);
-    a change that would alter stored results is refused. --compare-to POINT adds each outcome's
-    paired difference from that point (same seeds) with its 95% CI.
+    so an interrupted sweep resumes; the table shows mean ± 95% CI per design point. Stored runs
+    are matched to design points by their factor values and seeds, so a finished sweep extends:
+    --replications above the stored number runs only the new replications, and new values, levels
+    or choices of the same factors run only the new points. A change that would alter stored
+    results (base scenario, root seed, model, outcomes, factor paths, an lhs/sobol sample) is
+    refused. --compare-to POINT adds each outcome's paired difference from that point (same seeds)
+    with its 95% CI.
 
     JSON (--json), schema_version 1: {"schema_version": 1, "experiment": str, "results_dir": str,
     "runs", "new_runs", "replications": int, "factors": list of str, "provenance": {...} (as in
@@ -849,7 +853,7 @@ def sweep(
         except ImportError as exc:
             raise ValueError(str(exc)) from None
     store_dir = results_dir / spec.name
-    stored_before = ResultStore(store_dir).completed_keys()
+    stored_before = len(ResultStore(store_dir).completed_keys())
     try:
         table = run_experiment(spec, executor=runner, results_dir=results_dir, progress=not json_out)
     except StoreMismatchError as exc:
@@ -863,7 +867,7 @@ def sweep(
         )
         raise typer.Exit(130) from None
     factors = spec.factor_paths
-    new_runs = len(set(zip(table["point"], table["replication"], strict=True)) - stored_before)
+    new_runs = len(ResultStore(store_dir).completed_keys()) - stored_before  # points numbered by value
     if json_out:
         summary = summarize(table, by=factors)
         print_json(
@@ -999,7 +1003,7 @@ def experiment(
 
 # --- validate -----------------------------------------------------------------------------------
 
-validate_app = typer.Typer(help="Check the simulator against published measurements.", no_args_is_help=True)
+validate_app = HelpTyper(help="Check the simulator against published measurements.", no_args_is_help=True)
 app.add_typer(validate_app, name="validate")
 
 

@@ -296,7 +296,7 @@ def plot_differences(differences: pd.DataFrame, baseline: str, path: Path) -> li
 def compare(
     scenario_file: Annotated[
         Path | None,
-        typer.Argument(metavar="[SCENARIO.toml]", help="Scenario file (default: built-in defaults)."),
+        typer.Argument(metavar="SCENARIO.toml", help="Scenario file (default: built-in defaults)."),
     ] = None,
     backends: Annotated[
         list[str] | None,

@@ -29,7 +29,7 @@ def fit(
     sessions: Annotated[
         list[Path],
         typer.Argument(
-            metavar="SESSIONS...",
+            metavar="SESSIONS",
             help="Session logs: Claude Code transcripts (.jsonl), traces (.csv, .parquet) or directories.",
         ),
     ],

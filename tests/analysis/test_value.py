@@ -5,7 +5,14 @@ import pandas as pd
 import pytest
 
 from speedtrap.analysis.statistics import ci_caveat, difference_verdict
-from speedtrap.analysis.value import arm_value, break_even_usd_per_dev_hour, net_value_per_dev_day
+from speedtrap.analysis.value import (
+    arm_value,
+    break_even_usd_per_dev_hour,
+    net_value_per_dev_day,
+    paired_runs,
+    pays_phrase,
+    value_sentence,
+)
 from speedtrap.config.value import LOADED_USD_PER_DEV_HOUR, Value
 
 DAY_S = 8 * 3600.0
@@ -82,3 +89,46 @@ def test_ci_caveats_and_verdicts() -> None:
     assert ci_caveat(5, 1.0, 2.0) is None
     assert difference_verdict(-0.1, 0.2) == "no detectable difference"
     assert difference_verdict(0.1, 0.2) == "higher" and difference_verdict(-0.3, -0.2) == "lower"
+
+
+def test_paired_runs_match_seeds_and_take_a_group_by_prefix() -> None:
+    runs = pd.DataFrame(
+        {
+            "share": [0.0, 0.0, 0.5, 0.5, 0.5],
+            "seed": [1, 2, 2, 1, 3],  # seed 3 has no baseline run: dropped
+            "tasks_per_dev_day": [10.0, 12.0, 11.0, 9.0, 5.0],
+            "usd_per_dev_day": [50.0, 60.0, 70.0, 80.0, 90.0],
+            "standard_tasks_per_dev_day": [10.0, 12.0, 7.0, 6.0, 5.0],
+            "standard_usd_per_dev_day": [50.0, 60.0, 30.0, 20.0, 10.0],
+        }
+    )
+    team = paired_runs(runs, "share", 0.0, 0.5)
+    assert list(team.index) == [1, 2]
+    assert list(team["tasks_base"]) == [10.0, 12.0] and list(team["tasks_arm"]) == [9.0, 11.0]
+    standard = paired_runs(runs, "share", 0.0, 0.5, arm_prefix="standard_")
+    assert list(standard["tasks_base"]) == [10.0, 12.0]  # the baseline keeps the team's columns
+    assert list(standard["tasks_arm"]) == [6.0, 7.0] and list(standard["usd_arm"]) == [20.0, 30.0]
+
+
+def test_value_sentence_says_net_ci_caveat_and_break_even() -> None:
+    row = {
+        "arm": "fast",
+        "n": 3,
+        "net_usd_per_dev_day": -251.4,
+        "net_ci_low": -255.0,
+        "net_ci_high": -246.0,
+        "net_usd_per_dev_month": -5279.4,
+        "break_even_price_multiple": 0.35,
+        "break_even_usd_per_dev_hour": 445.2,
+        "pays": "above",
+    }
+    text = value_sentence(row, against="gpu-batched", usd_per_dev_hour=100.0)
+    assert text.startswith(
+        "fast at $100 per developer-hour: net -251 USD per developer-day against gpu-batched"
+    )
+    assert "(95% CI -255 to -246; only 3 replications" in text
+    assert "pays above $445 per developer-hour" in text and "breaks even at 0.35× its price" in text
+    free = value_sentence(row | {"break_even_price_multiple": -2.0}, against="x", usd_per_dev_hour=100.0)
+    assert "would not pay even if its inference were free" in free and "×" not in free
+    assert pays_phrase("never", math.nan) == "pays at no developer cost"
+    assert pays_phrase("n/a", math.nan) == "has no break-even developer cost"

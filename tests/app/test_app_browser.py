@@ -205,3 +205,25 @@ def test_step_advances_one_chunk_and_reset_clears(page: Page) -> None:
     page.page.locator(".st-reset").click()
     page.page.locator(".st-status").wait_for(state="detached")
     page.assert_clean()
+
+
+def test_economics_follow_the_developer_cost_and_replicate_with_an_interval(page: Page) -> None:
+    assert "BLS" in page.page.locator(".st-value-source").inner_text()
+    page.type_into("horizon", "1")
+    page.run()
+    live = page.page.locator(".st-economics-live")
+    assert "wafer-distilled at $90.58 per developer-hour: net" in live.inner_text()
+    assert "against gpu-batched (no interval from 1 value)" in live.inner_text()
+    page.type_into("usd-per-dev-hour", "200")  # prices the same run again, without running it
+    live.get_by_text("wafer-distilled at $200 per developer-hour: net").wait_for()
+    page.type_into("usd-per-dev-hour", "abc")
+    page.page.locator(".st-economics").get_by_text("Economics: 'abc' is not a number.").wait_for()
+    page.type_into("usd-per-dev-hour", "200")
+    page.page.locator(".st-replicate").click()
+    replicated = page.page.locator(".st-economics-replicated")
+    replicated.wait_for()
+    text = replicated.inner_text()
+    assert "Economics over 5 seeds paired by seed" in text and "--replications 5" in text
+    assert "wafer-distilled at $200 per developer-hour: net" in text and "95% CI" in text
+    page.shot("economics")
+    page.assert_clean()

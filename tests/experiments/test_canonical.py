@@ -6,21 +6,34 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
 from speedtrap.cli import app
+from speedtrap.config.experiment import Experiment
 from speedtrap.experiments.canonical import CANONICAL, EXPERIMENTS_DIR, experiment_file, load_spec
 
 runner = CliRunner()
 
+
+class Quick(NamedTuple):
+    """A quick variant's runs table, spec, output folder and printed report."""
+
+    table: pd.DataFrame
+    spec: Experiment
+    out: Path
+    finding: str
+
+
 FILES: dict[str, tuple[str, ...]] = {
     "headline": ("summary.csv", "paired.csv", "ledger.png", "ledger.svg", "outcomes.png", "outcomes.svg"),
-    "fast_mode_externality": ("summary.csv", "externality.png", "externality.svg"),
-    "break_even": ("relative.csv", "analytic.csv", "break_even.png", "break_even.svg"),
+    "fast_mode_externality": ("summary.csv", "economics.csv", "externality.png", "externality.svg"),
+    "break_even": ("relative.csv", "analytic.csv", "economics.csv", "break_even.png", "break_even.svg"),
 }
 
 
@@ -31,18 +44,43 @@ def written(out: Path, name: str) -> None:
         assert (out / file).stat().st_size > 0, file
 
 
+@pytest.fixture(scope="module")
+def quick_script(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Quick]:
+    """Run a canonical experiment's quick variant through its script (once per module) and read its
+    runs back from the store (no new runs)."""
+    import importlib
+
+    from speedtrap.experiments.runner import run_experiment
+
+    done: dict[str, Quick] = {}
+
+    def get(name: str) -> Quick:
+        if name not in done:
+            root = tmp_path_factory.mktemp(name)
+            script = [
+                sys.executable,
+                str(EXPERIMENTS_DIR / f"{name}.py"),
+                "--quick",
+                "--results-dir",
+                str(root),
+            ]
+            ran = subprocess.run(script, capture_output=True, text=True, check=False, timeout=600)
+            assert ran.returncode == 0, ran.stderr
+            spec = load_spec(name, quick=True)
+            model = importlib.import_module(f"speedtrap.experiments.canonical.{name}").MODEL
+            table = run_experiment(spec, results_dir=root, progress=False, model=model, max_runs=0)
+            assert len(table) == len(table.drop_duplicates("point")) * spec.replications  # all stored
+            done[name] = Quick(table, spec, root / spec.name, ran.stdout)
+        return done[name]
+
+    return get
+
+
 @pytest.mark.parametrize("name", [n for n in CANONICAL if n in FILES])
-def test_quick_script_writes_its_files_and_a_finding(name: str, tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, str(EXPERIMENTS_DIR / f"{name}.py"), "--quick", "--results-dir", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
-    written(tmp_path / f"{name}-quick", name)
-    assert "Wrote" in done.stdout
+def test_quick_script_writes_its_files_and_a_finding(name: str, quick_script: Callable[[str], Quick]) -> None:
+    quick = quick_script(name)
+    written(quick.out, name)
+    assert "Wrote" in quick.finding
 
 
 def test_headline_finding_reports_every_backend_against_the_baseline(tmp_path: Path) -> None:
@@ -84,8 +122,18 @@ def test_fleet_outcomes_split_tiers_groups_and_provider() -> None:
     assert result_cost > 0 and out["provider_tok_s_per_gpu"] > 0
     none = fleet_outcomes(scenario.with_overrides({"policy.share": 0.0}), 1)
     assert math.isnan(none["fast_ttft_s"]) and math.isnan(none["fast_tasks_per_dev_day"])
+    assert math.isnan(none["fast_usd_per_dev_day"])
     # fast mode is billed at 6x: the same work earns more per GPU-hour when half the team buys it
     assert result_cost > none["revenue_usd_per_gpu_hour"]
+    # the groups count tasks as the run summary does: with nobody on fast mode the standard group is
+    # the team; and the two groups' tasks and spend add up to the team's
+    assert none["standard_tasks_per_dev_day"] == pytest.approx(none["tasks_per_dev_day"])
+    assert none["standard_usd_per_dev_day"] == pytest.approx(none["usd_per_dev_day"])
+    for key in ("tasks_per_dev_day", "usd_per_dev_day"):
+        assert (out[f"fast_{key}"] + out[f"standard_{key}"]) / 2 == pytest.approx(out[key])  # 50% each
+    assert out["fast_usd_per_dev_day"] > 0 and out["usd_per_dev_day"] == pytest.approx(
+        out["usd_per_task"] * out["tasks_per_dev_day"]
+    )
 
 
 def test_fleet_outcomes_needs_a_fast_share_policy() -> None:
@@ -125,3 +173,95 @@ def test_a_script_refuses_an_unknown_executor_in_one_line(capsys: pytest.Capture
     assert main("headline", ["--executor", "threads"]) == 2
     err = capsys.readouterr().err.strip()
     assert err == "error: --executor: unknown executor 'threads' (known: serial, processes, dask)"
+
+
+def _net_by_hand(table: pd.DataFrame, factor: str, base: object, level: object, spec: Experiment) -> float:
+    """Mean over seeds of :func:`speedtrap.analysis.value.net_value_per_dev_day` of the ``level``
+    runs against the ``base`` runs, paired by seed with a merge."""
+    from speedtrap.analysis.value import net_value_per_dev_day
+
+    cols = ["seed", "tasks_per_dev_day", "usd_per_dev_day"]
+    pairs = table[table[factor] == base][cols].merge(table[table[factor] == level][cols], on="seed")
+    net = net_value_per_dev_day(
+        pairs["tasks_per_dev_day_x"].to_numpy(),
+        pairs["usd_per_dev_day_x"].to_numpy(),
+        pairs["tasks_per_dev_day_y"].to_numpy(),
+        pairs["usd_per_dev_day_y"].to_numpy(),
+        value=spec.scenario.value,
+        workday_s=spec.scenario.workday_s,
+    )
+    return float(net.mean())
+
+
+def test_break_even_economics_prices_every_point_against_the_reference(
+    quick_script: Callable[[str], Quick],
+) -> None:
+    from speedtrap.analysis.value import VALUE_COLUMNS
+
+    table, spec, out, text = quick_script("break_even")
+    speed, mult = spec.factor_paths
+    economics = pd.read_csv(out / "economics.csv")
+    assert list(economics.columns) == ["speedup", "failure_multiplier", *VALUE_COLUMNS]
+    points = table.drop_duplicates("point")
+    assert len(economics) == len(points) - 1  # every point but the reference
+    assert not ((economics["speedup"] == 1.0) & (economics["failure_multiplier"] == 1.0)).any()
+    assert (economics["n"] == spec.replications).all()
+    reference = int(points[(points[speed] == 1.0) & (points[mult] == 1.0)]["point"].iloc[0])
+    for row in economics.itertuples():
+        point = int(
+            points[(points[speed] == row.speedup) & (points[mult] == row.failure_multiplier)]["point"].iloc[0]
+        )
+        assert row.net_usd_per_dev_day == pytest.approx(_net_by_hand(table, "point", reference, point, spec))
+        assert row.net_ci_low <= row.net_usd_per_dev_day <= row.net_ci_high
+    article = economics[(economics["speedup"] == 6.0) & (economics["failure_multiplier"] == 1.2)].iloc[0]
+    assert (
+        f"Same price: 6× speed, 1.2× mistakes at ${spec.scenario.value.usd_per_dev_hour:g} per developer-hour"
+        in text
+    )
+    assert (
+        f"net {article['net_usd_per_dev_day']:+,.0f} USD per developer-day against gpu-batched as is" in text
+    )
+    assert "only 2 replications" in text  # the quick variant's intervals are flagged
+
+
+def test_externality_economics_of_the_team_and_each_group_against_no_adoption(
+    quick_script: Callable[[str], Quick],
+) -> None:
+    from speedtrap.analysis.value import VALUE_COLUMNS
+    from speedtrap.experiments.canonical.fast_mode_externality import (
+        SHARE,
+        economics_finding,
+        economics_table,
+    )
+
+    table, spec, out, text = quick_script("fast_mode_externality")
+    economics = pd.read_csv(out / "economics.csv")
+    assert list(economics.columns) == ["share", "group", *VALUE_COLUMNS]
+    shares = sorted(set(table[SHARE]) - {0.0})
+    assert sorted(set(economics["share"])) == shares
+    by = economics.set_index(["share", "group"])
+    for share in shares:
+        team = _net_by_hand(table, SHARE, 0.0, share, spec)
+        assert by.loc[(share, "team"), "net_usd_per_dev_day"] == pytest.approx(team)
+        # net value is linear in tasks and spend: the team's is the head-count average of its groups'
+        n_fast = round(share * spec.scenario.developers)
+        groups = (
+            n_fast * by.loc[(share, "fast"), "net_usd_per_dev_day"]
+            + (spec.scenario.developers - n_fast) * by.loc[(share, "standard"), "net_usd_per_dev_day"]
+        )
+        assert groups / spec.scenario.developers == pytest.approx(team)
+    assert "the team's net value is" in text and "the standard tier's net value is" in text
+
+    # runs stored without the spend columns are re-analysed from usd_per_task × tasks_per_dev_day:
+    # the same team economics, and the groups left out with a reason
+    stored = table.drop(columns=["usd_per_dev_day", "fast_usd_per_dev_day", "standard_usd_per_dev_day"])
+    again = economics_table(stored, spec)
+    assert set(again["group"]) == {"team"}
+    team_rows = economics[economics["group"] == "team"].reset_index(drop=True)
+    pd.testing.assert_series_equal(
+        again["net_usd_per_dev_day"].reset_index(drop=True),
+        team_rows["net_usd_per_dev_day"],
+        check_exact=False,
+    )
+    words = economics_finding(again, stored, spec.scenario.value.usd_per_dev_hour)
+    assert "recorded no group's inference spend" in words and "left out" in words

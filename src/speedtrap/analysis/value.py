@@ -9,7 +9,8 @@ Pure functions of paired run summaries (same seeds on both arms). Per developer-
 * **net value per developer-day** = ``(T_a − T_b) · V − (S_a − S_b)``, USD; per developer-month ×
   ``value.workdays_per_month``;
 * **break-even price multiple**: the factor by which the arm's prices could be multiplied before
-  its net value reaches zero, ``((T_a − T_b)·V + S_b) / S_a`` (above 1: it pays at today's price);
+  its net value reaches zero, ``((T_a − T_b)·V + S_b) / S_a`` (above 1: it pays at today's price;
+  0 or below: it would not pay even if its inference were free);
 * **break-even developer cost** (with the default task value) = the ``usd_per_dev_hour`` at which the
   net value is zero, ``(S_a − S_b·T_a/T_b) / (h · (T_a/T_b − 1))`` with ``h`` the workday's hours:
   above it the arm pays when it completes more tasks (below it, when it completes fewer).
@@ -21,12 +22,14 @@ break-even numbers are computed from the mean outcomes (point estimates).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from speedtrap.analysis.statistics import mean_ci
+from speedtrap.analysis.statistics import caveat_suffix, mean_ci
 from speedtrap.config.value import Value
 
 SECONDS_PER_HOUR = 3600.0
@@ -109,18 +112,22 @@ def break_even_usd_per_dev_hour(
     return float(cost), "above" if ratio > 1 else "below"
 
 
-def paired_runs(runs: pd.DataFrame, factor: str, baseline: object, level: object) -> pd.DataFrame:
+def paired_runs(
+    runs: pd.DataFrame, factor: str, baseline: object, level: object, *, arm_prefix: str = ""
+) -> pd.DataFrame:
     """The ``pairs`` frame :func:`arm_value` takes: per seed, tasks and inference dollars per
     developer-day of the ``baseline`` run and the ``level`` run of ``factor`` (seeds missing on
-    either side or with a missing value are dropped)."""
+    either side or with a missing value are dropped). The level's columns are
+    ``<arm_prefix>tasks_per_dev_day`` and ``<arm_prefix>usd_per_dev_day``: a prefix such as
+    ``"standard_"`` takes a group of developers within the level's runs."""
     base = runs[runs[factor] == baseline].set_index("seed")
     arm = runs[runs[factor] == level].set_index("seed")
     return pd.DataFrame(
         {
             "tasks_base": base["tasks_per_dev_day"],
             "usd_base": base["usd_per_dev_day"],
-            "tasks_arm": arm["tasks_per_dev_day"],
-            "usd_arm": arm["usd_per_dev_day"],
+            "tasks_arm": arm[f"{arm_prefix}tasks_per_dev_day"],
+            "usd_arm": arm[f"{arm_prefix}usd_per_dev_day"],
         }
     ).dropna()
 
@@ -151,4 +158,46 @@ def arm_value(
         break_even_price_multiple=float(multiple),
         break_even_usd_per_dev_hour=cost,
         pays=pays,
+    )
+
+
+def pays_phrase(pays: str, usd_per_dev_hour: float) -> str:
+    """Where an arm pays against the developer cost, in words (``pays`` one of :data:`PAYS`,
+    ``usd_per_dev_hour`` its break-even developer cost): "pays above $445 per developer-hour"."""
+    return {
+        "above": f"pays above ${usd_per_dev_hour:,.0f} per developer-hour",
+        "below": f"pays below ${usd_per_dev_hour:,.0f} per developer-hour",
+        "always": "pays at any developer cost",
+        "never": "pays at no developer cost",
+    }.get(pays, "has no break-even developer cost")
+
+
+def net_phrase(value: Mapping[str, Any], *, against: str = "") -> str:
+    """Net value per developer-day with its 95% CI (and its caveat) in words: "+12 USD per
+    developer-day against gpu-batched (95% CI +3 to +21)", or "(no interval from 1 value)";
+    ``value`` holds :data:`VALUE_COLUMNS`."""
+    n, low, high = int(value["n"]), value["net_ci_low"], value["net_ci_high"]
+    where = f" against {against}" if against else ""
+    if math.isnan(low) or math.isnan(high):  # one value: no interval, only the caveat
+        interval = caveat_suffix(n, low, high).removeprefix("; ")
+    else:
+        interval = f"95% CI {low:+,.0f} to {high:+,.0f}{caveat_suffix(n, low, high)}"
+    return f"{value['net_usd_per_dev_day']:+,.0f} USD per developer-day{where} ({interval})"
+
+
+def value_sentence(value: Mapping[str, Any], *, against: str, usd_per_dev_hour: float) -> str:
+    """One arm's economics in words: ``value`` holds :data:`VALUE_COLUMNS` (a row of an economics
+    table, or an :class:`ArmValue` as a dict); net value per developer-day with its 95% CI (and its
+    caveat), where it pays against the developer cost and its break-even price multiple."""
+    net = net_phrase(value, against=against)
+    multiple = value["break_even_price_multiple"]
+    if not math.isfinite(multiple):
+        price = ""
+    elif multiple <= 0:
+        price = ", and would not pay even if its inference were free"
+    else:
+        price = f", and breaks even at {multiple:.2f}× its price"
+    return (
+        f"{value['arm']} at ${usd_per_dev_hour:g} per developer-hour: net {net}; on the mean outcomes it "
+        f"{pays_phrase(value['pays'], value['break_even_usd_per_dev_hour'])}{price}."
     )

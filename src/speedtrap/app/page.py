@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -21,6 +22,7 @@ import solara
 import solara.lab
 
 from speedtrap.app.break_even import analytic_case, break_even_curve, break_even_figure
+from speedtrap.app.economics import arm_values, economics_lines, replicate, runs_of, value_source
 from speedtrap.app.figures import (
     cumulative_figure,
     finding,
@@ -39,12 +41,14 @@ from speedtrap.app.settings import (
     backend_choices,
     build_arms,
     bundled_scenarios,
+    dev_hour_value,
     load_base,
     settings_for,
 )
 from speedtrap.config.ledger import LEDGER_CATEGORIES
 from speedtrap.config.presets import BACKEND_PRESETS
-from speedtrap.config.scenario import NO_AI
+from speedtrap.config.scenario import NO_AI, Scenario
+from speedtrap.config.value import Value
 from speedtrap.plots import CATEGORY_LABELS
 
 __all__ = ["Page"]
@@ -69,6 +73,20 @@ arm_shown: solara.Reactive[str | None] = solara.reactive(None)
 show_map = solara.reactive(False)
 
 
+@dataclass(frozen=True)
+class Replicated:
+    """The arms run over more seeds for the economics (:func:`speedtrap.app.economics.replicate`)."""
+
+    runs: pd.DataFrame
+    seed: int
+    replications: int
+    value: Value
+    workday_s: float
+
+
+replicated: solara.Reactive[Replicated | None] = solara.reactive(None)
+
+
 def update(**changes: Any) -> None:
     """Change some controls; clear the messages of the controls changed."""
     settings.value = dataclasses.replace(settings.value, **changes)
@@ -84,6 +102,7 @@ def start() -> bool:
         return False
     live.value = LiveComparison(arms.scenarios, arms.seed)
     snapshot.value = None
+    replicated.value = None
     if arm_shown.value not in arms.scenarios:
         arm_shown.value = next(iter(arms.scenarios))
     return True
@@ -117,9 +136,27 @@ def step_once() -> None:
         snapshot.value = comparison.step()
 
 
+@solara.lab.task(prefer_threaded=True)
+def replicate_runs(scenarios: dict[str, Scenario], seed: int, replications: int) -> None:
+    """Run the arms over ``replications`` seeds for the economics, in a worker thread."""
+    runs = replicate(scenarios, seed, replications)
+    if replicate_runs.is_current():
+        first = next(iter(scenarios.values()))
+        replicated.value = Replicated(runs, seed, replications, first.value, first.workday_s)
+
+
 def on_run() -> None:
     if start():
         run_to_end()
+
+
+def on_replicate() -> None:
+    """Replicate the current controls' arms over the chosen number of seeds (the live run stays)."""
+    arms = build_arms(settings.value)
+    field_errors.value = arms.errors
+    if arms.ok and arms.seed is not None:
+        replicated.value = None
+        replicate_runs(arms.scenarios, arms.seed, settings.value.replications)
 
 
 def on_step() -> None:
@@ -131,11 +168,12 @@ def on_step() -> None:
 
 
 def on_reset() -> None:
-    for task in (run_to_end, step_once):
+    for task in (run_to_end, step_once, replicate_runs):
         if task.pending:
             task.cancel()
     live.value = None
     snapshot.value = None
+    replicated.value = None
     field_errors.value = {}
 
 
@@ -192,6 +230,14 @@ def Slider(label: str, key: str, lo: float, hi: float, step: float, *, integer: 
             )
 
 
+def _value_of(s: Settings) -> Value | None:
+    """The chosen scenario's value section (None if it does not load)."""
+    try:
+        return load_base(s).value
+    except ValueError:
+        return None
+
+
 def _backends_of(s: Settings) -> list[str]:
     """The backend choices of the chosen scenario (presets and manual if it does not load)."""
     try:
@@ -206,6 +252,7 @@ def Controls() -> None:
     busy = run_to_end.pending or step_once.pending
     choices = [*bundled_scenarios(), UPLOADED]
     backends = solara.use_memo(lambda: _backends_of(s), dependencies=[s.scenario, s.uploaded_toml])
+    value = solara.use_memo(lambda: _value_of(s), dependencies=[s.scenario, s.uploaded_toml])
     solara.Select("Scenario", values=choices, value=s.scenario, on_value=on_scenario)
     solara.FileDrop(label="…or drop a scenario file (.toml) here", on_file=on_upload, lazy=False)
     FieldError("scenario")
@@ -245,6 +292,18 @@ def Controls() -> None:
         error=field_errors.value.get("seed", False),
         classes=["st-seed"],
     )
+    solara.InputText(
+        "Developer cost (US$ per developer-hour)",
+        value=s.usd_per_dev_hour,
+        on_value=lambda v: update(usd_per_dev_hour=v),
+        error=field_errors.value.get("usd_per_dev_hour", False),
+        classes=["st-usd-per-dev-hour"],
+    )
+    if value is not None:
+        solara.Text(
+            f"Scenario: {value_source(value)}.", style={"font-size": "11px"}, classes=["st-value-source"]
+        )
+    Slider("Replications for the economics (seeds)", "replications", 2, 20, 1, integer=True)
     with solara.Row():
         solara.Button("Run", on_click=on_run, color="primary", disabled=busy, classes=["st-run"])
         solara.Button("Step", on_click=on_step, disabled=busy, classes=["st-step"])
@@ -367,6 +426,7 @@ def Results(snap: Snapshot) -> None:
         with solara.Column():
             solara.HTML(tag="div", unsafe_innerHTML=table)
             solara.HTML(tag="div", unsafe_innerHTML=pool)
+    Economics(snap)
     arms = list(snap.results)
     shown = arm_shown.value if arm_shown.value in arms else arms[0]
     if len(arms) > 1:
@@ -382,6 +442,64 @@ def Results(snap: Snapshot) -> None:
         )
     Figure(lambda: timeline_figure(result, shown), (key, shown))
     Figure(lambda: pool_figure(result, shown), (key, shown))
+
+
+def _economics_html(title: str, lines: list[str], css: str) -> str:
+    items = "".join(f"<li>{line}</li>" for line in lines)
+    return (
+        f'<div class="{css}" style="font-size:13px"><b>{title}</b><ul style="margin:2px 0">{items}</ul></div>'
+    )
+
+
+@solara.component
+def Economics(snap: Snapshot) -> None:
+    """Net value per developer-day of B against A at the developer cost typed in the sidebar: from
+    the live run (one seed, no interval) and, on demand, over more seeds with a 95% CI."""
+    arms = list(snap.results)
+    first = snap.results[arms[0]].scenario
+    comparison = live.value
+    seed = comparison.seed if comparison is not None and comparison.seed is not None else 0
+    runs = solara.use_memo(lambda: runs_of(snap.results, seed), dependencies=[id(snap)])
+    with solara.Column(gap="2px", classes=["st-economics"]):
+        if len(arms) < 2:
+            solara.Text("Economics: choose a backend B to price it against A.")
+            return
+        try:
+            value = dev_hour_value(settings.value, first.value)
+        except ValueError as exc:
+            solara.Text(f"Economics: {exc}.")
+            return
+        usd = value.usd_per_dev_hour
+        lines = economics_lines(arm_values(runs, value, first.workday_s), arms[0], usd)
+        solara.HTML(
+            tag="div",
+            unsafe_innerHTML=_economics_html(
+                f"Economics of this run (seed {seed}{'' if snap.done else ', so far'})",
+                lines,
+                "st-economics-live",
+            ),
+        )
+        n = settings.value.replications
+        with solara.Row():
+            solara.Button(
+                f"Replicate over {n} seeds",
+                on_click=on_replicate,
+                disabled=replicate_runs.pending,
+                classes=["st-replicate"],
+            )
+            if replicate_runs.pending:
+                solara.ProgressLinear(True)
+        done = replicated.value
+        if done is not None:
+            priced = dev_hour_value(settings.value, done.value)  # the same field: valid, as above
+            lines = economics_lines(
+                arm_values(done.runs, priced, done.workday_s), str(done.runs["arm"].iloc[0]), usd
+            )
+            title = (
+                f"Economics over {done.replications} seeds paired by seed (spawned from seed {done.seed}, "
+                f"as speedtrap compare --seed {done.seed} --replications {done.replications})"
+            )
+            solara.HTML(tag="div", unsafe_innerHTML=_economics_html(title, lines, "st-economics-replicated"))
 
 
 @solara.component

@@ -7,6 +7,7 @@ can show each next to its field. Every change goes through the specs' validation
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from pydantic import ValidationError
 
 from speedtrap.config.presets import BACKEND_PRESETS
 from speedtrap.config.scenario import NO_AI, Scenario
+from speedtrap.config.value import LOADED_USD_PER_DEV_HOUR, Value
 
 __all__ = [
     "BACKEND_CHOICES",
@@ -28,6 +30,7 @@ __all__ = [
     "backend_choices",
     "build_arms",
     "bundled_scenarios",
+    "dev_hour_value",
     "load_base",
     "settings_for",
 ]
@@ -83,6 +86,10 @@ class Settings:
     catches a wrong result), ``patience_s`` (median wait a developer sits through,
     ``developer.attention.patience_s.median``), ``parallel_sessions`` (agent sessions a developer
     keeps open) and ``fast_share`` (share of developers on the fast tier, policy ``fast_share``).
+
+    ``usd_per_dev_hour`` (text, US$ per developer-hour, ``value.usd_per_dev_hour``) prices the
+    runs' outputs without changing them; ``replications`` is the number of seeds the economics are
+    replicated over on demand.
     """
 
     scenario: str = "headline"
@@ -99,13 +106,15 @@ class Settings:
     patience_s: float = 60.0
     parallel_sessions: int = 1
     fast_share: float = 0.0
+    usd_per_dev_hour: str = f"{LOADED_USD_PER_DEV_HOUR:g}"
+    replications: int = 5
 
 
 @dataclass(frozen=True)
 class Arms:
     """Validated scenarios by arm name (backend names, in the order A, B) and the seed, or the
-    messages (by control: scenario, horizon_h, seed, backend_b, policy, fast_share, sliders) that
-    stop a run."""
+    messages (by control: scenario, horizon_h, seed, backend_b, policy, fast_share, sliders,
+    usd_per_dev_hour) that stop a run."""
 
     scenarios: dict[str, Scenario] = field(default_factory=dict)
     seed: int | None = None
@@ -145,7 +154,7 @@ def settings_for(scenario: Scenario, current: Settings) -> Settings:
     """``current`` with the controls moved to ``scenario``'s own values, as when a scenario is
     chosen: its first backend as A (its second as B, else B kept if it is a preset), its policy,
     developers (capped at :data:`APP_MAX_DEVELOPERS`), a horizon of one developer-day at most and
-    its review, patience, parallel-session and fast-share values."""
+    its review, patience, parallel-session and fast-share values, and its value of developer time."""
     dev = scenario.developer
     names = list(scenario.backends)
     backend_a = names[0]
@@ -168,6 +177,7 @@ def settings_for(scenario: Scenario, current: Settings) -> Settings:
             "patience_s": dev.attention.patience_s.median,
             "parallel_sessions": dev.attention.max_parallel_sessions,
             "fast_share": fast_share,
+            "usd_per_dev_hour": f"{scenario.value.usd_per_dev_hour:g}",
         }
     )
 
@@ -189,6 +199,18 @@ def _number(text: str, *, integer: bool) -> float:
         kind = "a whole number" if integer else "a number"
         raise ValueError(f"{text!r} is not {kind}") from None
     return value
+
+
+def dev_hour_value(settings: Settings, base: Value) -> Value:
+    """``base`` (a scenario's value section) with the developer cost typed in ``settings``; raises
+    ``ValueError`` with a one-line reason."""
+    usd = _number(settings.usd_per_dev_hour.strip(), integer=False)
+    if not (math.isfinite(usd) and usd > 0):
+        raise ValueError("the developer cost must be more than $0 per hour")
+    try:
+        return Value.model_validate({**base.model_dump(), "usd_per_dev_hour": usd})
+    except ValidationError as exc:
+        raise ValueError(one_line(exc)) from None
 
 
 def build_arms(settings: Settings) -> Arms:
@@ -222,6 +244,12 @@ def build_arms(settings: Settings) -> Arms:
         base = base.with_overrides(common)
     except ValidationError as exc:
         errors["sliders"] = one_line(exc)
+    try:
+        base = base.with_overrides(
+            {"value.usd_per_dev_hour": dev_hour_value(settings, base.value).usd_per_dev_hour}
+        )
+    except ValueError as exc:
+        errors["usd_per_dev_hour"] = str(exc)
     if horizon_s is not None and "horizon_h" not in errors:
         try:
             base = base.with_overrides({"horizon_s": horizon_s})

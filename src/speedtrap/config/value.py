@@ -27,6 +27,11 @@ BLS_WAGE_SHARE_OF_COMPENSATION = 0.702
 """BLS ECEC March 2024, private industry: wages and salaries as a share of total compensation."""
 LOADED_USD_PER_DEV_HOUR = round(BLS_MEDIAN_WAGE_USD_PER_HOUR / BLS_WAGE_SHARE_OF_COMPENSATION, 2)
 """Default loaded cost of a developer-hour, USD: median wage × the loaded-cost factor (≈$90.58)."""
+LOADED_USD_PER_DEV_HOUR_SOURCE = (
+    f"BLS median software-developer wage ${BLS_MEDIAN_WAGE_USD_PER_HOUR:.2f}/h (OEWS May 2023) ÷ "
+    f"{BLS_WAGE_SHARE_OF_COMPENSATION:.3f}, the wage share of total compensation (ECEC March 2024)"
+)
+"""Where :data:`LOADED_USD_PER_DEV_HOUR` comes from, in words (for the app and reports)."""
 USD_PER_DEV_HOUR_RANGE = (BLS_MEDIAN_WAGE_USD_PER_HOUR, 200.0)
 """Plausible range of the loaded cost of a developer-hour, USD: from the unloaded median wage to a
 loaded senior developer at a large company (an assumption, for sensitivity)."""

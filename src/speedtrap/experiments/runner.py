@@ -10,7 +10,6 @@ so every executor gives the same table.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
@@ -18,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 from rich.console import Console
@@ -35,6 +33,7 @@ from speedtrap.config.experiment import Experiment, describe_errors
 from speedtrap.config.scenario import Scenario
 from speedtrap.experiments.design import POINT, check_points, design_points, scenario_for
 from speedtrap.experiments.executors import Executor, make_executor
+from speedtrap.experiments.identity import adopt, experiment_identity
 from speedtrap.experiments.seeds import replication_seeds
 from speedtrap.experiments.store import ResultStore
 from speedtrap.models.workflow import simulate_summary
@@ -84,12 +83,6 @@ def runs_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     if frame.empty:
         return pd.DataFrame({c: pd.Series(dtype="int64") for c in ("point", "replication", "seed")})
     return frame.astype({"point": "int64", "replication": "int64", "seed": "int64"})
-
-
-def model_name(model: Callable[..., Any]) -> str:
-    """``module.qualname`` of a model function (or of a callable object's class)."""
-    target = model if hasattr(model, "__qualname__") else type(model)
-    return f"{target.__module__}.{target.__qualname__}"
 
 
 def _progress(enabled: bool, console: Console | None = None) -> Progress:
@@ -186,49 +179,6 @@ def evaluate(
     return runs_frame(records).sort_values(["point", "replication"], ignore_index=True)
 
 
-def _json_default(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"cannot store {value!r} in spec.json")
-
-
-def experiment_identity(
-    spec: Experiment, points: pd.DataFrame, seeds: Sequence[int], model: Callable[..., Any]
-) -> dict[str, Any]:
-    """What a result store's runs are of (written to its spec.json): the experiment spec (without its
-    quick table, which does not change these runs), the resolved base scenario, the design points,
-    the replication seeds and the model's name."""
-    record = {
-        "experiment": spec.model_dump(mode="json", exclude={"scenario", "quick"}),  # quick: not these runs
-        # value prices the outputs and does not change the runs
-        "base_scenario": spec.scenario.model_dump(mode="json", exclude={"value"}),
-        "points": points.to_dict(orient="records"),
-        "seeds": list(seeds),
-        "model": model_name(model),
-    }
-    return json.loads(json.dumps(record, default=_json_default))
-
-
-def more_replications_of(stored: Mapping[str, Any] | None, identity: Mapping[str, Any]) -> bool:
-    """Whether ``identity`` is the ``stored`` one with more replications: the same spec, points and
-    model, and the stored seeds the first of the new ones (replication seeds are spawned in order,
-    so a longer list extends a shorter one)."""
-    if stored is None:
-        return False
-
-    def without_replications(record: Mapping[str, Any]) -> dict[str, Any]:
-        out = {k: v for k, v in record.items() if k not in ("seeds", "format", "provenance")}
-        out["experiment"] = {k: v for k, v in record.get("experiment", {}).items() if k != "replications"}
-        return out
-
-    old_seeds, new_seeds = list(stored.get("seeds", [])), list(identity.get("seeds", []))
-    return (
-        len(new_seeds) > len(old_seeds)
-        and new_seeds[: len(old_seeds)] == old_seeds
-        and without_replications(stored) == without_replications(identity)
-    )
-
-
 def _scenario(spec: Experiment, row: Mapping[str, Any]) -> Scenario:
     try:
         return scenario_for(spec, row)
@@ -255,7 +205,9 @@ def run_experiment(
     * ``executor``: ``"serial"``, ``"processes"``, ``"dask"`` (see :func:`make_executor`, with
       ``workers`` and ``scheduler``) or an executor object (kept open by the caller);
     * ``results_dir``: runs are stored in ``<results_dir>/<spec.name>/`` as they finish, and runs
-      already there are not run again; ``None`` stores nothing;
+      already there — matched by their point's factor values and their seed, so a spec that gains
+      design points or replications reuses them (:mod:`speedtrap.experiments.identity`) — are not
+      run again; ``None`` stores nothing;
     * ``points``: explicit design points (one column per factor path, e.g. a Saltelli sample)
       instead of the spec's design;
     * ``max_runs``: run at most this many new runs, then stop (the table holds what is done).
@@ -263,34 +215,36 @@ def run_experiment(
     The table has one row per point × replication, sorted by both: ``point``, ``replication``,
     ``seed``, one column per factor (named by its path) and one float column per outcome.
     ``table.attrs`` records ``factors`` and ``outcomes`` (the column names) for the statistics
-    helpers. A store made for a different spec raises :class:`StoreMismatchError` before any run.
+    helpers. A store whose runs the spec cannot reuse (another base scenario, root seed, model, …)
+    raises :class:`StoreMismatchError` naming what changed, before any run.
     """
     if max_runs is not None and max_runs < 0:
         raise ValueError(f"max_runs must be ≥ 0, got {max_runs}")
     design = design_points(spec) if points is None else check_points(spec, points)
     seeds = replication_seeds(spec.seed, spec.replications)
+    numbers = [int(p) for p in design[POINT]]  # each design point's number in the store
     store: ResultStore | None = None
-    done: set[tuple[int, int]] = set()
+    done: set[tuple[int, int]] = set()  # (number, seed) of the stored runs
     if results_dir is not None:
         store = ResultStore(Path(results_dir) / spec.name)
-        identity = experiment_identity(spec, design, seeds, model)
+        identity = experiment_identity(spec, design, seeds, model, fixed=True if points is not None else None)
         stored = store.identity()
-        if more_replications_of(stored, identity):
-            store.extend_identity(identity)  # the stored runs are the first replications of these
-        elif stored is not None and more_replications_of(identity, stored):
-            identity = {k: v for k, v in stored.items() if k not in ("format", "provenance")}  # a subset
-        store.open(identity)
-        done = {(p, r) for p, r in store.completed_keys() if r < spec.replications}
+        adoption = adopt(store.directory, stored, identity)  # refuses a store of other runs
+        if adoption.rewrite:
+            store.extend_identity(adoption.identity)  # new points or replications: stored runs stay valid
+        store.open(adoption.identity)
+        numbers = adoption.numbers
+        done = store.completed_keys(by="seed")
     outcomes = tuple(spec.outcomes) if spec.outcomes is not None else None
     exclude = tuple(spec.factor_paths)
     tasks: list[RunTask] = []
-    for row in design.to_dict(orient="records"):
-        point = int(row[POINT])
-        pending = [r for r in range(spec.replications) if (point, r) not in done]
+    for row, number in zip(design.to_dict(orient="records"), numbers, strict=True):
+        pending = [r for r in range(spec.replications) if (number, seeds[r]) not in done]
         if not pending:
             continue
+        done.update((number, seeds[r]) for r in pending)  # a point listed twice runs once
         scenario = _scenario(spec, row)
-        tasks.extend(RunTask(point, r, seeds[r], scenario, model, outcomes, exclude) for r in pending)
+        tasks.extend(RunTask(number, r, seeds[r], scenario, model, outcomes, exclude) for r in pending)
     if max_runs is not None:
         tasks = tasks[:max_runs]
     if store is None:
@@ -312,10 +266,25 @@ def run_experiment(
         on_batch=save,
         on_record=store.record,
     )
-    runs = store.read()
-    if "replication" in runs.columns:
-        runs = runs[runs["replication"] < spec.replications]
+    runs = design_runs(store.read(), design[POINT], numbers, seeds)
     return results_table(design, runs, spec.factor_paths)
+
+
+def design_runs(
+    runs: pd.DataFrame, points: Sequence[int] | pd.Series, numbers: Sequence[int], seeds: Sequence[int]
+) -> pd.DataFrame:
+    """The stored ``runs`` of the design: those of design point ``points[i]`` (stored as number
+    ``numbers[i]``) with one of the replication ``seeds``, renumbered by design point and by the
+    seed's replication. Runs of points no longer in the design are left out."""
+    if runs.empty:
+        return runs
+    replication_of = {int(seed): r for r, seed in enumerate(seeds)}
+    runs = runs[runs["seed"].isin(list(replication_of))]
+    mapping = pd.DataFrame(
+        {"_stored": pd.Series(numbers, dtype="int64"), POINT: pd.Series(list(points), dtype="int64")}
+    )
+    runs = runs.rename(columns={POINT: "_stored"}).merge(mapping, on="_stored", how="inner")
+    return runs.drop(columns="_stored").assign(replication=runs["seed"].map(replication_of).astype("int64"))
 
 
 def results_table(design: pd.DataFrame, runs: pd.DataFrame, factors: Sequence[str]) -> pd.DataFrame:

@@ -3,10 +3,11 @@
 Layout of ``<directory>``::
 
     spec.json                 what the runs are of: the experiment spec, the resolved base scenario,
-                              the design points, the replication seeds, the outcome names, the model;
+                              the numbered design points with their factor values, the replication
+                              seeds, the outcome names, the model (see speedtrap.experiments.identity);
                               and its provenance (package version, git commit, Python and libraries)
-    runs/part-00001.parquet   finished runs, one small file per batch: point, replication, seed and
-                              one float64 column per outcome
+    runs/part-00001.parquet   finished runs, one small file per batch: point (a number of spec.json's
+                              points), replication, seed and one float64 column per outcome
     runs/part-00002.parquet   ...
     runs/journal-<pid>.jsonl  runs finished since the last part file, one JSON line each, written
                               as each run finishes (so a killed sweep loses no finished run)
@@ -35,8 +36,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-STORE_FORMAT = 1
-"""Version of the store layout, recorded in spec.json."""
+STORE_FORMAT = 2
+"""Version of the store layout, recorded in spec.json. 2: runs are matched to design points by the
+points' factor values and to replications by seed (``run_key``), so ``points`` lists every point
+stored, numbered; 1: ``points`` was the design, numbered by position."""
 PROVENANCE_KEY = "provenance"
 """Key of spec.json recording what wrote the store (package version, git commit, Python and library
 versions); not part of the identity a reopened store is checked against."""
@@ -55,7 +58,7 @@ class CorruptPartWarning(UserWarning):
     """A part file could not be read; it was moved to ``runs/quarantine/`` and its runs will be redone."""
 
 
-def _differences(old: Any, new: Any, prefix: str = "") -> list[str]:
+def differences(old: Any, new: Any, prefix: str = "") -> list[str]:
     """Dotted paths at which two JSON values differ (tables key by key, equally long lists item by item)."""
     if isinstance(old, list) and isinstance(new, list):
         if len(old) != len(new):
@@ -63,7 +66,7 @@ def _differences(old: Any, new: Any, prefix: str = "") -> list[str]:
         return [
             p
             for i, (a, b) in enumerate(zip(old, new, strict=True))
-            for p in _differences(a, b, f"{prefix}.{i}")
+            for p in differences(a, b, f"{prefix}.{i}")
         ]
     if isinstance(old, dict) and isinstance(new, dict):
         paths: list[str] = []
@@ -72,9 +75,18 @@ def _differences(old: Any, new: Any, prefix: str = "") -> list[str]:
             if key not in old or key not in new:
                 paths.append(path)
             else:
-                paths.extend(_differences(old[key], new[key], path))
+                paths.extend(differences(old[key], new[key], path))
         return paths
     return [] if old == new else [prefix or "(everything)"]
+
+
+def mismatch_error(directory: Path | str, changed: list[str]) -> StoreMismatchError:
+    """The error for a store in ``directory`` that holds runs of another spec (``changed``: what differs)."""
+    shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+    return StoreMismatchError(
+        f"{directory} holds results of a different experiment spec (changed: {shown}); "
+        "give the experiment a new name, or delete that directory to start over"
+    )
 
 
 class ResultStore:
@@ -111,12 +123,7 @@ class ResultStore:
         if existing is not None:
             existing = {k: v for k, v in existing.items() if k != PROVENANCE_KEY}  # not part of the identity
             if existing != record:
-                changed = _differences(existing, record)
-                shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
-                raise StoreMismatchError(
-                    f"{self.directory} holds results of a different experiment spec (changed: {shown}); "
-                    "give the experiment a new name, or delete that directory to start over"
-                )
+                raise mismatch_error(self.directory, differences(existing, record))
             self._fold_journals()
             return
         self.runs_dir.mkdir(parents=True, exist_ok=True)
@@ -127,7 +134,7 @@ class ResultStore:
 
     def extend_identity(self, identity: dict[str, Any]) -> None:
         """Replace spec.json by ``identity`` (keeping its provenance): for a change that keeps every
-        stored run valid, such as more replications on the same seeds."""
+        stored run valid, such as more replications on the same seeds or new design points."""
         existing = self.identity() or {}
         record = {"format": STORE_FORMAT, **json.loads(json.dumps(identity))}
         if PROVENANCE_KEY in existing:
@@ -247,12 +254,14 @@ class ResultStore:
         runs = runs.drop_duplicates(subset=["point", "replication"], keep="first")
         return runs.sort_values(["point", "replication"], ignore_index=True)
 
-    def completed_keys(self) -> set[tuple[int, int]]:
-        """The (point, replication) pairs already stored."""
+    def completed_keys(self, by: str = "replication") -> set[tuple[int, int]]:
+        """The (point, replication) pairs already stored; ``by="seed"``: the (point, seed) pairs."""
+        if by not in ("replication", "seed"):
+            raise ValueError(f"by must be 'replication' or 'seed', got {by!r}")
         keys: set[tuple[int, int]] = set()
         for path in self.part_paths():
-            table = self._read_part(path, columns=["point", "replication"])
+            table = self._read_part(path, columns=["point", by])
             if table is not None:
-                keys.update(zip(table["point"].to_pylist(), table["replication"].to_pylist(), strict=True))
-        keys.update((run["point"], run["replication"]) for run in self._journal_runs())
+                keys.update(zip(table["point"].to_pylist(), table[by].to_pylist(), strict=True))
+        keys.update((run["point"], run[by]) for run in self._journal_runs())
         return keys

@@ -58,16 +58,11 @@ import pandas as pd
 
 from speedtrap.config.ledger import LEDGER_CATEGORIES, WAITING_CATEGORIES
 from speedtrap.config.scenario import Scenario
-from speedtrap.serving.request import REQUEST_COLUMNS, decode_rate_tok_s, tally_means
+from speedtrap.models.tallies import ACCEPTED_OUTCOMES, COMPLETED_OUTCOMES, TaskCounts, task_counts
+from speedtrap.serving.request import REQUEST_COLUMNS, decode_rate_tok_s, request_sums, tally_means
 
 if TYPE_CHECKING:
     from speedtrap.models.workflow import WorkflowModel
-
-COMPLETED_OUTCOMES = ("ok", "fixed", "reworked")
-"""Task outcomes that count as completed: done right (``open``: still in progress at the horizon;
-``escaped``: accepted with an undetected mistake, rework not done)."""
-ACCEPTED_OUTCOMES = ("ok", "fixed", "escaped", "reworked")
-"""Task outcomes of accepted tasks, right or defective."""
 
 SUMMARY_KEYS: tuple[str, ...] = (
     "developers",
@@ -190,7 +185,7 @@ class RunResult:
             self.scenario,
             self.horizon_s,
             self.ledger,
-            self.tasks,
+            task_counts(self.tasks),
             request_means(self.requests),
             self.backend_stats,
         )
@@ -198,57 +193,54 @@ class RunResult:
 
 def request_means(requests: pd.DataFrame) -> dict[str, float]:
     """The summary's request keys (``requests``, ``usd_total``, ``mean_queue_wait_s``,
-    ``mean_ttft_s``, ``mean_decode_tok_s``) of a request table."""
-    out = {"requests": float(len(requests)), "usd_total": float(requests["cost_usd"].sum())}
-    if len(requests):
-        out["mean_queue_wait_s"] = float(requests["queue_wait_s"].mean())
-        out["mean_ttft_s"] = float(requests["ttft_s"].mean())
-        rate = decode_rate_tok_s(requests["output_tokens"], requests["decode_s"])
-        out["mean_decode_tok_s"] = float(np.nanmean(rate)) if np.isfinite(rate).any() else math.nan
-    else:
-        out["mean_queue_wait_s"] = out["mean_ttft_s"] = out["mean_decode_tok_s"] = math.nan
-    return out
+    ``mean_ttft_s``, ``mean_decode_tok_s``) of a request table: exactly rounded sums over counts
+    (:func:`speedtrap.serving.request.request_sums`; NaN means without requests)."""
+    return request_sums(
+        requests["queue_wait_s"].to_numpy(dtype=np.float64),
+        requests["ttft_s"].to_numpy(dtype=np.float64),
+        decode_rate_tok_s(requests["output_tokens"], requests["decode_s"]),
+        requests["cost_usd"].to_numpy(dtype=np.float64),
+    )
 
 
 def summarize(
     scenario: Scenario,
     horizon_s: float,
     ledger: pd.DataFrame,
-    tasks: pd.DataFrame,
+    tasks: TaskCounts,
     requests: dict[str, float],
     backend_stats: pd.DataFrame,
 ) -> dict[str, float]:
     """The flat summary of a run's ledger, tasks, request keys (:func:`request_means`) and backend
-    statistics (keys :data:`SUMMARY_KEYS`, schema in the module docstring)."""
+    statistics (keys :data:`SUMMARY_KEYS`, schema in the module docstring). ``tasks``: the task
+    aggregates (:func:`speedtrap.models.tallies.task_counts` of the task table, or a summary-only
+    run's :class:`~speedtrap.models.tallies.TaskTally`)."""
     developers = int(ledger["developer"].nunique())
     total_s = float(ledger["seconds"].sum())
     by_cat = ledger.groupby("category", observed=False)["seconds"].sum()
     dev_days = developers * horizon_s / scenario.workday_s
-    done = tasks[tasks["outcome"].isin(COMPLETED_OUTCOMES)]
-    accepted = tasks[tasks["outcome"].isin(ACCEPTED_OUTCOMES)]
-    n_done, n_acc = len(done), len(accepted)
-    defective = tasks["outcome"] == "escaped"
+    n_done, n_acc = tasks.count(COMPLETED_OUTCOMES), tasks.count(ACCEPTED_OUTCOMES)
     out: dict[str, float] = {
         "developers": float(developers),
         "horizon_s": float(horizon_s),
         "developer_days": dev_days,
-        "tasks_started": float(len(tasks)),
+        "tasks_started": float(tasks.started),
         "tasks_completed": float(n_done),
         "tasks_per_dev_day": n_done / dev_days,
         "tasks_accepted": float(n_acc),
         "accepted_per_dev_day": n_acc / dev_days,
-        "tasks_accepted_defective": float(defective.sum()),
+        "tasks_accepted_defective": float(tasks.count(["escaped"])),
     }
     for c in LEDGER_CATEGORIES:
         out[f"share_{c}"] = float(by_cat[c]) / total_s if total_s > 0 else math.nan
     out["waiting_share"] = sum(out[f"share_{c}"] for c in WAITING_CATEGORIES)
     out["fixing_share"] = out["share_fixing"]
     for outcome in ("ok", "fixed"):
-        out[f"{outcome}_share"] = float((accepted["outcome"] == outcome).sum()) / n_acc if n_acc else math.nan
-    n_escaped = float(accepted["outcome"].isin(("escaped", "reworked")).sum())
+        out[f"{outcome}_share"] = float(tasks.count([outcome])) / n_acc if n_acc else math.nan
+    n_escaped = float(tasks.count(["escaped", "reworked"]))
     out["escaped_share"] = n_escaped / n_acc if n_acc else math.nan
-    out["defects_surfaced"] = float(tasks["rework_done_s"].notna().sum())
-    cut_off = float(tasks.loc[defective, "rework_s"].sum())
+    out["defects_surfaced"] = float(tasks.defects_surfaced)
+    cut_off = tasks.rework_cut_off_s
     out["rework_cut_off_s"] = cut_off
     fixing_s = float(by_cat["fixing"])
     out["rework_cut_off_share"] = cut_off / (cut_off + fixing_s) if cut_off + fixing_s > 0 else 0.0
@@ -256,12 +248,12 @@ def summarize(
     other = float(by_cat["other_work"]) / mean_effort / dev_days if mean_effort > 0 else math.nan
     out["other_work_task_equiv_per_dev_day"] = other
     out["value_tasks_per_dev_day"] = out["tasks_per_dev_day"] + other
-    out["mean_effort_s"] = float(tasks["effort_s"].mean()) if len(tasks) else math.nan
+    out["mean_effort_s"] = tasks.mean_effort_s
     usd = requests["usd_total"]
     out["usd_total"] = usd
     out["usd_per_task"] = usd / n_done if n_done else math.nan
     out["usd_per_dev_day"] = usd / dev_days
-    lead = done["lead_time_s"].to_numpy()
+    lead = tasks.lead_times_s
     out["lead_time_p50_s"] = float(np.quantile(lead, 0.5)) if n_done else math.nan
     out["lead_time_p95_s"] = float(np.quantile(lead, 0.95)) if n_done else math.nan
     for key in ("requests", "mean_queue_wait_s", "mean_ttft_s", "mean_decode_tok_s"):
@@ -366,7 +358,7 @@ def run_summary(model: WorkflowModel) -> dict[str, float]:
         model.spec,
         float(model.time),
         model.ledger.frame(),
-        tasks_frame(model.tasks),
+        model.task_counts(),
         requests,
         backend_stats_frame(model),
     )

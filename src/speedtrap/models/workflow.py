@@ -13,7 +13,8 @@ from speedtrap.agents.task import Task
 from speedtrap.config.scenario import Scenario
 from speedtrap.models.base import EventModel
 from speedtrap.models.ledger import Ledger
-from speedtrap.models.results import RunResult, build_result, run_summary
+from speedtrap.models.results import RunResult, build_result, run_summary, tasks_frame
+from speedtrap.models.tallies import TaskCounts, TaskTally, task_counts
 from speedtrap.models.tasks import ATTENTION_STREAM, TaskSource, stream_rng
 from speedtrap.serving.speed import SpeedModel
 
@@ -73,6 +74,9 @@ class WorkflowModel(EventModel):
         self.policy = scenario.policy.build(scenario.backends)
         self.ledger = Ledger(scenario.developers, trace=trace)
         self.tasks: list[Task] = []
+        """Every task started (with ``tables=True``; a summary-only run keeps the unfinished ones
+        in ``task_tally`` and folds the rest)."""
+        self.task_tally: TaskTally | None = None if tables else TaskTally()
         self.developers: list[Developer] = [
             Developer(
                 self,
@@ -86,7 +90,7 @@ class WorkflowModel(EventModel):
                 backends=self.backends,
                 ledger=self.ledger,
                 rng=stream_rng(root, ATTENTION_STREAM, i),
-                on_task_started=self.tasks.append,
+                on_task_started=self.tasks.append if self.task_tally is None else self.task_tally.started,
                 keep_stretches=tables,
             )
             for i in range(scenario.developers)
@@ -129,6 +133,12 @@ class WorkflowModel(EventModel):
             )
         self.settle()
         return build_result(self)
+
+    def task_counts(self) -> TaskCounts:
+        """The task aggregates of the summary, of every task started so far."""
+        if self.task_tally is not None:
+            return self.task_tally.counts()
+        return task_counts(tasks_frame(self.tasks))
 
     def summary(self) -> dict[str, float]:
         """The run's flat summary as of now: ``result().summary()``, bit for bit, without building

@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from speedtrap.exact import CHUNK, ExactSum
+
 NAN = math.nan
 
 
@@ -194,58 +196,99 @@ def decode_rate_tok_s(output_tokens: pd.Series | np.ndarray, decode_s: pd.Series
 
 
 class RequestTally:
-    """The few per-request numbers a run's summary needs, as packed floats (40 bytes a request).
+    """The few per-request numbers a run's summary needs, folded as they come (O(1) memory).
 
-    What a pool keeps instead of full records when no request table is asked for: per finished
-    request, in completion order, its arrival, queue wait, time to first token, decode speed
-    (:func:`decode_rate_tok_s`, NaN where nothing was decoded) and cost. :func:`tally_means`
-    reduces tallies to exactly the numbers the request table gives (same order, same sums).
+    What a pool keeps instead of full records when no request table is asked for: the count of
+    finished requests and the exactly rounded sums (:class:`speedtrap.exact.ExactSum`) of their
+    queue waits, times to first token, decode speeds (:func:`decode_rate_tok_s`; requests that
+    decoded nothing are left out) and costs. Values are buffered in packed arrays and folded
+    every :data:`speedtrap.exact.CHUNK` requests. :func:`tally_means` gives exactly the numbers
+    the request table gives (:func:`request_sums`): exact sums depend on the values only, not on
+    their order.
     """
 
-    __slots__ = ("arrival_s", "cost_usd", "decode_rate_tok_s", "queue_wait_s", "ttft_s")
+    __slots__ = ("_cost_usd", "_decode_rate_tok_s", "_queue_wait_s", "_ttft_s", "n", "sums")
 
     def __init__(self) -> None:
-        self.arrival_s = array("d")
-        self.queue_wait_s = array("d")
-        self.ttft_s = array("d")
-        self.decode_rate_tok_s = array("d")
-        self.cost_usd = array("d")
+        self.n = 0
+        self.sums = {
+            "queue_wait_s": ExactSum(),
+            "ttft_s": ExactSum(),
+            "decode_tok_s": ExactSum(skip_nan=True),
+            "cost_usd": ExactSum(),
+        }
+        self._new_buffers()
+
+    def _new_buffers(self) -> None:
+        self._queue_wait_s = array("d")
+        self._ttft_s = array("d")
+        self._decode_rate_tok_s = array("d")
+        self._cost_usd = array("d")
 
     def __len__(self) -> int:
-        return len(self.arrival_s)
+        return self.n
 
     def add(self, requests: Sequence[Request]) -> None:
         """Tally finished requests (their timeline complete)."""
         for req in requests:
             arrival, first = req.arrival_s, req.first_token_s
-            self.arrival_s.append(arrival)
-            self.queue_wait_s.append(req.admitted_s - arrival)
-            self.ttft_s.append(first - arrival)
+            self._queue_wait_s.append(req.admitted_s - arrival)
+            self._ttft_s.append(first - arrival)
             tokens = float(req.output_tokens) - 1.0
             seconds = req.done_s - first
-            self.decode_rate_tok_s.append(tokens / seconds if tokens > 0 and seconds > 0 else NAN)
-            self.cost_usd.append(req.cost_usd)
+            self._decode_rate_tok_s.append(tokens / seconds if tokens > 0 and seconds > 0 else NAN)
+            self._cost_usd.append(req.cost_usd)
+        self.n += len(requests)
+        if len(self._cost_usd) >= CHUNK:
+            self.fold()
+
+    def fold(self) -> None:
+        """Fold the buffered values into the exact sums."""
+        sums = self.sums
+        sums["queue_wait_s"].extend(self._queue_wait_s)
+        sums["ttft_s"].extend(self._ttft_s)
+        sums["decode_tok_s"].extend(self._decode_rate_tok_s)
+        sums["cost_usd"].extend(self._cost_usd)
+        self._new_buffers()
+
+
+def _request_keys(n: int, sums: dict[str, ExactSum]) -> dict[str, float]:
+    out = {"requests": float(n), "usd_total": sums["cost_usd"].total}
+    for key, name in (("mean_queue_wait_s", "queue_wait_s"), ("mean_ttft_s", "ttft_s")):
+        out[key] = sums[name].mean()
+    out["mean_decode_tok_s"] = sums["decode_tok_s"].mean()
+    return out
 
 
 def tally_means(tallies: Sequence[RequestTally]) -> dict[str, float]:
     """``requests``, ``usd_total``, ``mean_queue_wait_s``, ``mean_ttft_s`` and ``mean_decode_tok_s``
-    of the requests of ``tallies``, bit for bit what the request table of the same requests gives
-    (tallies concatenated in order, then sorted by arrival, stably, as ``requests_frame`` does).
-    """
-    n = sum(len(t) for t in tallies)
-    out = {"requests": float(n)}
-    if not n:
-        out["usd_total"] = float(pd.Series([], dtype="float64").sum())
-        out["mean_queue_wait_s"] = out["mean_ttft_s"] = out["mean_decode_tok_s"] = NAN
-        return out
+    of the requests of ``tallies``: bit for bit what :func:`request_sums` gives for the request
+    table of the same requests (exactly rounded sums over counts; NaN means when there are none)."""
+    merged = {
+        "queue_wait_s": ExactSum(),
+        "ttft_s": ExactSum(),
+        "decode_tok_s": ExactSum(skip_nan=True),
+        "cost_usd": ExactSum(),
+    }
+    for tally in tallies:
+        tally.fold()
+        for name, acc in merged.items():
+            acc.merge(tally.sums[name])
+    return _request_keys(sum(t.n for t in tallies), merged)
 
-    def column(name: str) -> np.ndarray:
-        return np.concatenate([np.frombuffer(getattr(t, name), dtype=np.float64) for t in tallies])
 
-    order = np.argsort(column("arrival_s"), kind="stable")
-    out["usd_total"] = float(pd.Series(column("cost_usd")[order]).sum())
-    out["mean_queue_wait_s"] = float(pd.Series(column("queue_wait_s")[order]).mean())
-    out["mean_ttft_s"] = float(pd.Series(column("ttft_s")[order]).mean())
-    rate = column("decode_rate_tok_s")[order]
-    out["mean_decode_tok_s"] = float(np.nanmean(rate)) if np.isfinite(rate).any() else NAN
-    return out
+def request_sums(
+    queue_wait_s: np.ndarray, ttft_s: np.ndarray, decode_rate: np.ndarray, cost_usd: np.ndarray
+) -> dict[str, float]:
+    """The summary's request keys from whole columns (one value per finished request), as
+    :func:`tally_means` gives them from tallies."""
+    columns = {
+        "queue_wait_s": queue_wait_s,
+        "ttft_s": ttft_s,
+        "decode_tok_s": decode_rate,
+        "cost_usd": cost_usd,
+    }
+    sums = {name: ExactSum(skip_nan=name == "decode_tok_s") for name in columns}
+    for name, values in columns.items():
+        sums[name].extend(values)
+    return _request_keys(len(cost_usd), sums)

@@ -7,11 +7,17 @@ analytic mean-value model (:func:`speedtrap.analysis.mean_value.break_even_grid`
 m*(speed-up) at which the faster backend only matches the reference. The simulation's own
 break-even (where the relative value crosses 1, interpolated between multipliers) is drawn too,
 where the intervals resolve it (:func:`plot_map`).
+
+Every point has the reference's price list, so its economics against the reference
+(:func:`economics_table`, :mod:`speedtrap.analysis.value`, paired by seed) answer: at the
+scenario's value of developer time, what is the point's net value per developer-day, above which
+developer cost does it pay, and by how much could its prices rise before it stops paying?
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -26,7 +32,9 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from speedtrap.analysis.mean_value import break_even_grid, scope_problems
 from speedtrap.analysis.statistics import caveat_suffix, mean_ci
+from speedtrap.analysis.value import VALUE_COLUMNS, arm_value, paired_runs, value_sentence
 from speedtrap.config.experiment import Experiment
+from speedtrap.config.value import LOADED_USD_PER_DEV_HOUR
 from speedtrap.experiments.canonical import Report
 from speedtrap.models.workflow import simulate_summary
 from speedtrap.plots import figure_of, interval_note, save_figure
@@ -38,14 +46,23 @@ METRICS: dict[str, str] = {
 }
 ARTICLE_POINT = (6.0, 1.2)
 """'6x the speed at the cost of 20% more mistakes' (docs/design.md §1)."""
+REFERENCE = (1.0, 1.0)
+"""The backend as is: speed-up 1, failure multiplier 1."""
+
+
+def _reference_runs(table: pd.DataFrame, spec: Experiment) -> pd.DataFrame:
+    """The runs of the reference point, or ``ValueError`` when the design lacks it."""
+    speed, mult = spec.factor_paths
+    ref = table[(table[speed] == REFERENCE[0]) & (table[mult] == REFERENCE[1])]
+    if ref.empty:
+        raise ValueError("break_even needs the reference point (speed-up 1.0, multiplier 1.0) in its design")
+    return ref
 
 
 def relative_table(table: pd.DataFrame, spec: Experiment) -> pd.DataFrame:
     """Per point and metric: the mean over seeds of value / reference value (same seed), with a 95% CI."""
     speed, mult = spec.factor_paths
-    ref = table[(table[speed] == 1.0) & (table[mult] == 1.0)].set_index("seed")
-    if ref.empty:
-        raise ValueError("break_even needs the reference point (speed-up 1.0, multiplier 1.0) in its design")
+    ref = _reference_runs(table, spec).set_index("seed")
     rows = []
     for (s, m), group in table.groupby([speed, mult]):
         for metric in METRICS:
@@ -56,6 +73,32 @@ def relative_table(table: pd.DataFrame, spec: Experiment) -> pd.DataFrame:
                 | {"ci_low": low, "ci_high": high, "n": len(ratios)}
             )
     return pd.DataFrame(rows)
+
+
+def point_label(speedup: float, failure_multiplier: float) -> str:
+    """A point's name: "6× speed, 1.2× mistakes"."""
+    return f"{speedup:g}× speed, {failure_multiplier:g}× mistakes"
+
+
+def economics_table(table: pd.DataFrame, spec: Experiment) -> pd.DataFrame:
+    """Per point but the reference: its economics against the reference point at the scenario's
+    value of developer time (:func:`speedtrap.analysis.value.arm_value`, paired by seed on the
+    design points' runs). Columns ``speedup``, ``failure_multiplier``, then
+    :data:`~speedtrap.analysis.value.VALUE_COLUMNS` (net US$ per developer-day with its 95% CI, per
+    developer-month, the break-even price multiple — the factor by which the point's prices, the
+    reference's today, could rise before it stops paying — and the break-even developer cost)."""
+    speed, mult = spec.factor_paths
+    reference = int(_reference_runs(table, spec)["point"].iloc[0])
+    scenario = spec.scenario
+    rows = []
+    for (s, m), group in table.groupby([speed, mult]):
+        point = int(group["point"].iloc[0])
+        if point == reference:
+            continue
+        pairs = paired_runs(table, "point", reference, point)
+        value = arm_value(pairs, point_label(s, m), value=scenario.value, workday_s=scenario.workday_s)
+        rows.append({"speedup": s, "failure_multiplier": m} | asdict(value))
+    return pd.DataFrame(rows, columns=["speedup", "failure_multiplier", *VALUE_COLUMNS])
 
 
 def simulated_break_even(relative: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -253,7 +296,8 @@ def _article_cell(
 
 
 def analyze(table: pd.DataFrame, spec: Experiment, out: Path) -> Report:
-    """``relative.csv``, ``analytic.csv`` and the two heatmaps ``break_even`` under ``out``."""
+    """``relative.csv``, ``analytic.csv``, ``economics.csv`` and the two maps ``break_even``
+    under ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     relative = relative_table(table, spec)
     speeds = sorted(relative["speedup"].unique())
@@ -264,19 +308,30 @@ def analyze(table: pd.DataFrame, spec: Experiment, out: Path) -> Report:
         contour = pd.DataFrame(columns=["speedup", "metric", "m_star"])
     else:
         contour = break_even_grid(spec.scenario, speeds, baseline=backend)
-    files = [out / "relative.csv", out / "analytic.csv"]
+    economics = economics_table(table, spec)
+    files = [out / "relative.csv", out / "analytic.csv", out / "economics.csv"]
     relative.to_csv(files[0], index=False)
     contour.to_csv(files[1], index=False)
+    economics.to_csv(files[2], index=False)
     fig, axes = plt.subplots(1, 2, figsize=(15, 5.5), layout="constrained")
     for ax, metric in zip(axes, METRICS, strict=True):
         plot_map(relative, contour, metric, ax)
     files += save_figure(fig, out, "break_even")
     plt.close(fig)
-    return Report(finding(relative, contour), files)
+    text = finding(relative, contour, economics, spec.scenario.value.usd_per_dev_hour, backend=backend)
+    return Report(text, files)
 
 
-def finding(relative: pd.DataFrame, contour: pd.DataFrame) -> str:
-    """The article's bargain placed on the map, in words."""
+def finding(
+    relative: pd.DataFrame,
+    contour: pd.DataFrame,
+    economics: pd.DataFrame | None = None,
+    usd_per_dev_hour: float = LOADED_USD_PER_DEV_HOUR,
+    *,
+    backend: str = "the backend",
+) -> str:
+    """The article's bargain placed on the map, in words (with its economics against ``backend`` as
+    is at ``usd_per_dev_hour`` when ``economics`` is given)."""
     s, m = ARTICLE_POINT
     at = relative[(relative["speedup"] == s) & (relative["failure_multiplier"] == m)].set_index("metric")
     lines = []
@@ -289,6 +344,13 @@ def finding(relative: pd.DataFrame, contour: pd.DataFrame) -> str:
             f"{caveat_suffix(int(tasks['n']), tasks['ci_low'], tasks['ci_high'])}), "
             f"{100 * (cost['relative'] - 1):+.1f}% $ per task."
         )
+    if economics is not None:
+        at_point = economics[(economics["speedup"] == s) & (economics["failure_multiplier"] == m)]
+        for row in at_point.to_dict("records"):
+            lines.append(
+                "Same price: "
+                + value_sentence(row, against=f"{backend} as is", usd_per_dev_hour=usd_per_dev_hour)
+            )
     if contour.empty:
         lines.append(
             "No analytic contour: the scenario's rules (effort-sized tasks, attention by expected wait) are "

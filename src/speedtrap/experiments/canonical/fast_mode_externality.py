@@ -2,14 +2,20 @@
 
 Outcomes per run (:func:`fleet_outcomes`): for each tier, the mean queue wait, time to first token
 (arrival to first token, queueing included) and decode speed of its requests; for each group of
-developers (fast adopters, standard), tasks per developer-day and the share of time spent waiting;
-for the provider, output tokens per second per GPU and revenue per GPU-hour (all traffic on the
-fleet is simulated: the scenario has no background streams).
+developers (fast adopters, standard), tasks per developer-day, inference spend per developer-day
+and the share of time spent waiting; for the provider, output tokens per second per GPU and revenue
+per GPU-hour (all traffic on the fleet is simulated: the scenario has no background streams).
+
+The economics (:func:`economics_table`, :mod:`speedtrap.analysis.value`) compare each adoption
+share with no adoption, paired by seed (the same developers meet the same tasks at every share):
+the team's net value per developer-day, and that of each group against all developers at 0% (the
+same population, not the same people: the adopters are developers 0 … n − 1 of every run).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +26,12 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from speedtrap.analysis.statistics import summarize
+from speedtrap.analysis.value import VALUE_COLUMNS, arm_value, net_phrase, paired_runs
 from speedtrap.config.experiment import Experiment
 from speedtrap.config.ledger import WAITING_CATEGORIES
 from speedtrap.config.scenario import Scenario
 from speedtrap.experiments.canonical import Report
+from speedtrap.models.results import COMPLETED_OUTCOMES
 from speedtrap.models.workflow import simulate
 from speedtrap.plots import LOG_CUT_NOTE, band_handle, interval_note, plot_lines, save_figure
 from speedtrap.policies.fast_share import FastShareSpec
@@ -42,10 +50,11 @@ def fleet_outcomes(scenario: Scenario, seed: int) -> dict[str, float]:
     """Per-tier, per-group and provider outcomes of one run of a ``fast_share`` scenario.
 
     Keys: ``<tier>_queue_wait_s``, ``<tier>_ttft_s``, ``<tier>_decode_tok_s`` (mean per request;
-    NaN when the tier served nothing), ``<group>_tasks_per_dev_day``, ``<group>_waiting_share``
-    (group = fast / standard developers; NaN for an empty group), ``tasks_per_dev_day``,
-    ``usd_per_task``, ``provider_tok_s_per_gpu`` (output tokens / s / GPU over the horizon) and
-    ``revenue_usd_per_gpu_hour`` (US dollars billed / GPU-hour).
+    NaN when the tier served nothing), ``<group>_tasks_per_dev_day`` (tasks completed, as the run
+    summary counts them), ``<group>_usd_per_dev_day`` (US dollars billed for the group's requests),
+    ``<group>_waiting_share`` (group = fast / standard developers; NaN for an empty group),
+    ``tasks_per_dev_day``, ``usd_per_task``, ``usd_per_dev_day``, ``provider_tok_s_per_gpu`` (output
+    tokens / s / GPU over the horizon) and ``revenue_usd_per_gpu_hour`` (US dollars billed / GPU-hour).
     """
     policy = scenario.policy
     if not isinstance(policy, FastShareSpec):
@@ -55,6 +64,7 @@ def fleet_outcomes(scenario: Scenario, seed: int) -> dict[str, float]:
     out: dict[str, float] = {
         "tasks_per_dev_day": summary["tasks_per_dev_day"],
         "usd_per_task": summary["usd_per_task"],
+        "usd_per_dev_day": summary["usd_per_dev_day"],
         "backend_utilization": summary["backend_utilization"],
     }
     requests = result.requests
@@ -67,16 +77,21 @@ def fleet_outcomes(scenario: Scenario, seed: int) -> dict[str, float]:
     n_fast = round(policy.share * scenario.developers)  # the policy's adopters: developers 0 … n_fast − 1
     days_per_developer = result.horizon_s / scenario.workday_s
     ledger = result.ledger
-    done = result.tasks[result.tasks["outcome"].isin(("ok", "fixed", "escaped"))]
+    tasks = result.tasks
+    done = tasks[tasks["outcome"].isin(COMPLETED_OUTCOMES)]
     for group, members in (("fast", range(n_fast)), ("standard", range(n_fast, scenario.developers))):
         if len(members) == 0:
-            out[f"{group}_tasks_per_dev_day"] = out[f"{group}_waiting_share"] = math.nan
+            for key in ("tasks_per_dev_day", "usd_per_dev_day", "waiting_share"):
+                out[f"{group}_{key}"] = math.nan
             continue
         in_group = ledger["developer"].isin(members)
         waiting = ledger[in_group & ledger["category"].isin(WAITING_CATEGORIES)]["seconds"].sum()
         out[f"{group}_waiting_share"] = float(waiting / ledger[in_group]["seconds"].sum())
-        tasks = int(done["developer"].isin(members).sum())
-        out[f"{group}_tasks_per_dev_day"] = tasks / (len(members) * days_per_developer)
+        dev_days = len(members) * days_per_developer
+        out[f"{group}_tasks_per_dev_day"] = int(done["developer"].isin(members).sum()) / dev_days
+        out[f"{group}_usd_per_dev_day"] = (
+            float(tasks.loc[tasks["developer"].isin(members), "cost_usd"].sum()) / dev_days
+        )
     backend = scenario.backends[policy.references(scenario.backends)["fast_tier"][0]]
     gpu_s = backend.replicas * backend.chips * result.horizon_s
     out["provider_tok_s_per_gpu"] = float(requests["output_tokens"].sum()) / gpu_s
@@ -124,7 +139,7 @@ def _long(table: pd.DataFrame, measure: str, groups: tuple[str, ...], hue: str) 
 
 
 def analyze(table: pd.DataFrame, spec: Experiment, out: Path) -> Report:
-    """``summary.csv`` and the six-panel figure ``externality`` under ``out``."""
+    """``summary.csv``, ``economics.csv`` and the six-panel figure ``externality`` under ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(table, by=[SHARE])
     files = [out / "summary.csv"]
@@ -132,7 +147,11 @@ def analyze(table: pd.DataFrame, spec: Experiment, out: Path) -> Report:
     fig = plot_externality(table, spec)
     files += save_figure(fig, out, "externality")
     plt.close(fig)
-    return Report(finding(summary), files)
+    economics = economics_table(table, spec)
+    files.append(out / "economics.csv")
+    economics.to_csv(files[-1], index=False)
+    text = finding(summary) + "\n" + economics_finding(economics, table, spec.scenario.value.usd_per_dev_hour)
+    return Report(text, files)
 
 
 def starved_shares(table: pd.DataFrame, group: str) -> list[float]:
@@ -220,3 +239,78 @@ def finding(summary: pd.DataFrame) -> str:
         f"revenue from ${m0['revenue_usd_per_gpu_hour']:.2f} to ${mt['revenue_usd_per_gpu_hour']:.2f} per "
         f"GPU-hour between {100 * low:.0f}% and {100 * top:.0f}% adoption."
     )
+
+
+GROUPS: dict[str, tuple[str, str]] = {
+    "team": ("", "the team"),
+    "fast": ("fast_", "fast adopters"),
+    "standard": ("standard_", "standard tier"),
+}
+"""Whose economics :func:`economics_table` reports: (column prefix of its outcomes, name)."""
+
+
+def with_spend(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with the team's inference US$ per developer-day: its ``usd_per_dev_day`` where
+    recorded, else ``usd_per_task × tasks_per_dev_day`` (the same number, NaN for a run without
+    completed tasks), so that runs stored without it can be analysed without running them again."""
+    derived = table["usd_per_task"] * table["tasks_per_dev_day"]
+    if "usd_per_dev_day" not in table:
+        return table.assign(usd_per_dev_day=derived)
+    return table.assign(usd_per_dev_day=table["usd_per_dev_day"].fillna(derived))
+
+
+def economics_table(table: pd.DataFrame, spec: Experiment) -> pd.DataFrame:
+    """Per adoption share above 0 and group (:data:`GROUPS`): the group's economics against all
+    developers at share 0, paired by seed, at the scenario's value of developer time
+    (:func:`speedtrap.analysis.value.arm_value`: net US$ per developer-day of the group with its 95%
+    CI, and the break-even numbers). The adopters and the standard tier are compared with the same
+    population at 0% (not the same developers); their rows need runs that record each group's spend
+    (``<group>_usd_per_dev_day``) and are left out otherwise. Columns ``share``, ``group``, then
+    :data:`~speedtrap.analysis.value.VALUE_COLUMNS`; empty without the 0% point."""
+    runs = with_spend(table)
+    shares = sorted(set(runs[SHARE]))
+    rows = []
+    if 0.0 in shares:
+        scenario = spec.scenario
+        for share in shares[1:]:
+            for group, (prefix, name) in GROUPS.items():
+                if f"{prefix}usd_per_dev_day" not in runs:
+                    continue
+                pairs = paired_runs(runs, SHARE, 0.0, share, arm_prefix=prefix)
+                if pairs.empty:  # no such group at this share (no standard developers at 100%)
+                    continue
+                arm = f"{name} at {100 * share:g}% adoption"
+                value = arm_value(pairs, arm, value=scenario.value, workday_s=scenario.workday_s)
+                rows.append({"share": share, "group": group} | asdict(value))
+    return pd.DataFrame(rows, columns=["share", "group", *VALUE_COLUMNS])
+
+
+def economics_finding(economics: pd.DataFrame, table: pd.DataFrame, usd_per_dev_hour: float) -> str:
+    """The economics in words: the team's net value at the first and the full adoption share, and
+    at the first share the standard tier's and the adopters' (when the runs record their spend)."""
+    if economics.empty:
+        return "No economics: the design has no 0% adoption point to compare with."
+    rows = {(r["share"], r["group"]): r for r in economics.to_dict("records")}
+    team = sorted(share for share, group in rows if group == "team")
+    first, top = team[0], team[-1]
+    text = (
+        f"At ${usd_per_dev_hour:g} per developer-hour, against no adoption (paired by seed), the team's "
+        f"net value is {net_phrase(rows[first, 'team'])} at {100 * first:g}% adoption"
+    )
+    if top != first:
+        text += f" and {net_phrase(rows[top, 'team'])} at {100 * top:g}%"
+    if (first, "standard") in rows and (first, "fast") in rows:
+        text += (
+            f". At {100 * first:g}% the standard tier's net value is {net_phrase(rows[first, 'standard'])} "
+            f"and the adopters' {net_phrase(rows[first, 'fast'])}, each against all developers at 0% "
+            "(the same population)."
+        )
+    elif "standard_usd_per_dev_day" not in table:
+        text += (
+            ". These runs were made by an earlier fleet_outcomes, which recorded no group's inference spend "
+            "and counted a group's accepted defective tasks as done: the standard tier's and the adopters' "
+            "economics are left out (delete the runs and run again for them)."
+        )
+    else:
+        text += "."
+    return text

@@ -136,24 +136,12 @@ def economics_table(table: pd.DataFrame, spec: Experiment) -> pd.DataFrame:
 
 def economics_finding(economics: pd.DataFrame, usd_per_dev_hour: float) -> str:
     """The economics in words: net value per developer-day with its CI and the break-even numbers."""
-    lines = []
-    for row in economics.to_dict("records"):
-        cost = row["break_even_usd_per_dev_hour"]
-        side = {
-            "above": f"pays above ${cost:,.0f} per developer-hour",
-            "below": f"pays below ${cost:,.0f} per developer-hour",
-            "always": "pays at any developer cost",
-            "never": "pays at no developer cost",
-        }.get(row["pays"], "has no break-even developer cost")
-        lines.append(
-            f"{row['arm']} at ${usd_per_dev_hour:g} per developer-hour: net "
-            f"{row['net_usd_per_dev_day']:+,.0f} USD per developer-day against {BASELINE} (95% CI "
-            f"{row['net_ci_low']:+,.0f} to {row['net_ci_high']:+,.0f}"
-            f"{caveat_suffix(int(row['n']), row['net_ci_low'], row['net_ci_high'])}); "
-            f"on the mean outcomes it {side}, and breaks even at "
-            f"{row['break_even_price_multiple']:.2f}× its price."
-        )
-    return "\n".join(lines)
+    from speedtrap.analysis.value import value_sentence
+
+    return "\n".join(
+        value_sentence(row, against=BASELINE, usd_per_dev_hour=usd_per_dev_hour)
+        for row in economics.to_dict("records")
+    )
 
 
 def _mean(summary: pd.DataFrame, backend: str, outcome: str) -> float:

@@ -1,0 +1,74 @@
+"""The app's decision economics: is backend B worth it against A at this value of developer time?
+
+Pure (no Solara): the runs' tasks and inference dollars per developer-day in, the economics of
+:mod:`speedtrap.analysis.value` out, in words. The live run gives one seed, whose economics have no
+interval; :func:`replicate` runs the arms over more seeds — the seeds ``speedtrap compare --seed S
+--replications N`` uses — for a 95% confidence interval paired by seed. The value of developer
+time prices the outputs without changing any run, so the economics follow the developer-cost field
+without running again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+
+import pandas as pd
+
+from speedtrap.analysis.value import ArmValue, arm_value, paired_runs, value_sentence
+from speedtrap.config.scenario import Scenario
+from speedtrap.config.value import LOADED_USD_PER_DEV_HOUR, LOADED_USD_PER_DEV_HOUR_SOURCE, Value
+from speedtrap.experiments.seeds import replication_seeds
+from speedtrap.models.results import RunResult
+from speedtrap.models.workflow import simulate_summary
+
+__all__ = ["RUN_COLUMNS", "arm_values", "economics_lines", "replicate", "runs_of", "value_source"]
+
+RUN_COLUMNS = ("arm", "seed", "tasks_per_dev_day", "usd_per_dev_day")
+"""What the economics read of each run (one row per arm × seed)."""
+
+
+def value_source(value: Value) -> str:
+    """Where a scenario's developer cost comes from, in words: its own ``value`` section, or the
+    documented default with its source."""
+    if "usd_per_dev_hour" in value.model_fields_set:
+        return f"${value.usd_per_dev_hour:g} per developer-hour from the scenario (value.usd_per_dev_hour)"
+    return f"default ${LOADED_USD_PER_DEV_HOUR:g} per developer-hour: {LOADED_USD_PER_DEV_HOUR_SOURCE}"
+
+
+def runs_of(results: Mapping[str, RunResult], seed: int) -> pd.DataFrame:
+    """The live run's arms as economics runs (:data:`RUN_COLUMNS`, one row per arm)."""
+    rows = [
+        {"arm": arm, "seed": seed} | {k: result.summary()[k] for k in RUN_COLUMNS[2:]}
+        for arm, result in results.items()
+    ]
+    return pd.DataFrame(rows, columns=list(RUN_COLUMNS))
+
+
+def replicate(scenarios: Mapping[str, Scenario], seed: int, replications: int) -> pd.DataFrame:
+    """Every arm on the same ``replications`` seeds spawned from ``seed`` (common random numbers;
+    :func:`speedtrap.experiments.seeds.replication_seeds`, as ``speedtrap compare``): one row per
+    arm × seed with :data:`RUN_COLUMNS`."""
+    rows = []
+    for s in replication_seeds(seed, replications):
+        for arm, scenario in scenarios.items():
+            summary = simulate_summary(scenario, s)
+            rows.append({"arm": arm, "seed": s} | {k: summary[k] for k in RUN_COLUMNS[2:]})
+    return pd.DataFrame(rows, columns=list(RUN_COLUMNS))
+
+
+def arm_values(runs: pd.DataFrame, value: Value, workday_s: float) -> list[ArmValue]:
+    """Each arm after the first against the first, paired by seed
+    (:func:`speedtrap.analysis.value.arm_value`): net US$ per developer-day with its 95% CI and the
+    break-even numbers."""
+    arms = list(dict.fromkeys(runs["arm"]))
+    return [
+        arm_value(paired_runs(runs, "arm", arms[0], arm), arm, value=value, workday_s=workday_s)
+        for arm in arms[1:]
+    ]
+
+
+def economics_lines(values: Sequence[ArmValue], baseline: str, usd_per_dev_hour: float) -> list[str]:
+    """The economics in words, one sentence per compared arm (with the caveat of an interval from
+    fewer than 5 seeds, or of none from one)."""
+    return [value_sentence(asdict(v), against=baseline, usd_per_dev_hour=usd_per_dev_hour) for v in values]

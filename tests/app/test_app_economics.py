@@ -1,0 +1,94 @@
+"""The app's economics without a browser: the developer-cost field, its source, the live run's
+economics (one seed, no interval) and the replicated ones (the seeds and numbers of compare)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+
+import numpy as np
+import pytest
+
+from speedtrap.analysis.value import net_value_per_dev_day
+from speedtrap.app.economics import arm_values, economics_lines, replicate, runs_of, value_source
+from speedtrap.app.live import LiveComparison
+from speedtrap.app.settings import Settings, build_arms, dev_hour_value, load_base, settings_for
+from speedtrap.cli_compare import analyse, compare_runs
+from speedtrap.config import Scenario
+from speedtrap.config.value import LOADED_USD_PER_DEV_HOUR, Value
+from speedtrap.experiments.seeds import replication_seeds
+from speedtrap.models import simulate
+
+SMALL = Settings(developers=2, horizon_h="2", seed="3")
+"""Two developers for two hours of the headline population."""
+
+
+def test_the_developer_cost_field_defaults_to_the_scenarios_value_and_is_validated() -> None:
+    assert Settings().usd_per_dev_hour == f"{LOADED_USD_PER_DEV_HOUR:g}" == "90.58"
+    base = Value(usd_per_task=400.0)
+    typed = dev_hour_value(dataclasses.replace(SMALL, usd_per_dev_hour=" 120 "), base)
+    assert typed.usd_per_dev_hour == 120.0 and typed.usd_per_task == 400.0  # the rest kept
+    for text, message in (
+        ("abc", "'abc' is not a number"),
+        ("0", "more than $0 per hour"),
+        ("-5", "more than $0 per hour"),
+        ("inf", "more than $0 per hour"),
+    ):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            dev_hour_value(dataclasses.replace(SMALL, usd_per_dev_hour=text), base)
+    arms = build_arms(dataclasses.replace(SMALL, usd_per_dev_hour="150"))
+    assert [s.value.usd_per_dev_hour for s in arms.scenarios.values()] == [150.0, 150.0]
+    bad = build_arms(dataclasses.replace(SMALL, usd_per_dev_hour="lots"))
+    assert bad.errors == {"usd_per_dev_hour": "'lots' is not a number"}
+    own = Scenario.model_validate({"value": {"usd_per_dev_hour": 140.0}})
+    assert settings_for(own, SMALL).usd_per_dev_hour == "140"
+
+
+def test_the_value_source_names_the_bls_default_or_the_scenario() -> None:
+    default = value_source(load_base(SMALL).value)
+    assert default.startswith("default $90.58 per developer-hour") and "BLS" in default and "63.59" in default
+    own = Scenario.model_validate({"value": {"usd_per_dev_hour": 140.0}}).value
+    assert value_source(own) == "$140 per developer-hour from the scenario (value.usd_per_dev_hour)"
+
+
+def test_the_live_runs_economics_are_one_seed_without_an_interval() -> None:
+    arms = build_arms(SMALL)
+    results = LiveComparison(arms.scenarios, arms.seed, chunks=1).step().results
+    runs = runs_of(results, 3)
+    assert list(runs["arm"]) == ["gpu-batched", "wafer-distilled"]
+    a, b = (results[name].summary() for name in runs["arm"])
+    base = load_base(SMALL).value
+    for usd in (90.58, 200.0):
+        value = dev_hour_value(dataclasses.replace(SMALL, usd_per_dev_hour=str(usd)), base)
+        (got,) = arm_values(runs, value, 28800.0)
+        expected = net_value_per_dev_day(
+            np.array([a["tasks_per_dev_day"]]),
+            np.array([a["usd_per_dev_day"]]),
+            np.array([b["tasks_per_dev_day"]]),
+            np.array([b["usd_per_dev_day"]]),
+            value=value,
+            workday_s=28800.0,
+        )[0]
+        assert got.arm == "wafer-distilled" and got.n == 1
+        assert got.net_usd_per_dev_day == pytest.approx(expected)
+        assert math.isnan(got.net_ci_low) and math.isnan(got.net_ci_high)
+        (line,) = economics_lines([got], "gpu-batched", usd)
+        assert line.startswith(f"wafer-distilled at ${usd:g} per developer-hour: net ")
+        assert "against gpu-batched (no interval from 1 value)" in line and "nan" not in line
+
+
+def test_replicated_economics_are_those_of_compare_on_the_same_seeds() -> None:
+    arms = build_arms(SMALL)
+    assert arms.seed is not None
+    runs = replicate(arms.scenarios, arms.seed, 3)
+    seeds = replication_seeds(3, 3)
+    assert sorted(set(runs["seed"])) == sorted(seeds) and len(runs) == 6
+    first = arms.scenarios["gpu-batched"]
+    (ours,) = arm_values(runs, first.value, first.workday_s)
+    by_compare = compare_runs(arms.scenarios, seeds, lambda s, sd: simulate(s, sd).summary(), progress=False)
+    _, (theirs,) = analyse(by_compare, arms.scenarios)
+    assert ours == theirs  # the same arms, seeds and value: the same numbers, bit for bit
+    assert ours.n == 3 and ours.net_ci_low <= ours.net_usd_per_dev_day <= ours.net_ci_high
+    (line,) = economics_lines([ours], "gpu-batched", first.value.usd_per_dev_hour)
+    assert "95% CI" in line and "only 3 replications" in line
