@@ -1,4 +1,5 @@
-"""Tests of the presentation helpers in speedtrap.plots added for notebooks: ci_table and plot_line_panels."""
+"""Tests of the presentation helpers in speedtrap.plots: display tables, line panels, and figures that
+draw shares in % and name every interval they show."""
 
 from __future__ import annotations
 
@@ -8,9 +9,23 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.axes import Axes
 
 from speedtrap.analysis.statistics import mean_ci, paired_differences, summarize
-from speedtrap.plots import ci_table, plot_calibration, plot_line_panels
+from speedtrap.config.ledger import LEDGER_CATEGORIES
+from speedtrap.plots import (
+    CATEGORY_LABELS,
+    LOG_CUT_NOTE,
+    ci_table,
+    interval_note,
+    plot_calibration,
+    plot_ledger,
+    plot_line_panels,
+    plot_lines,
+    plot_morris,
+    plot_outcome,
+    plot_sensitivity,
+)
 
 
 def _runs() -> pd.DataFrame:
@@ -140,7 +155,12 @@ def test_plot_calibration_draws_each_target_relative_to_its_published_value() ->
     assert means == pytest.approx({1: 1.5, 0: 1.0})  # "ratio" is drawn on top (y = 1)
     band = ax.collections[0].get_paths()[0].vertices[:, 0]
     assert (band.min(), band.max()) == pytest.approx((0.75, 1.25))
-    plt.close(ax.figure)
+    assert _legend_texts(ax)[-1] == "whiskers: 95% t-interval (unpaired)"
+    ax = plot_calibration(table.assign(n=[3, 5]))
+    assert _legend_texts(ax)[-1] == (
+        "whiskers: 95% t-interval over 3–5 replications (unpaired; only 3 replications: unreliable)"
+    )
+    plt.close("all")
 
 
 def test_ci_table_marks_intervals_that_cannot_be_read_as_such() -> None:
@@ -158,3 +178,68 @@ def test_ci_table_marks_intervals_that_cannot_be_read_as_such() -> None:
     assert table.loc["x", "u"] == "6.75 ± 0.00 (zero width)"
     assert table.loc["y", "u"] == "2.00 ± 1.00 (n=3)"
     assert table.loc["z", "u"] == "3.00 ± 1.00"
+
+
+def test_interval_note_says_level_count_pairing_and_caveat() -> None:
+    assert interval_note("bands", [5, 5]) == "bands: 95% t-interval over 5 runs (unpaired)"
+    assert interval_note("error bars", [3, 5], paired=True, of="seeds") == (
+        "error bars: 95% t-interval over 3–5 seeds (paired by seed; only 3 seeds: unreliable)"
+    )
+
+
+def _legend_texts(ax: Axes) -> list[str]:
+    legend = ax.get_legend()
+    assert legend is not None
+    return [" ".join(t.get_text().split()) for t in legend.get_texts()]
+
+
+def test_ledger_and_outcome_bars_name_their_error_bars() -> None:
+    runs = _runs()
+    for c in LEDGER_CATEGORIES:
+        runs[f"share_{c}"] = 1.0 / len(LEDGER_CATEGORIES)
+    ax = plot_ledger(runs, "backend", workday_s=8 * 3600.0)
+    texts = _legend_texts(ax)
+    assert texts[: len(LEDGER_CATEGORIES)] == [CATEGORY_LABELS[c] for c in LEDGER_CATEGORIES]
+    assert texts[-1] == "error bars: 95% t-interval over 3 runs (unpaired; only 3 runs: unreliable)"
+    ax = plot_outcome(runs, "share", "share of time (%)", percent=True)
+    assert _legend_texts(ax) == ["error bars: 95% t-interval over 3 runs (unpaired; only 3 runs: unreliable)"]
+    heights = sorted(bar.get_height() for bar in ax.patches)
+    assert heights == pytest.approx(sorted(100 * runs.groupby("backend")["share"].mean()))
+    single = plot_outcome(runs[runs["seed"] == 1], "tasks", "tasks")
+    assert single.get_legend() is None  # one run per bar: no interval, nothing to name
+    plt.close("all")
+
+
+def test_plot_lines_on_a_log_axis_cuts_bands_below_zero_and_says_so() -> None:
+    runs = pd.DataFrame({"x": [1, 1, 1, 2, 2, 2], "y": [1.0, 10.0, 40.0, 100.0, 110.0, 120.0]})
+    ax = plot_lines(runs, "x", "y", "wait (s)", log=True)
+    assert ax.get_yscale() == "log"
+    (note,) = _legend_texts(ax)
+    assert note.startswith("bands: 95% t-interval over 3 runs") and note.endswith(LOG_CUT_NOTE)
+    band = ax.collections[0].get_paths()[0].vertices[:, 1]
+    assert band.min() == pytest.approx(17.0 / 2)  # half the smallest mean, not ≤ 0
+    linear = plot_lines(runs, "x", "y", "wait (s)")
+    assert LOG_CUT_NOTE not in _legend_texts(linear)[0]
+    plt.close("all")
+
+
+def test_sensitivity_indices_are_drawn_in_percent_with_named_error_bars() -> None:
+    indices = pd.DataFrame(
+        {
+            "factor": ["a", "b"],
+            "S1": [0.5, 0.1],
+            "S1_conf": [0.05, 0.02],
+            "ST": [0.6, 0.2],
+            "ST_conf": [0.1, 0.05],
+        }
+    )
+    ax = plot_sensitivity(indices)
+    assert ax.get_xlabel() == "Sobol' index (% of output variance)"
+    widths = sorted(bar.get_width() for bar in ax.patches)
+    assert widths == pytest.approx([10.0, 20.0, 50.0, 60.0])
+    assert _legend_texts(ax)[-1] == "error bars: 95% bootstrap interval"
+    morris = pd.DataFrame(
+        {"factor": ["a"], "mu": [1.0], "mu_star": [1.0], "mu_star_conf": [0.2], "sigma": [0.5]}
+    )
+    assert "μ* with its 95% bootstrap interval" in _legend_texts(plot_morris(morris))
+    plt.close("all")

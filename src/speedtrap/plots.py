@@ -7,18 +7,25 @@ shown or saved implicitly — :func:`save_figure` writes PNG and SVG side by sid
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+import textwrap
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
+from matplotlib.collections import LineCollection
+from matplotlib.container import Container, ErrorbarContainer
 from matplotlib.figure import Figure
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator
 
-from speedtrap.analysis.statistics import ci_flag, mean_ci
+from speedtrap.analysis.statistics import MIN_REPLICATIONS_FOR_CI, ci_flag, mean_ci
 from speedtrap.config.ledger import LEDGER_CATEGORIES
 from speedtrap.serving.economics import SECONDS_PER_HOUR
 
@@ -58,6 +65,72 @@ _PALETTE: dict[str, str] = dict(
 CATEGORY_COLOURS: dict[str, str] = _PALETTE
 """Colour of each ledger category in the ledger figures (hex), for figures drawn elsewhere."""
 
+BAND_COLOUR = "#bbbbbb"
+"""Colour of the legend entry that says what a figure's shaded bands are."""
+
+ERRORBAR_COLOUR = "#333333"
+"""Colour of error bars (and of the legend entry that says what they are)."""
+
+
+def interval_note(
+    what: str,
+    counts: Iterable[int],
+    *,
+    paired: bool = False,
+    confidence: float = 0.95,
+    of: str = "runs",
+) -> str:
+    """What a figure's intervals are, for its legend: e.g. ``"bands: 95% t-interval over 3 runs
+    (unpaired; only 3 runs: unreliable)"``.
+
+    ``what`` names the marks ("bands", "error bars"); ``counts`` are the numbers of values behind
+    each interval (one number, or a range "3–5" when they differ); ``paired``: intervals of
+    differences paired by seed. Intervals from fewer than
+    :data:`~speedtrap.analysis.statistics.MIN_REPLICATIONS_FOR_CI` values are flagged as unreliable
+    (as :func:`~speedtrap.analysis.statistics.ci_caveat` does in the findings).
+    """
+    n = sorted({int(c) for c in counts if c > 0})
+    level = f"{100 * confidence:g}% t-interval"
+    if not n:
+        return f"{what}: {level} ({'paired by seed' if paired else 'unpaired'})"
+    over = f"{n[0]}" if len(n) == 1 else f"{n[0]}–{n[-1]}"
+    caveat = f"; only {n[0]} {of}: unreliable" if n[0] < MIN_REPLICATIONS_FOR_CI else ""
+    return f"{what}: {level} over {over} {of} ({'paired by seed' if paired else 'unpaired'}{caveat})"
+
+
+def band_handle(label: str) -> Patch:
+    """A legend entry for shaded bands (grey patch) with ``label``."""
+    return Patch(facecolor=BAND_COLOUR, edgecolor="none", label=label)
+
+
+def errorbar_handle(label: str, *, horizontal: bool = False) -> ErrorbarContainer:
+    """A legend entry for error bars (a capped whisker, vertical unless ``horizontal``) with ``label``."""
+    cap = Line2D([], [], ls="none", marker="|" if horizontal else "_", color=ERRORBAR_COLOUR, ms=6, mew=0.8)
+    return ErrorbarContainer(
+        (
+            Line2D([], [], ls="none", color=ERRORBAR_COLOUR),
+            (cap, cap),
+            (LineCollection([], colors=ERRORBAR_COLOUR, linewidths=0.8),),
+        ),
+        has_xerr=horizontal,
+        has_yerr=not horizontal,
+        label=label,
+    )
+
+
+def add_legend_entries(ax: Axes, handles: Sequence[Artist | Container], **kwargs: Any) -> None:
+    """Append ``handles`` to the legend of ``ax`` (its title and entries kept), or make one; the
+    keyword arguments go to ``Axes.legend`` (e.g. ``loc``)."""
+    legend = ax.get_legend()
+    old, labels = ax.get_legend_handles_labels()
+    title = legend.get_title().get_text() if legend is not None else ""
+    ax.legend(
+        [*old, *handles],
+        [*labels, *(str(h.get_label()) for h in handles)],
+        title=title or None,
+        **kwargs,
+    )
+
 
 def ledger_hours(frame: pd.DataFrame, by: str, *, workday_s: float, confidence: float = 0.95) -> pd.DataFrame:
     """Mean hours per developer-day in each ledger category for each level of ``by``.
@@ -86,8 +159,9 @@ def plot_ledger(
 ) -> Axes:
     """Stacked horizontal bars: where a developer-day goes (hours) for each level of ``by``.
 
-    Error bars (when ``frame`` holds several runs per level) are the 95% confidence interval of
-    each category's mean, drawn at the right end of its segment.
+    Error bars (when ``frame`` holds several runs per level) are the 95% t-interval of each
+    category's mean over the runs (unpaired), drawn at the right end of its segment; the legend
+    says so (:func:`interval_note`).
     """
     hours = ledger_hours(frame, by, workday_s=workday_s)
     levels = list(order) if order is not None else list(dict.fromkeys(hours[by]))
@@ -95,21 +169,37 @@ def plot_ledger(
         _, ax = plt.subplots(figsize=(9, 1.2 + 0.7 * len(levels)), layout="constrained")
     y = np.arange(len(levels))
     left = np.zeros(len(levels))
+    handles: list[Artist | Container] = []
+    whiskers: list[Artist | Container] = []
     for category in LEDGER_CATEGORIES:
         part = hours[hours["category"] == category].set_index(by).reindex(levels)
         widths = part["hours"].to_numpy()
-        ax.barh(y, widths, left=left, color=_PALETTE[category], label=CATEGORY_LABELS[category], height=0.7)
+        handles.append(
+            ax.barh(
+                y, widths, left=left, color=_PALETTE[category], label=CATEGORY_LABELS[category], height=0.7
+            )
+        )
         errors = part["ci_half_hours"].to_numpy()
         if np.isfinite(errors).any():
-            ax.errorbar(
-                left + widths, y, xerr=errors, fmt="none", ecolor="#333333", elinewidth=0.8, capsize=2
+            bars = ax.errorbar(
+                left + widths, y, xerr=errors, fmt="none", ecolor=ERRORBAR_COLOUR, elinewidth=0.8, capsize=2
             )
+            if not whiskers:
+                note = interval_note("error bars", frame.groupby(by).size())
+                bars.set_label(textwrap.fill(note, 34))
+                whiskers.append(bars)
         left += widths
     ax.set_yticks(y, levels)
     ax.invert_yaxis()
     ax.set_xlabel("hours per developer-day")
     ax.set_xlim(0, workday_s / SECONDS_PER_HOUR)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small")
+    ax.legend(
+        handles=[*handles, *whiskers],
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        frameon=False,
+        fontsize="small",
+    )
     sns.despine(ax=ax, left=True)
     if title:
         ax.set_title(title)
@@ -121,6 +211,13 @@ def _t_interval(values: pd.Series) -> tuple[float, float]:
     return low, high
 
 
+def _as_percent(frame: pd.DataFrame, column: str, label: str) -> pd.DataFrame:
+    """``frame`` with the share ``column`` (0–1) in percent, for an axis whose ``label`` says "%"."""
+    if "%" not in label:
+        raise ValueError(f"a share drawn in percent needs '%' in its axis label, got {label!r}")
+    return frame.assign(**{column: 100.0 * frame[column]})
+
+
 def plot_outcome(
     frame: pd.DataFrame,
     outcome: str,
@@ -129,11 +226,17 @@ def plot_outcome(
     *,
     order: Sequence[str] | None = None,
     ax: Axes | None = None,
+    percent: bool = False,
 ) -> Axes:
-    """Bars of the mean of ``outcome`` per level of ``by`` with 95% t confidence intervals over runs."""
+    """Bars of the mean of ``outcome`` per level of ``by`` with 95% t confidence intervals over runs
+    (unpaired), which a legend under the axes names (:func:`interval_note`). ``percent``: the
+    outcome is a share (0–1) drawn in % (``label`` must say "%")."""
     if ax is None:
         _, ax = plt.subplots(figsize=(4.5, 3.2), layout="constrained")
-    many = frame.groupby(by)[outcome].count().min() > 1
+    if percent:
+        frame = _as_percent(frame, outcome, label)
+    counts = frame.groupby(by)[outcome].count()
+    many = counts.min() > 1
     sns.barplot(
         data=frame,
         x=by,
@@ -144,13 +247,27 @@ def plot_outcome(
         palette="colorblind",
         legend=False,
         errorbar=_t_interval if many else None,
+        err_kws={"color": ERRORBAR_COLOUR, "linewidth": 1.2},
         capsize=0.2,
         ax=ax,
     )
     ax.set_ylabel(label)
     ax.set_xlabel("")
+    if many:
+        note = textwrap.fill(interval_note("error bars", counts), 48)
+        ax.legend(
+            handles=[errorbar_handle(note)],
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.12),
+            frameon=False,
+            fontsize="small",
+        )
     sns.despine(ax=ax)
     return ax
+
+
+LOG_CUT_NOTE = "lower ends ≤ 0 cut off on the log axis"
+"""Added to the band note of a log-scale :func:`plot_lines` whose t-intervals reach 0 or below."""
 
 
 def plot_lines(
@@ -161,11 +278,34 @@ def plot_lines(
     *,
     hue: str | None = None,
     ax: Axes | None = None,
+    percent: bool = False,
+    color: str | None = None,
+    log: bool = False,
 ) -> Axes:
-    """Mean of ``y`` against ``x`` (one line per level of ``hue``) with 95% t confidence bands over runs."""
+    """Mean of ``y`` against ``x`` (one line per level of ``hue``) with 95% t confidence bands over
+    runs (unpaired), which a legend entry names (:func:`interval_note`). ``percent``: ``y`` is a
+    share (0–1) drawn in % (``label`` must say "%"); ``color``: the line's colour without ``hue``;
+    ``log``: ``y`` on a log axis, where a band's lower end at or below 0 (a t-interval from few
+    runs of a positive quantity can reach it) is cut at half the smallest mean, and the legend
+    entry says so (:data:`LOG_CUT_NOTE`)."""
     if ax is None:
         _, ax = plt.subplots(figsize=(4.5, 3.2), layout="constrained")
-    many = frame.groupby([x, *([hue] if hue else [])])[y].count().min() > 1
+    if percent:
+        frame = _as_percent(frame, y, label)
+    keys = [x, *([hue] if hue else [])]
+    counts = frame.groupby(keys)[y].count()
+    many = counts.min() > 1
+    means = frame.groupby(keys)[y].mean()
+    floor = float(means[means > 0].min()) / 2 if log and (means > 0).any() else None
+    cut = []
+
+    def interval(values: pd.Series) -> tuple[float, float]:
+        low, high = _t_interval(values)
+        if floor is not None and low <= 0:
+            cut.append(low)
+            low = floor
+        return low, high
+
     sns.lineplot(
         data=frame,
         x=x,
@@ -173,10 +313,19 @@ def plot_lines(
         hue=hue,
         marker="o",
         palette="colorblind" if hue else None,
-        errorbar=_t_interval if many else None,
+        color=None if hue else color,
+        errorbar=interval if many else None,
         ax=ax,
     )
     ax.set_ylabel(label)
+    if log:
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+    if many:
+        note = interval_note("bands", counts) + (f"; {LOG_CUT_NOTE}" if cut else "")
+        add_legend_entries(ax, [band_handle(textwrap.fill(note, 40))])
     sns.despine(ax=ax)
     return ax
 
@@ -209,13 +358,15 @@ def plot_line_panels(
     xticks: Sequence[float] | None = None,
     ncols: int = 3,
     title: str | None = None,
+    percent: Collection[str] = (),
 ) -> Figure:
     """A grid of :func:`plot_lines` panels, one per ``(outcome column, axis label)`` in ``panels``.
 
     Every panel plots the mean of its outcome against ``x`` (one line per level of ``hue``) with
-    95% t confidence bands over runs; only the first panel keeps a legend. ``xticks`` puts the ticks
-    at given values (e.g. the levels of a discrete factor). Unused grid cells are hidden. Returns
-    the figure (nothing is shown or saved).
+    95% t confidence bands over runs; only the first panel keeps a legend (which names the bands).
+    Outcomes in ``percent`` are shares (0–1) drawn in % (their labels must say "%"). ``xticks``
+    puts the ticks at given values (e.g. the levels of a discrete factor). Unused grid cells are
+    hidden. Returns the figure (nothing is shown or saved).
     """
     if not panels:
         raise ValueError("plot_line_panels needs at least one panel")
@@ -225,7 +376,7 @@ def plot_line_panels(
         nrows, ncols, figsize=(4.3 * ncols, 3.2 * nrows), layout="constrained", squeeze=False
     )
     for i, (ax, (outcome, label)) in enumerate(zip(axes.flat, panels, strict=False)):
-        plot_lines(frame, x, outcome, label, hue=hue, ax=ax)
+        plot_lines(frame, x, outcome, label, hue=hue, ax=ax, percent=outcome in percent)
         ax.set_xlabel(xlabel if xlabel is not None else x)
         if xticks is not None:
             ax.set_xticks(list(xticks))
@@ -323,13 +474,16 @@ def plot_sensitivity(
     outcome: str | None = None,
     labels: Mapping[str, str] | None = None,
     title: str | None = None,
+    confidence: float = 0.95,
 ) -> Axes:
     """Horizontal bars of first-order (S1) and total (ST) Sobol' indices per factor, sorted by ST
     (largest on top), with the confidence half-widths (``S1_conf``, ``ST_conf``) as error bars.
 
     ``indices`` has the columns of :func:`speedtrap.analysis.sensitivity.sobol_indices` (and an
     ``outcome`` column when it comes from ``run_sobol``: pick one with ``outcome``). ``labels`` maps
-    factor paths to shorter names. Indices are shares of the output variance (unitless).
+    factor paths to shorter names. Indices are shares of the output variance, drawn in %;
+    ``confidence`` is the level the half-widths were computed at (SALib's bootstrap; the legend
+    says so).
     """
     rows = _one_outcome(indices, outcome).sort_values("ST", ascending=False, ignore_index=True)
     names = [labels.get(f, f) if labels else f for f in rows["factor"]]
@@ -342,18 +496,21 @@ def plot_sensitivity(
     ):
         ax.barh(
             y + (offset - 0.5) * 0.38,
-            rows[column].to_numpy(dtype=float),
+            100.0 * rows[column].to_numpy(dtype=float),
             height=0.38,
-            xerr=rows[f"{column}_conf"].to_numpy(dtype=float),
+            xerr=100.0 * rows[f"{column}_conf"].to_numpy(dtype=float),
             color=color,
             label=label,
-            error_kw={"ecolor": "#333333", "elinewidth": 0.8, "capsize": 2},
+            error_kw={"ecolor": ERRORBAR_COLOUR, "elinewidth": 0.8, "capsize": 2},
         )
     ax.set_yticks(y, names)
     ax.invert_yaxis()
     ax.axvline(0.0, color="#999999", linewidth=0.8)
-    ax.set_xlabel("Sobol' index (share of output variance)")
-    ax.legend(loc="lower right", frameon=False, fontsize="small")
+    ax.set_xlabel("Sobol' index (% of output variance)")
+    note = f"error bars: {100 * confidence:g}% bootstrap interval"
+    add_legend_entries(
+        ax, [errorbar_handle(note, horizontal=True)], loc="best", frameon=False, fontsize="small"
+    )
     sns.despine(ax=ax, left=True)
     if title:
         ax.set_title(title)
@@ -368,9 +525,10 @@ def plot_morris(
     labels: Mapping[str, str] | None = None,
     unit: str = "",
     title: str | None = None,
+    confidence: float = 0.95,
 ) -> Axes:
-    """Morris screening: σ against μ* per factor, labelled, with μ*'s confidence half-width as a
-    horizontal error bar.
+    """Morris screening: σ against μ* per factor, labelled, with μ*'s confidence half-width (at
+    ``confidence``, SALib's bootstrap; the legend says so) as a horizontal error bar.
 
     Factors far right matter; factors high up act nonlinearly or through interactions (the line
     σ = μ* is drawn for reference). ``indices`` has the columns of
@@ -391,6 +549,7 @@ def plot_morris(
         ecolor="#777777",
         elinewidth=0.8,
         capsize=2,
+        label=f"μ* with its {100 * confidence:g}% bootstrap interval",
     )
     for x, s, factor in zip(mu_star, sigma, rows["factor"], strict=True):
         ax.annotate(
@@ -421,7 +580,8 @@ _CALIBRATION_FLOOR = 0.1
 
 def plot_calibration(table: pd.DataFrame, *, ax: Axes | None = None, title: str | None = None) -> Axes:
     """Each calibration target as simulated / published (log scale, 1 = the published value): the
-    simulated mean with its 95% interval over replications (whiskers), the range the target's
+    simulated mean with its 95% t-interval over replications (whiskers; the legend gives their
+    number, from an ``n`` column when there is one), the range the target's
     pre-declared tolerance accepts (grey band), pass in blue and miss in red. ``table`` is
     :func:`speedtrap.validation.workflow.validate_workflow`'s (columns ``id``, ``published``,
     ``simulated``, ``ci_low``, ``ci_high``, ``accept_low``, ``accept_high``, ``passed``)."""
@@ -451,9 +611,11 @@ def plot_calibration(table: pd.DataFrame, *, ax: Axes | None = None, title: str 
     ax.xaxis.set_minor_locator(NullLocator())
     ax.set_yticks(y, rows["id"])
     ax.set_xlabel("simulated / published (log scale; grey band: what the tolerance accepts)")
+    counts = rows["n"] if "n" in rows.columns else []
     handles = [
         plt.Line2D([], [], marker="o", color=colours[0], ls="", label="pass"),
         plt.Line2D([], [], marker="o", color=colours[3], ls="", label="miss"),
+        plt.Line2D([], [], color="0.3", lw=1.5, label=interval_note("whiskers", counts, of="replications")),
     ]
     ax.legend(handles=handles, loc="upper right", frameon=False, fontsize="small")
     sns.despine(ax=ax)
@@ -463,10 +625,17 @@ def plot_calibration(table: pd.DataFrame, *, ax: Axes | None = None, title: str 
 
 
 __all__ = [
+    "BAND_COLOUR",
     "CATEGORY_COLOURS",
     "CATEGORY_LABELS",
+    "ERRORBAR_COLOUR",
+    "LOG_CUT_NOTE",
+    "add_legend_entries",
+    "band_handle",
     "ci_table",
+    "errorbar_handle",
     "figure_of",
+    "interval_note",
     "ledger_hours",
     "plot_calibration",
     "plot_ledger",

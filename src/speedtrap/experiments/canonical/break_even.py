@@ -5,7 +5,8 @@ reference point (speed-up 1, multiplier 1) run with the same seed (common random
 averaged over seeds with a 95% t interval. Over the map goes the break-even contour of the
 analytic mean-value model (:func:`speedtrap.analysis.mean_value.break_even_grid`): the multiplier
 m*(speed-up) at which the faster backend only matches the reference. The simulation's own
-break-even (where the relative value crosses 1, interpolated between multipliers) is drawn too.
+break-even (where the relative value crosses 1, interpolated between multipliers) is drawn too,
+where the intervals resolve it (:func:`plot_map`).
 
 Every point has the reference's price list, so its economics against the reference
 (:func:`economics_table`, :mod:`speedtrap.analysis.value`, paired by seed) answer: at the
@@ -22,8 +23,12 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
+from matplotlib.colors import CenteredNorm
+from matplotlib.lines import Line2D
+from matplotlib.patches import Rectangle
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from speedtrap.analysis.mean_value import break_even_grid, scope_problems
 from speedtrap.analysis.statistics import caveat_suffix, mean_ci
@@ -32,7 +37,7 @@ from speedtrap.config.experiment import Experiment
 from speedtrap.config.value import LOADED_USD_PER_DEV_HOUR
 from speedtrap.experiments.canonical import Report
 from speedtrap.models.workflow import simulate_summary
-from speedtrap.plots import save_figure
+from speedtrap.plots import figure_of, interval_note, save_figure
 
 MODEL = simulate_summary
 METRICS: dict[str, str] = {
@@ -113,45 +118,185 @@ def simulated_break_even(relative: pd.DataFrame, metric: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _cell_position(values: Sequence[float], x: float) -> float:
-    """Heatmap coordinate of ``x`` among the sorted level ``values`` (cell centres at i + 0.5)."""
-    return float(np.interp(x, values, np.arange(len(values)) + 0.5))
+def _cell_edges(levels: Sequence[float], *, log: bool) -> np.ndarray:
+    """Edges of the cells centred on the sorted ``levels``: midpoints between neighbours (geometric
+    on a log axis), the outer edges as far out as the nearest inner one (a lone level: ×/÷ 1.5 on a
+    log axis, ± 10% on a linear one)."""
+    v = np.asarray(levels, dtype=float)
+    t = np.log(v) if log else v
+    if len(t) == 1:
+        half = np.log(1.5) if log else max(0.1 * abs(t[0]), 0.05)
+        edges = np.array([t[0] - half, t[0] + half])
+    else:
+        mids = (t[:-1] + t[1:]) / 2
+        edges = np.concatenate([[2 * t[0] - mids[0]], mids, [2 * t[-1] - mids[-1]]])
+    return np.exp(edges) if log else edges
+
+
+def crossing_resolved(relative: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """:func:`simulated_break_even` per speed-up with ``resolved``: whether the 95% CI of at least
+    one of the two cells around the crossing excludes 1 on its side (the cell below better than the
+    reference, or the cell above worse). Unresolved crossings rest on intervals that all include 1."""
+    better = 1.0 if metric == "tasks_per_dev_day" else -1.0
+    cells = relative[relative["metric"] == metric].set_index(["speedup", "failure_multiplier"])
+    rows = simulated_break_even(relative, metric)
+    resolved = []
+    for s, m_star in zip(rows["speedup"], rows["m_star_simulated"], strict=True):
+        if not np.isfinite(m_star):
+            resolved.append(False)
+            continue
+        levels = np.sort(cells.loc[s].index.to_numpy(dtype=float))
+        below, above = levels[levels <= m_star], levels[levels > m_star]
+        low = cells.loc[(s, below[-1])] if len(below) else None
+        high = cells.loc[(s, above[0])] if len(above) else None
+        gain_low = low is not None and min(better * (low["ci_low"] - 1), better * (low["ci_high"] - 1)) > 0
+        loss_high = (
+            high is not None and max(better * (high["ci_low"] - 1), better * (high["ci_high"] - 1)) < 0
+        )
+        resolved.append(bool(gain_low or loss_high))
+    return rows.assign(resolved=resolved)
 
 
 def plot_map(relative: pd.DataFrame, contour: pd.DataFrame, metric: str, ax: Axes) -> None:
-    """Heatmap of the relative ``metric`` with the analytic and simulated break-even lines."""
-    grid = relative[relative["metric"] == metric].pivot(
-        index="failure_multiplier", columns="speedup", values="relative"
-    )
-    speeds, mults = list(grid.columns), list(grid.index)
-    label = f"{METRICS[metric]} relative to 1× speed, 1.0× mistakes"
+    """Map of the relative ``metric`` on numeric axes, with the analytic and simulated break-even lines.
+
+    Cells are drawn at their true coordinates (``pcolormesh``): speed-up on a log axis with cell
+    edges at the geometric midpoints between levels, failure multiplier on a linear axis with edges
+    at the midpoints, so that the lines through the levels sit where they belong. Each cell shows
+    its mean ratio over the paired runs and, below it, the 95% t-interval (paired by seed); the
+    colour scale is centred on 1 (the reference) and symmetric around it. The article's point
+    (6×, 1.2×) is outlined, its star on the outline's corner, so that its value stays readable.
+
+    The simulated break-even (where the mean ratio crosses 1, linear between multipliers) is drawn
+    only at the speed-ups where the crossing is resolved (:func:`crossing_resolved`: a neighbouring
+    cell's 95% CI excludes 1 on its side); the legend says how many runs each cell averages.
+    """
+    cells = relative[relative["metric"] == metric]
+    grid = cells.pivot(index="failure_multiplier", columns="speedup", values="relative").sort_index()
+    grid = grid.reindex(columns=sorted(grid.columns))
+    low = cells.pivot(index="failure_multiplier", columns="speedup", values="ci_low").reindex_like(grid)
+    high = cells.pivot(index="failure_multiplier", columns="speedup", values="ci_high").reindex_like(grid)
+    speeds = grid.columns.to_numpy(dtype=float)
+    mults = grid.index.to_numpy(dtype=float)
+    x_edges, y_edges = _cell_edges(speeds, log=True), _cell_edges(mults, log=False)
+    values = grid.to_numpy(dtype=float)
+    spread = float(np.nanmax(np.abs(values - 1.0))) if np.isfinite(values).any() else 0.0
+    norm = CenteredNorm(vcenter=1.0, halfrange=max(spread, 0.01))
     cmap = "RdBu" if metric == "tasks_per_dev_day" else "RdBu_r"
-    sns.heatmap(grid, ax=ax, cmap=cmap, center=1.0, annot=True, fmt=".2f", cbar_kws={"label": label})
-    ax.invert_yaxis()
-    xs = [_cell_position(speeds, s) for s in speeds]
+    mesh = ax.pcolormesh(x_edges, y_edges, np.ma.masked_invalid(values), cmap=cmap, norm=norm, shading="flat")
+    label = f"{METRICS[metric]} relative to 1× speed, 1.0× mistakes (ratio, ×)"
+    bar = figure_of(ax).colorbar(mesh, ax=ax, label=label)
+    bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.2f}×"))
+    ax.set_xscale("log")
+    ax.set_xlim(x_edges[0], x_edges[-1])
+    ax.set_ylim(y_edges[0], y_edges[-1])
+    ax.xaxis.set_major_locator(FixedLocator(list(speeds)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_yticks(list(mults), [f"{m:.1f}×" if round(m, 1) == m else f"{m:g}×" for m in mults])
+    for (j, i), value in np.ndenumerate(values):
+        if np.isfinite(value):
+            lo, hi = low.iat[j, i], high.iat[j, i]
+            colour = "white" if abs(norm(value) - 0.5) > 0.3 else "black"
+            _annotate_cell(ax, (speeds[i], y_edges[j + 1]), value, lo, hi, colour)
+    handles: list[Artist] = []
     if not contour.empty:
-        analytic = contour[contour["metric"] == metric].set_index("speedup").loc[speeds, "m_star"].to_numpy()
-        finite = np.isfinite(analytic)
-        ys = [_cell_position(mults, min(max(m, mults[0]), mults[-1])) for m in analytic[finite]]
-        ax.plot(np.array(xs)[finite], ys, color="black", lw=2, label="break-even, analytic model")
-    sim = (
-        simulated_break_even(relative, metric).set_index("speedup").loc[speeds, "m_star_simulated"].to_numpy()
+        analytic = contour[contour["metric"] == metric].set_index("speedup")["m_star"].reindex(speeds)
+        finite = np.isfinite(analytic.to_numpy(dtype=float))
+        (line,) = ax.plot(
+            speeds[finite],
+            analytic.to_numpy()[finite],
+            color="black",
+            lw=2,
+            label="break-even, analytic model",
+        )
+        handles.append(line)
+    sim = crossing_resolved(relative, metric).set_index("speedup").reindex(speeds)
+    shown = sim["m_star_simulated"].where(sim["resolved"].fillna(False).astype(bool)).to_numpy(dtype=float)
+    n = sorted(set(cells["n"].astype(int)))
+    runs = f"{n[0]}" if len(n) == 1 else f"{n[0]}–{n[-1]}"
+    (line,) = ax.plot(
+        speeds,
+        shown,
+        color="black",
+        ls="--",
+        lw=1.5,
+        marker="o",
+        ms=4,
+        label=f"break-even, simulation (n={runs} per cell; where a neighbouring cell's 95% CI excludes 1)",
     )
-    ok = np.isfinite(sim)
-    sim_ys = [_cell_position(mults, m) for m in sim[ok]]
-    ax.plot(np.array(xs)[ok], sim_ys, color="black", ls="--", lw=1.5, label="break-even, simulation")
-    star = (_cell_position(speeds, ARTICLE_POINT[0]), _cell_position(mults, ARTICLE_POINT[1]))
-    ax.plot(
-        *star, marker="*", ms=14, mfc="none", mec="gold", mew=2, ls="none", label="6× speed, 1.2× mistakes"
+    handles.append(line)
+    article = _article_cell(speeds, mults, x_edges, y_edges)
+    if article is not None:
+        (x0, x1), (y0, y1) = article
+        ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, fill=False, ec="gold", lw=2.5, zorder=3))
+        star_at = (x0, y1)
+    else:
+        star_at = ARTICLE_POINT
+    (star,) = ax.plot(
+        *star_at,
+        marker="*",
+        ms=16,
+        mfc="gold",
+        mec="black",
+        mew=0.8,
+        ls="none",
+        zorder=4,
+        clip_on=False,
+        label="6× speed, 1.2× mistakes (the article's bargain, outlined)",
     )
-    ax.set_xlabel("decode speed-up (×)")
+    handles.append(star)
+    brackets = interval_note("[brackets]", cells["n"], paired=True)
+    handles.append(Line2D([], [], ls="none", label=f"cells: mean ratio; {brackets}"))
+    ax.set_xlabel("decode speed-up (×, log scale)")
     ax.set_ylabel("failure multiplier (×)")
     ax.set_title(METRICS[metric])
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3, fontsize="small", frameon=False)
+    ax.legend(
+        handles=handles,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.13),
+        ncol=1,
+        fontsize="small",
+        frameon=False,
+    )
+
+
+def _annotate_cell(
+    ax: Axes, top: tuple[float, float], value: float, lo: float, hi: float, colour: str
+) -> None:
+    """A cell's mean ratio and, under it, its 95% interval ("reference" for a zero-width one: the
+    reference point is 1 by construction), written in the upper part of the cell whose top centre
+    is ``top``, clear of break-even lines near the middle."""
+    ax.annotate(
+        f"{value:.2f}", top, xytext=(0, -4), textcoords="offset points", ha="center", va="top", color=colour
+    )
+    if np.isfinite(lo) and np.isfinite(hi):
+        below = "reference" if hi - lo == 0 else f"[{lo:.2f}, {hi:.2f}]"
+        ax.annotate(
+            below,
+            top,
+            xytext=(0, -17),
+            textcoords="offset points",
+            ha="center",
+            va="top",
+            fontsize=7,
+            color=colour,
+        )
+
+
+def _article_cell(
+    speeds: np.ndarray, mults: np.ndarray, x_edges: np.ndarray, y_edges: np.ndarray
+) -> tuple[tuple[float, float], tuple[float, float]] | None:
+    """The x and y edges of the article's cell (:data:`ARTICLE_POINT`), if the design has it."""
+    i = np.flatnonzero(np.isclose(speeds, ARTICLE_POINT[0]))
+    j = np.flatnonzero(np.isclose(mults, ARTICLE_POINT[1]))
+    if not len(i) or not len(j):
+        return None
+    return (x_edges[i[0]], x_edges[i[0] + 1]), (y_edges[j[0]], y_edges[j[0] + 1])
 
 
 def analyze(table: pd.DataFrame, spec: Experiment, out: Path) -> Report:
-    """``relative.csv``, ``analytic.csv``, ``economics.csv`` and the two heatmaps ``break_even``
+    """``relative.csv``, ``analytic.csv``, ``economics.csv`` and the two maps ``break_even``
     under ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     relative = relative_table(table, spec)

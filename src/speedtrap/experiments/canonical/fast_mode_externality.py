@@ -17,9 +17,13 @@ from __future__ import annotations
 import math
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import matplotlib.pyplot as plt
 import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from speedtrap.analysis.statistics import summarize
 from speedtrap.analysis.value import VALUE_COLUMNS, arm_value, net_phrase, paired_runs
@@ -29,7 +33,7 @@ from speedtrap.config.scenario import Scenario
 from speedtrap.experiments.canonical import Report
 from speedtrap.models.results import COMPLETED_OUTCOMES
 from speedtrap.models.workflow import simulate
-from speedtrap.plots import plot_lines, save_figure
+from speedtrap.plots import LOG_CUT_NOTE, band_handle, interval_note, plot_lines, save_figure
 from speedtrap.policies.fast_share import FastShareSpec
 from speedtrap.serving.economics import SECONDS_PER_HOUR
 from speedtrap.serving.request import decode_rate_tok_s
@@ -98,13 +102,32 @@ def fleet_outcomes(scenario: Scenario, seed: int) -> dict[str, float]:
 MODEL = fleet_outcomes
 
 PANELS: tuple[tuple[str, str, str], ...] = (
-    ("ttft_s", "tier", "time to first token incl. queue (s)"),
+    ("ttft_s", "tier", "time to first token incl. queue (s, log scale)"),
     ("decode_tok_s", "tier", "decode speed per request (tok/s)"),
     ("tasks_per_dev_day", "developers", "tasks per developer-day"),
-    ("waiting_share", "developers", "share of time waiting"),
+    ("waiting_share", "developers", "share of time waiting (%)"),
     ("provider_tok_s_per_gpu", "", "provider output (tok/s per GPU)"),
     ("revenue_usd_per_gpu_hour", "", "provider revenue (US$ per GPU-hour)"),
 )
+LOG_Y = frozenset({"ttft_s", "queue_wait_s"})
+"""Waits on a log axis: they grow by orders of magnitude as the fast tier's share rises."""
+PERCENT = frozenset({"waiting_share"})
+"""Shares of time, drawn in %."""
+STARVED_TASKS_PER_DEV_DAY = 0.01
+"""A group of developers completing fewer tasks than this per developer-day (mean over the
+replications) is starved: assumption, fewer than one task per 100 developer-days counts as none.
+Its points are marked, because its waits and waiting share describe requests and days that produce
+no work (a starved tier serves few requests, and those quickly)."""
+ADOPTION = "fast_tier_pct"
+"""The x axis of the figure: the share of developers on the fast tier, in %."""
+_STARVED_STYLE: dict[str, Any] = {
+    "marker": "X",
+    "ms": 11,
+    "mfc": "#d62728",
+    "mec": "white",
+    "ls": "none",
+    "zorder": 5,
+}
 
 
 def _long(table: pd.DataFrame, measure: str, groups: tuple[str, ...], hue: str) -> pd.DataFrame:
@@ -121,20 +144,7 @@ def analyze(table: pd.DataFrame, spec: Experiment, out: Path) -> Report:
     summary = summarize(table, by=[SHARE])
     files = [out / "summary.csv"]
     summary.to_csv(files[0], index=False)
-    fig, axes = plt.subplots(2, 3, figsize=(13, 7), layout="constrained")
-    for ax, (measure, hue, label) in zip(axes.flat, PANELS, strict=True):
-        if hue:
-            frame = _long(table, measure, TIERS if hue == "tier" else ("standard", "fast"), hue)
-            plot_lines(frame, SHARE, measure, label, hue=hue, ax=ax)
-        else:
-            plot_lines(table, SHARE, measure, label, ax=ax)
-        ax.set_xlabel("share of developers on the fast tier")
-    scenario = spec.scenario
-    fleet = next(iter(scenario.backends.values()))
-    fig.suptitle(
-        f"Fast-mode adoption on a fixed fleet ({fleet.replicas} × {fleet.chips} GPUs, "
-        f"{scenario.developers} developers)"
-    )
+    fig = plot_externality(table, spec)
     files += save_figure(fig, out, "externality")
     plt.close(fig)
     economics = economics_table(table, spec)
@@ -142,6 +152,70 @@ def analyze(table: pd.DataFrame, spec: Experiment, out: Path) -> Report:
     economics.to_csv(files[-1], index=False)
     text = finding(summary) + "\n" + economics_finding(economics, table, spec.scenario.value.usd_per_dev_hour)
     return Report(text, files)
+
+
+def starved_shares(table: pd.DataFrame, group: str) -> list[float]:
+    """The levels of :data:`SHARE` at which ``group`` (fast / standard developers) is starved: its
+    mean tasks per developer-day over the replications is below :data:`STARVED_TASKS_PER_DEV_DAY`."""
+    means = table.groupby(SHARE)[f"{group}_tasks_per_dev_day"].mean().dropna()
+    return [float(s) for s in means.index[means < STARVED_TASKS_PER_DEV_DAY]]
+
+
+def plot_externality(table: pd.DataFrame, spec: Experiment) -> Figure:
+    """The six panels of :data:`PANELS` against the share of developers on the fast tier (%).
+
+    Lines are means over the replications with 95% t-interval bands (unpaired); waits on a log
+    axis (:data:`LOG_Y`), shares of time in % (:data:`PERCENT`). A starved group's points
+    (:func:`starved_shares`) carry a red ✕ in the tier and developer panels. One legend under the
+    panels names the lines, the bands (with the number of replications) and the ✕.
+    """
+    frame = table.assign(**{ADOPTION: 100.0 * table[SHARE]})
+    colours = dict(zip(TIERS, sns.color_palette("colorblind", len(TIERS)).as_hex(), strict=True))
+    starved = {group: starved_shares(table, group) for group in TIERS}
+    fig, axes = plt.subplots(2, 3, figsize=(13, 7.6), layout="constrained")
+    cut = False
+    for ax, (measure, hue, label) in zip(axes.flat, PANELS, strict=True):
+        percent, log = measure in PERCENT, measure in LOG_Y
+        if hue:
+            long = _long(table, measure, TIERS, hue)
+            long[ADOPTION] = 100.0 * long[SHARE]
+            plot_lines(long, ADOPTION, measure, label, hue=hue, ax=ax, percent=percent, log=log)
+            for group in TIERS:
+                rows = long[(long[hue] == group) & long[SHARE].isin(starved[group])]
+                means = rows.groupby(ADOPTION)[measure].mean() * (100.0 if percent else 1.0)
+                ax.plot(means.index, means.to_numpy(), **_STARVED_STYLE)
+        else:
+            plot_lines(frame, ADOPTION, measure, label, ax=ax, percent=percent, log=log, color="#333333")
+        legend = ax.get_legend()
+        if legend is not None:  # one legend for the figure, below
+            cut |= any(LOG_CUT_NOTE in " ".join(t.get_text().split()) for t in legend.get_texts())
+            legend.remove()
+        ax.set_xlabel("developers on the fast tier (%)")
+        ax.set_xticks(sorted(frame[ADOPTION].unique()))
+    counts = table.groupby(SHARE).size()
+    handles = [
+        Line2D([], [], color=colours["standard"], marker="o", label="standard tier / its developers"),
+        Line2D([], [], color=colours["fast"], marker="o", label="fast tier / its adopters"),
+        Line2D([], [], color="#333333", marker="o", label="the provider (whole fleet)"),
+        band_handle(
+            interval_note("bands", counts, of="replications") + (f";\n{LOG_CUT_NOTE}" if cut else "")
+        ),
+        Line2D(
+            [],
+            [],
+            **_STARVED_STYLE,
+            label=f"starved: < {STARVED_TASKS_PER_DEV_DAY:g} tasks per developer-day\n"
+            "(its waits and speeds describe no completed work)",
+        ),
+    ]
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False, fontsize="small")
+    scenario = spec.scenario
+    fleet = next(iter(scenario.backends.values()))
+    fig.suptitle(
+        f"Fast-mode adoption on a fixed fleet ({fleet.replicas} × {fleet.chips} GPUs, "
+        f"{scenario.developers} developers)"
+    )
+    return fig
 
 
 def finding(summary: pd.DataFrame) -> str:

@@ -4,10 +4,15 @@ differences paired by seed, against ``gpu-batched`` and against no AI."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.container import BarContainer
+from matplotlib.figure import Figure
 
 from speedtrap.analysis.statistics import caveat_suffix, paired_differences, summarize
 from speedtrap.config.experiment import Experiment
@@ -23,7 +28,7 @@ KEY_OUTCOMES = ("tasks_per_dev_day", "waiting_share", "fixing_share", "share_swi
 
 def analyze(table: pd.DataFrame, spec: Experiment, out: Path) -> Report:
     """Tables (``summary.csv``, ``paired.csv``, ``economics.csv``) and figures (``ledger``,
-    ``outcomes``) under ``out``."""
+    ``outcomes``, and ``headline``: both in one, the README's figure) under ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     backends = list(dict.fromkeys(table["backend"]))
     summary = summarize(table, by=["backend"])
@@ -52,15 +57,61 @@ def analyze(table: pd.DataFrame, spec: Experiment, out: Path) -> Report:
     fig = figure_of(ax)
     files += save_figure(fig, out, "ledger")
     plt.close(fig)
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), layout="constrained")
-    plot_outcome(table, "tasks_per_dev_day", "tasks per developer-day", order=backends, ax=axes[0])
-    plot_outcome(table, "usd_per_task", "US$ per completed task", order=backends, ax=axes[1])
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.8), layout="constrained")
+    plot_outcomes(table, backends, axes)
     files += save_figure(fig, out, "outcomes")
+    plt.close(fig)
+    fig = plot_headline(table, spec)
+    files += save_figure(fig, out, "headline")
     plt.close(fig)
     text = finding(summary, paired, vs_manual)
     if not economics.empty:
         text += "\n" + economics_finding(economics, scenario.value.usd_per_dev_hour)
     return Report(text, files)
+
+
+OUTCOME_PANELS: tuple[tuple[str, str], ...] = (
+    ("tasks_per_dev_day", "tasks per developer-day"),
+    ("usd_per_task", "US$ per task (inference)"),
+)
+"""The outcome bars of the headline figures: (outcome, axis label)."""
+
+
+def plot_outcomes(table: pd.DataFrame, backends: list[str], axes: Sequence[Axes]) -> None:
+    """Tasks per developer-day and US$ per task per backend (:data:`OUTCOME_PANELS`) on two axes:
+    means with 95% t-interval error bars over the runs (:func:`speedtrap.plots.plot_outcome`); a
+    backend without inference spend (no AI) is marked "no AI: $0" in the $ panel."""
+    for ax, (outcome, label) in zip(axes, OUTCOME_PANELS, strict=True):
+        plot_outcome(table, outcome, label, order=backends, ax=ax)
+        ax.set_title(label)
+        for bars in ax.containers:
+            if isinstance(bars, BarContainer):
+                labels = [f"{v:.2f}" if v else "" for v in np.asarray(bars.datavalues, dtype=float)]
+                ax.bar_label(bars, labels=labels, label_type="center", color="white", fontsize="small")
+        if outcome == "usd_per_task":
+            means = table.groupby("backend")[outcome].mean()
+            for i, backend in enumerate(backends):
+                if means.get(backend) == 0:
+                    ax.annotate("no AI: $0", (i, 0), xytext=(0, 3), textcoords="offset points", ha="center")
+
+
+def plot_headline(table: pd.DataFrame, spec: Experiment) -> Figure:
+    """The headline figure: where a developer-day goes (ledger) above tasks per developer-day and
+    US$ per task per backend, every error bar a 95% t-interval over the runs (the legends say so)."""
+    scenario = spec.scenario
+    backends = list(dict.fromkeys(table["backend"]))
+    fig = plt.figure(figsize=(11, 7.8), layout="constrained")
+    grid = fig.add_gridspec(2, 2, height_ratios=[1.2, 0.9])
+    ledger = fig.add_subplot(grid[0, :])
+    plot_ledger(table, "backend", workday_s=scenario.workday_s, order=backends, ax=ledger)
+    ledger.set_title("where a developer-day goes")
+    plot_outcomes(table, backends, [fig.add_subplot(grid[1, 0]), fig.add_subplot(grid[1, 1])])
+    days = scenario.horizon_s / scenario.workday_s
+    fig.suptitle(
+        f"{scenario.developers} developers × {days:g} working days on each backend, "
+        f"{spec.replications} runs each (same seeds on every backend)"
+    )
+    return fig
 
 
 def economics_table(table: pd.DataFrame, spec: Experiment) -> pd.DataFrame:
