@@ -57,38 +57,33 @@ def _tidy_params(params: list[Any]) -> None:
         _no_flag_type(param)
 
 
-class HelpCommand(TyperCommand):
+class _TidyHelp:
+    """Mixin for typer commands and groups: help text, short help and flag types tidied once."""
+
+    help: str | None
+    short_help: str | None
+    params: list[Any]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.short_help is None and self.help:
+            self.short_help = escape(first_sentence(self.help) or "")
+        self.help = tidy_help(self.help)
+        _tidy_params(self.params)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        if option is not None:  # made once and cached by the command
+            _no_flag_type(option)
+        return option
+
+
+class HelpCommand(_TidyHelp, TyperCommand):
     """A typer command whose help renders cleanly (see the module docstring)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if self.short_help is None and self.help:
-            self.short_help = escape(first_sentence(self.help) or "")
-        self.help = tidy_help(self.help)
-        _tidy_params(self.params)
 
-    def get_help_option(self, ctx: Any) -> Any:
-        option = super().get_help_option(ctx)
-        if option is not None:  # made once and cached by the command
-            _no_flag_type(option)
-        return option
-
-
-class HelpGroup(TyperGroup):
+class HelpGroup(_TidyHelp, TyperGroup):
     """A typer group whose help renders cleanly (see the module docstring)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if self.short_help is None and self.help:
-            self.short_help = escape(first_sentence(self.help) or "")
-        self.help = tidy_help(self.help)
-        _tidy_params(self.params)
-
-    def get_help_option(self, ctx: Any) -> Any:
-        option = super().get_help_option(ctx)
-        if option is not None:  # made once and cached by the command
-            _no_flag_type(option)
-        return option
 
 
 class HelpTyper(typer.Typer):

@@ -230,6 +230,17 @@ def Slider(label: str, key: str, lo: float, hi: float, step: float, *, integer: 
             )
 
 
+def TextField(label: str, key: str, css_class: str) -> None:
+    """A text input bound to the settings field ``key`` (validated on the next run)."""
+    solara.InputText(
+        label,
+        value=getattr(settings.value, key),
+        on_value=lambda v: update(**{key: v}),
+        error=field_errors.value.get(key, False),
+        classes=[css_class],
+    )
+
+
 def _value_of(s: Settings) -> Value | None:
     """The chosen scenario's value section (None if it does not load)."""
     try:
@@ -278,27 +289,9 @@ def Controls() -> None:
     Slider("Parallel agent sessions", "parallel_sessions", 1, 4, 1, integer=True)
     Slider("Fast-tier share (policy fast_share)", "fast_share", 0.0, 1.0, 0.05)
     FieldError("sliders")
-    solara.InputText(
-        "Horizon (hours)",
-        value=s.horizon_h,
-        on_value=lambda v: update(horizon_h=v),
-        error=field_errors.value.get("horizon_h", False),
-        classes=["st-horizon"],
-    )
-    solara.InputText(
-        "Seed",
-        value=s.seed,
-        on_value=lambda v: update(seed=v),
-        error=field_errors.value.get("seed", False),
-        classes=["st-seed"],
-    )
-    solara.InputText(
-        "Developer cost (US$ per developer-hour)",
-        value=s.usd_per_dev_hour,
-        on_value=lambda v: update(usd_per_dev_hour=v),
-        error=field_errors.value.get("usd_per_dev_hour", False),
-        classes=["st-usd-per-dev-hour"],
-    )
+    TextField("Horizon (hours)", "horizon_h", "st-horizon")
+    TextField("Seed", "seed", "st-seed")
+    TextField("Developer cost (US$ per developer-hour)", "usd_per_dev_hour", "st-usd-per-dev-hour")
     if value is not None:
         solara.Text(
             f"Scenario: {value_source(value)}.", style={"font-size": "11px"}, classes=["st-value-source"]
