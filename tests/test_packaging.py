@@ -1,13 +1,16 @@
 """The wheel works outside the checkout: built from the repository, installed into a fresh virtual
 environment, it runs ``speedtrap backends``, ``demo`` and ``experiment headline --quick`` from a
-directory that is not the checkout, reading the experiment files it ships as package data."""
+directory that is not the checkout, reading the experiment files it ships as package data; and every
+extra the READMEs tell a user to install is declared."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import sysconfig
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -66,3 +69,19 @@ def test_the_wheel_runs_outside_the_checkout(tmp_path: Path) -> None:
     assert (work / "demo" / "summary.csv").is_file()
     headline = _run([str(bin_dir / "speedtrap"), "experiment", "headline", "--quick"], work, env)
     assert "Wrote" in headline and (work / "results" / "headline-quick" / "spec.json").is_file()
+
+
+def test_every_extra_the_docs_install_exists() -> None:
+    """Each ``pip install … '.[extra]'`` in the README and the notebooks' README names an extra that
+    pyproject.toml declares; the ``jupyter`` extra brings JupyterLab on top of the notebooks extra."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    named: set[str] = set()
+    for doc in (ROOT / "README.md", ROOT / "notebooks" / "README.md"):
+        for group in re.findall(r"pip install[^`\n]*?\.\[([a-z,]+)\]", doc.read_text(encoding="utf-8")):
+            named.update(group.split(","))
+    assert {"jupyter", "notebooks", "dask", "app"} <= named
+    assert not named - set(extras), f"extras the docs install but pyproject.toml lacks: {named - set(extras)}"
+    jupyter = extras["jupyter"]
+    assert "speedtrap[notebooks]" in jupyter and any(req.startswith("jupyterlab") for req in jupyter)
