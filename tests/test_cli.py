@@ -10,7 +10,7 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
-from speedtrap.cli import HEADLINE_SCENARIO, app, parse_set
+from speedtrap.cli import HEADLINE_SCENARIO, app, count_progress, parse_set
 from speedtrap.config import BACKEND_PRESETS, Scenario
 from speedtrap.models import SUMMARY_KEYS, simulate
 from speedtrap.serving.pareto import pareto_frontier
@@ -131,6 +131,33 @@ def test_run_backend_option_serves_the_same_tasks_with_another_backend(tmp_path:
         assert result.exit_code == 0, result.output
         out[backend] = json.loads(result.stdout)["summary"]
     assert out["wafer-distilled"]["mean_decode_tok_s"] > 10 * out["gpu-batched"]["mean_decode_tok_s"]
+
+
+def test_run_reports_progress_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    quiet = runner.invoke(app, ["run", *TINY])  # the test runner's stderr is no terminal
+    assert quiet.exit_code == 0, quiet.output
+    assert "simulated" not in quiet.stderr
+    monkeypatch.setattr("speedtrap.cli.stderr_is_terminal", lambda: True)
+    shown = runner.invoke(app, ["run", *TINY])
+    assert shown.exit_code == 0, shown.output
+    assert "simulated 50% of 0.25 developer-days" in shown.stderr  # 2 developers × 1 h of an 8-h day
+    assert shown.stderr.rstrip().endswith("simulated 100% of 0.25 developer-days")
+    assert shown.stdout == quiet.stdout  # the same run and tables
+    as_json = runner.invoke(app, ["run", *TINY, "--json"])
+    assert as_json.exit_code == 0 and "simulated" not in as_json.stderr
+
+
+def test_count_progress_writes_one_updating_line_on_a_terminal_only(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert count_progress("replications done:") is None  # pytest's stderr is no terminal
+    monkeypatch.setattr("speedtrap.cli.stderr_is_terminal", lambda: True)
+    assert count_progress("replications done:", enabled=False) is None  # e.g. with --json
+    report = count_progress("replications done:")
+    assert report is not None
+    report(1, 2)
+    report(2, 2)
+    assert capsys.readouterr().err == "\rreplications done: 1/2\rreplications done: 2/2\n"
 
 
 def test_run_table_shows_every_ledger_category() -> None:

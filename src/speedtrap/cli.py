@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import tomllib
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -581,6 +582,37 @@ def trace_window_arg(
     return start, min(end, horizon_s)
 
 
+def stderr_is_terminal() -> bool:
+    """Whether standard error is a terminal (progress lines are written only there)."""
+    return sys.stderr.isatty()
+
+
+def run_progress(scenario: Scenario, enabled: bool = True) -> Callable[[float], None] | None:
+    """A callback for ``simulate(progress=...)`` that keeps one line on standard error up to date
+    ("simulated 40% of 200 developer-days"); ``None`` when disabled or standard error is not a
+    terminal (a file, a pipe, a test runner)."""
+    if not (enabled and stderr_is_terminal()):
+        return None
+    total = f"{scenario.developer_days:g} developer-days"
+
+    def report(fraction: float) -> None:
+        typer.echo(f"\rsimulated {fraction:.0%} of {total}", err=True, nl=fraction >= 1.0)
+
+    return report
+
+
+def count_progress(label: str, enabled: bool = True) -> Callable[[int, int], None] | None:
+    """A callback ``(done, total)`` that keeps one line on standard error up to date ("``label``
+    3/5"); ``None`` when disabled or standard error is not a terminal."""
+    if not (enabled and stderr_is_terminal()):
+        return None
+
+    def report(done: int, total: int) -> None:
+        typer.echo(f"\r{label} {done}/{total}", err=True, nl=done >= total)
+
+    return report
+
+
 def export_run(result: Any, scenario: Scenario, seed: int, directory: Path) -> None:
     """Write a run's tasks, requests and ledger as Parquet and its spec.json to ``directory``."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -680,7 +712,9 @@ def run(
     with bad_input_exits():
         scenario = load_scenario(scenario_file, backend=backend, sets=sets or ())
         window = trace_window_arg(trace_file, trace_window, scenario.horizon_s)
-        result = simulate(scenario, seed, trace=trace_file is not None)  # a scenario that cannot run says why
+        result = simulate(  # a scenario that cannot run says why
+            scenario, seed, trace=trace_file is not None, progress=run_progress(scenario, not json_out)
+        )
     if trace_file is not None:
         write_trace(result.to_trace(window), trace_file)
     if export is not None:
@@ -1029,7 +1063,11 @@ def validate_workflow_command(
 
     with bad_input_exits():
         scenarios = default_scenarios(headline_scenario_path().parents[2], quick=quick)
-    check = validate_workflow(scenarios, range(seed, seed + replications))
+    check = validate_workflow(
+        scenarios,
+        range(seed, seed + replications),
+        progress=count_progress("replications done:", not as_json),
+    )
     table = check.table
     if as_json:
         print_json(

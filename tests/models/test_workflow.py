@@ -15,6 +15,7 @@ from fixed_scenarios import TURN
 from fixed_scenarios import tiny as fixed_tiny
 from speedtrap.config import Scenario
 from speedtrap.models import LEDGER_CATEGORIES, SUMMARY_KEYS, WorkflowModel, simulate, simulate_summary
+from speedtrap.models.workflow import PROGRESS_SLICES
 
 
 def tiny(overrides: dict[str, Any] | None = None) -> Scenario:
@@ -184,6 +185,22 @@ def test_same_seed_same_frames_and_different_seed_differs() -> None:
     for frame in ("ledger", "tasks", "requests", "backend_stats"):
         pd.testing.assert_frame_equal(getattr(a, frame), getattr(b, frame))
     assert not a.tasks["difficulty"].equals(c.tasks["difficulty"]) or not a.ledger.equals(c.ledger)
+
+
+def test_a_run_reporting_progress_in_slices_is_the_same_run() -> None:
+    """``simulate(progress=...)`` advances the horizon in PROGRESS_SLICES slices: the callback sees
+    rising fractions ending at 1, and every table and the summary equal those of one uninterrupted run
+    (a parallel-session, queueing scenario, so that slice ends fall among many pending events)."""
+    scenario = Scenario(
+        developers=6, horizon_s=3 * 3600.0 + 17.5, backends={"g": "gpu-batched"}
+    ).with_overrides({"backends.g.replicas": 1, "developer.attention.max_parallel_sessions": 2})
+    seen: list[float] = []
+    sliced = simulate(scenario, 11, progress=seen.append)
+    whole = simulate(scenario, 11)
+    assert len(seen) == PROGRESS_SLICES and seen[-1] == 1.0 and seen == sorted(seen) and seen[0] > 0
+    for frame in ("ledger", "tasks", "requests", "backend_stats"):
+        pd.testing.assert_frame_equal(getattr(sliced, frame), getattr(whole, frame))
+    assert sliced.summary() == whole.summary()
 
 
 def test_task_stream_is_identical_across_backends_and_policies() -> None:

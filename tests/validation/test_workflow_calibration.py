@@ -37,9 +37,18 @@ def test_targets_table_has_sources_and_tolerances() -> None:
             assert row.tolerance_kind in {"absolute", "relative"} and row.tolerance > 0
 
 
+PROGRESS: list[tuple[int, int]] = []  # what quick_check's progress callback was told
+
+
 @pytest.fixture(scope="module")
 def quick_check():  # type: ignore[no-untyped-def]
-    return validate_workflow(default_scenarios(ROOT, quick=True), range(4))
+    progress = lambda done, total: PROGRESS.append((done, total))  # noqa: E731
+    return validate_workflow(default_scenarios(ROOT, quick=True), range(4), progress=progress)
+
+
+def test_progress_is_reported_after_every_replication(quick_check) -> None:  # type: ignore[no-untyped-def]
+    assert PROGRESS == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    assert sorted(quick_check.runs["seed"].unique()) == [0, 1, 2, 3]
 
 
 def test_calibrated_targets_pass(quick_check) -> None:  # type: ignore[no-untyped-def]

@@ -12,7 +12,7 @@ interval over replications, the relative error and pass/fail.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -83,10 +83,15 @@ def metr_statistics(with_ai: RunResult, by_hand: RunResult) -> dict[str, float]:
     }
 
 
-def run_statistics(scenarios: dict[str, Scenario], seeds: Sequence[int]) -> pd.DataFrame:
-    """One row per (scenario, seed) with every target statistic of that scenario."""
+def run_statistics(
+    scenarios: dict[str, Scenario],
+    seeds: Sequence[int],
+    progress: Callable[[int, int], None] | None = None,
+) -> pd.DataFrame:
+    """One row per (scenario, seed) with every target statistic of that scenario; ``progress``, if
+    given, is called with (replications done, replications) after each seed."""
     rows = []
-    for seed in seeds:
+    for done, seed in enumerate(seeds, start=1):
         if "headline" in scenarios:
             result = simulate(scenarios["headline"], seed)
             rows.append({"scenario": "headline", "seed": seed, **headline_statistics(result)})
@@ -94,6 +99,8 @@ def run_statistics(scenarios: dict[str, Scenario], seeds: Sequence[int]) -> pd.D
             metr = scenarios["metr"]
             stats_ = metr_statistics(simulate(metr, seed), simulate(metr.with_backend("manual"), seed))
             rows.append({"scenario": "metr", "seed": seed, **stats_})
+        if progress is not None:
+            progress(done, len(seeds))
     return pd.DataFrame(rows)
 
 
@@ -117,13 +124,17 @@ def _passes(row: pd.Series, value: float) -> bool:
 
 
 def validate_workflow(
-    scenarios: dict[str, Scenario], seeds: Sequence[int], targets: pd.DataFrame | None = None
+    scenarios: dict[str, Scenario],
+    seeds: Sequence[int],
+    targets: pd.DataFrame | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> WorkflowCheck:
     """Run the calibration scenarios over ``seeds`` and compare each target's simulated mean (with
-    a 95% t interval over the replications) with its published value and pre-declared tolerance."""
+    a 95% t interval over the replications) with its published value and pre-declared tolerance
+    (``progress``: as in :func:`run_statistics`)."""
     targets = load_targets() if targets is None else targets
     targets = targets[targets["scenario"].isin(scenarios)]
-    runs = run_statistics(scenarios, seeds)
+    runs = run_statistics(scenarios, seeds, progress)
     rows = []
     for _, row in targets.iterrows():
         values = runs.loc[runs["scenario"] == row["scenario"], row["statistic"]].dropna().to_numpy(float)
