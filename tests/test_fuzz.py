@@ -10,6 +10,7 @@ The default suite runs 200 cases on tiny scenarios (2 developers, 1 h); ``-m slo
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import resource
@@ -97,7 +98,8 @@ def mutated(draw: Any) -> tuple[str, list[str]]:
         touched.extend(path)
         op = draw(st.sampled_from(OPERATIONS))
         if op == "value":
-            parent[key] = draw(st.sampled_from(BAD_VALUES))
+            # a copy: a later "unknown" mutation writes into a drawn {} and must not reach BAD_VALUES
+            parent[key] = copy.deepcopy(draw(st.sampled_from(BAD_VALUES)))
         elif op == "scale" and isinstance(parent[key], int | float) and not isinstance(parent[key], bool):
             factor = draw(st.sampled_from([-1.0, 0.0, 0.1, 2.0, 10.0]))
             parent[key] = type(parent[key])(parent[key] * factor)

@@ -69,6 +69,14 @@ def test_effort_sizing_needs_increasing_bounds() -> None:
         TaskMix(sizing="difficulty", difficulties={"a": {"share": 1.0}})
 
 
+def test_effort_sizing_needs_a_positive_effort() -> None:
+    # a zero median made every task's effort 0 and the task source divide 0 by 0 (found by the fuzz test)
+    with pytest.raises(ValueError, match=r"effort_s\.median: must be positive with sizing = 'effort'"):
+        TaskMix(effort_s={"median": 0.0, "sigma": 0.8})
+    unused = TaskMix(sizing="difficulty", effort_s={"median": 0.0, "sigma": 0.8})  # effort_s unused there
+    assert unused.effort_s.median == 0.0
+
+
 def test_resumption_after_short_waits_is_seconds_and_after_long_breaks_parnin() -> None:
     att = Attention()
     assert att.rule == "expected_wait"

@@ -169,6 +169,11 @@ class TaskMix(Spec):
     def _classes_fit_sizing(self) -> TaskMix:
         names = list(self.difficulties)
         if self.sizing == "effort":
+            if not self.effort_s.median > 0:
+                raise ValueError(
+                    "effort_s.median: must be positive with sizing = 'effort' (a task's turns and fixing "
+                    f"scale with its effort), got {self.effort_s.median}"
+                )
             bounds = [self.difficulties[n].max_effort_s for n in names]
             if bounds[-1] is not None:
                 raise ValueError(
