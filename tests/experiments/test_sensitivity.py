@@ -3,6 +3,7 @@ headline model function at a tiny size, stores and resuming, and the plots."""
 
 from __future__ import annotations
 
+import runpy
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,13 @@ from speedtrap.experiments.seeds import replication_seeds
 from speedtrap.experiments.sensitivity import (
     BATCHED,
     GAP_KEYS,
+    SCREENING_OUTCOMES,
     WAFER,
     point_means,
     productivity_gap,
     run_morris,
     run_sobol,
+    screening_finding,
 )
 from speedtrap.experiments.store import ResultStore
 from speedtrap.models.workflow import simulate_summary
@@ -236,3 +239,42 @@ def test_plot_morris_labels_every_factor() -> None:
         assert "tasks per developer-day" in ax.get_xlabel()
     finally:
         plt.close(ax.figure)
+
+
+def _morris_rows(rows: list[tuple[str, float, float, float, float]]) -> pd.DataFrame:
+    """Indices of one outcome ``gap_x`` from (factor, mu, mu_star, mu_star_conf, sigma) rows."""
+    frame = pd.DataFrame(rows, columns=["factor", "mu", "mu_star", "mu_star_conf", "sigma"])
+    frame.insert(0, "outcome", "gap_x")
+    return frame
+
+
+def test_screening_finding_ranks_by_mu_star_and_says_what_it_can_resolve() -> None:
+    indices = _morris_rows(
+        [
+            ("developer.review.detect_prob", -0.5, 0.6, 0.1, 0.2),  # weak, monotone down
+            ("backends.w.quality.failure_multiplier", -2.0, 2.0, 0.3, 0.5),  # strongest, monotone down
+            ("task_mix.tool_s.median", 0.2, 1.6, 0.2, 2.5),  # overlaps the top (1.8 ≥ 1.7); mixed signs
+        ]
+    )
+    text = screening_finding(indices, "gap_x", unit="tasks per developer-day", scale=10.0)
+    # ranked by μ*, scaled, with half-widths and the direction only where the signs agree
+    assert text.index("quality.failure_multiplier 20 ± 3") < text.index("tool_s.median 16 ± 2")
+    assert text.index("tool_s.median 16 ± 2;") < text.index("review.detect_prob 6 ± 1")
+    assert "quality.failure_multiplier 20 ± 3, raising it lowers the gap" in text
+    assert "tool_s.median 16 ± 2;" in text  # μ = 0.2 of μ* = 1.6: no direction
+    assert "Strongest: quality.failure_multiplier (not separable from tool_s.median)." in text
+    assert text.endswith("Nonlinear or interacting (σ > μ*): tool_s.median.")
+    assert "(tasks per developer-day;" in text
+    with pytest.raises(KeyError, match="gap_y"):
+        screening_finding(indices, "gap_y", unit="x")
+
+
+def test_screening_script_runs_at_quick_size(tmp_path: Path) -> None:
+    script = Path(__file__).resolve().parents[2] / "experiments" / "screening.py"
+    module = runpy.run_path(str(script), run_name="screening")  # defines main without running it
+    assert module["main"](["--quick", "--results-dir", str(tmp_path)]) == 0
+    shown = pd.read_csv(tmp_path / "screening-quick" / "screening.csv")
+    assert set(shown["outcome"]) == set(SCREENING_OUTCOMES)
+    assert (tmp_path / "screening-quick" / "screening.png").stat().st_size > 10_000
+    waiting = shown[shown["outcome"] == "gap_waiting_share"]
+    assert (waiting["unit"] == "pp of time").all()

@@ -241,14 +241,69 @@ def run_morris(
     return SensitivityResult(pd.concat(frames, ignore_index=True), table, points)
 
 
+SCREENING_OUTCOMES: dict[str, tuple[str, str, float]] = {
+    "gap_tasks_per_dev_day": ("tasks per developer-day", "tasks per developer-day", 1.0),
+    "gap_usd_per_task": ("US$ per task", "US$ per task", 1.0),
+    "gap_waiting_share": ("waiting share", "pp of time", 100.0),
+    "gap_fixing_share": ("fixing share", "pp of time", 100.0),
+}
+"""Outcomes of :func:`productivity_gap` that ``experiments/screening.py`` screens: title, unit of
+the shown numbers and the scale from the run summary's unit to it (shares: fractions → pp)."""
+
+
+def factor_label(path: str) -> str:
+    """A short name for a factor path: its last two parts (``review.detect_prob``)."""
+    return ".".join(path.split(".")[-2:])
+
+
+def screening_finding(indices: pd.DataFrame, outcome: str, *, unit: str, scale: float = 1.0) -> str:
+    """The Morris screening of ``outcome`` in words: the inputs ranked by μ* (mean absolute
+    elementary effect over each input's full range, in ``unit`` after multiplying by ``scale``) with
+    the half-widths of their intervals, the direction where the effects agree in sign (|μ| ≥ 0.9 μ*),
+    which inputs cannot be told apart from the strongest (intervals overlapping its interval) and
+    which act nonlinearly or through interactions (σ > μ*).
+
+    ``indices``: :func:`run_morris`'s, with an ``outcome`` column. Morris ranks inputs; it does not
+    apportion the output's variance (Sobol' indices do).
+    """
+    rows = indices[indices["outcome"] == outcome].sort_values("mu_star", ascending=False)
+    if rows.empty:
+        raise KeyError(f"no Morris indices for outcome {outcome!r}")
+    mu_star = rows["mu_star"].to_numpy(float) * scale
+    conf = rows["mu_star_conf"].to_numpy(float) * scale
+    mu = rows["mu"].to_numpy(float) * scale
+    sigma = rows["sigma"].to_numpy(float) * scale
+    names = [factor_label(str(f)) for f in rows["factor"]]
+    parts = []
+    for name, m_star, c, m in zip(names, mu_star, conf, mu, strict=True):
+        direction = ""
+        if m_star > 0 and abs(m) >= 0.9 * m_star:
+            direction = ", raising it raises the gap" if m > 0 else ", raising it lowers the gap"
+        parts.append(f"{name} {m_star:.3g} ± {c:.2g}{direction}")
+    top_low = mu_star[0] - conf[0]
+    tied = [n for n, m, c in zip(names[1:], mu_star[1:], conf[1:], strict=True) if m + c >= top_low]
+    lead = names[0] + (f" (not separable from {', '.join(tied)})" if tied else "")
+    nonlinear = [n for n, m, s in zip(names, mu_star, sigma, strict=True) if s > m > 0]
+    text = (
+        f"Gap in {outcome.removeprefix('gap_')} ({unit}; Morris μ* per full input range ± 95% bootstrap "
+        f"half-width): {'; '.join(parts)}. Strongest: {lead}."
+    )
+    if nonlinear:
+        text += f" Nonlinear or interacting (σ > μ*): {', '.join(nonlinear)}."
+    return text
+
+
 __all__ = [
     "BATCHED",
     "GAP_KEYS",
+    "SCREENING_OUTCOMES",
     "WAFER",
     "SensitivityResult",
     "backend_gap",
+    "factor_label",
     "point_means",
     "productivity_gap",
     "run_morris",
     "run_sobol",
+    "screening_finding",
 ]
