@@ -53,10 +53,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=None, help="worker processes")
     parser.add_argument("--results-dir", type=Path, default=Path("results"), help="where runs and outputs go")
     args = parser.parse_args(argv)
+    if args.trajectories is not None and args.trajectories < 2:
+        parser.error(
+            f"--trajectories must be at least 2 (μ* needs effects to average), got {args.trajectories}"
+        )
 
     full = Experiment.from_toml(EXPERIMENTS_DIR / "sweeps" / "sensitivity.toml")
     spec = full.quick_variant() if args.quick else full
-    n = args.trajectories or (spec.design.points or TRAJECTORIES if args.quick else TRAJECTORIES)
+    n = args.trajectories or ((spec.design.points or TRAJECTORIES) if args.quick else TRAJECTORIES)
     executor = args.executor or ("serial" if args.quick else "processes")
     d = len(spec.factors)
     runs = n * (d + 1) * spec.replications

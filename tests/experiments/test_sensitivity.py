@@ -278,3 +278,5 @@ def test_screening_script_runs_at_quick_size(tmp_path: Path) -> None:
     assert (tmp_path / "screening-quick" / "screening.png").stat().st_size > 10_000
     waiting = shown[shown["outcome"] == "gap_waiting_share"]
     assert (waiting["unit"] == "pp of time").all()
+    with pytest.raises(SystemExit):
+        module["main"](["--quick", "--trajectories", "1", "--results-dir", str(tmp_path)])
