@@ -35,6 +35,7 @@ from speedtrap.experiments.sensitivity import (
     productivity_gap,
     run_morris,
     screening_finding,
+    screening_table,
 )
 from speedtrap.plots import plot_morris
 
@@ -82,12 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     wall_s = time.perf_counter() - start
 
-    shown = result.indices.copy()
-    shown["unit"] = ""
-    for outcome, (_, unit, scale) in SCREENING_OUTCOMES.items():
-        rows = shown["outcome"] == outcome
-        shown.loc[rows, ["mu", "mu_star", "mu_star_conf", "sigma"]] *= scale
-        shown.loc[rows, "unit"] = unit
+    shown = screening_table(result.indices)
     out = args.results_dir / ("screening-quick" if args.quick else "screening")
     out.mkdir(parents=True, exist_ok=True)
     shown.to_csv(out / "screening.csv", index=False)
@@ -101,8 +97,8 @@ def main(argv: list[str] | None = None) -> int:
 
     with pd.option_context("display.width", 160, "display.max_columns", 10):
         print(shown.round(4).to_string(index=False))
-    for outcome, (_, unit, scale) in SCREENING_OUTCOMES.items():
-        print(screening_finding(result.indices, outcome, unit=unit, scale=scale))
+    for outcome, (_, unit, _) in SCREENING_OUTCOMES.items():
+        print(screening_finding(shown, outcome, unit=unit))
     if args.quick:
         print(f"Quick variant ({n} trajectories): a smoke run, the ranking means nothing.")
     print(f"{runs} calls in {wall_s / 60:.1f} min wall ({executor}).")

@@ -156,8 +156,8 @@ def test_count_progress_writes_one_updating_line_on_a_terminal_only(
     report = count_progress("replications done:")
     assert report is not None
     report(1, 2)
-    report(2, 2)
-    assert capsys.readouterr().err == "\rreplications done: 1/2\rreplications done: 2/2\n"
+    report(2, 2, "gpu-fast")
+    assert capsys.readouterr().err == "\rreplications done: 1/2\rreplications done: 2/2 (gpu-fast)\n"
 
 
 def test_run_table_shows_every_ledger_category() -> None:

@@ -601,14 +601,16 @@ def run_progress(scenario: Scenario, enabled: bool = True) -> Callable[[float], 
     return report
 
 
-def count_progress(label: str, enabled: bool = True) -> Callable[[int, int], None] | None:
-    """A callback ``(done, total)`` that keeps one line on standard error up to date ("``label``
-    3/5"); ``None`` when disabled or standard error is not a terminal."""
+def count_progress(label: str, enabled: bool = True) -> Callable[..., None] | None:
+    """A callback ``(done, total, note="")`` that keeps one line on standard error up to date
+    ("``label`` 3/5", then " (note)" if given), ending it after the last; ``None`` when disabled or
+    standard error is not a terminal."""
     if not (enabled and stderr_is_terminal()):
         return None
 
-    def report(done: int, total: int) -> None:
-        typer.echo(f"\r{label} {done}/{total}", err=True, nl=done >= total)
+    def report(done: int, total: int, note: str = "") -> None:
+        line = f"\r{label} {done}/{total}" + (f" ({note})" if note else "")
+        typer.echo(line, err=True, nl=done >= total)
 
     return report
 

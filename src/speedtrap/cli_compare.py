@@ -7,7 +7,6 @@ Registered on the ``speedtrap`` app by :mod:`speedtrap.cli`, whose output and er
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -22,6 +21,7 @@ from speedtrap.cli import (
     _json_number,
     app,
     bad_input_exits,
+    count_progress,
     fail,
     load_scenario,
     one_line,
@@ -94,13 +94,12 @@ def compare_runs(
 
     rows = []
     total = len(arms) * len(seeds)
+    report = count_progress("runs done:", progress)
     for i, (label, scenario) in enumerate(arms.items()):
         for r, seed in enumerate(seeds):
-            if progress and sys.stderr.isatty():
-                typer.echo(f"\rrun {i * len(seeds) + r + 1}/{total} ({label})", err=True, nl=False)
             rows.append({"arm": label, "replication": r, "seed": seed, **simulate_summary(scenario, seed)})
-    if progress and sys.stderr.isatty():
-        typer.echo("", err=True)
+            if report is not None:
+                report(i * len(seeds) + r + 1, total, label)
     return pd.DataFrame(rows)
 
 

@@ -26,6 +26,7 @@ from speedtrap.experiments.sensitivity import (
     run_morris,
     run_sobol,
     screening_finding,
+    screening_table,
 )
 from speedtrap.experiments.store import ResultStore
 from speedtrap.models.workflow import simulate_summary
@@ -251,13 +252,13 @@ def _morris_rows(rows: list[tuple[str, float, float, float, float]]) -> pd.DataF
 def test_screening_finding_ranks_by_mu_star_and_says_what_it_can_resolve() -> None:
     indices = _morris_rows(
         [
-            ("developer.review.detect_prob", -0.5, 0.6, 0.1, 0.2),  # weak, monotone down
-            ("backends.w.quality.failure_multiplier", -2.0, 2.0, 0.3, 0.5),  # strongest, monotone down
-            ("task_mix.tool_s.median", 0.2, 1.6, 0.2, 2.5),  # overlaps the top (1.8 ≥ 1.7); mixed signs
+            ("developer.review.detect_prob", -5.0, 6.0, 1.0, 2.0),  # weak, monotone down
+            ("backends.w.quality.failure_multiplier", -20.0, 20.0, 3.0, 5.0),  # strongest, monotone down
+            ("task_mix.tool_s.median", 2.0, 16.0, 2.0, 25.0),  # overlaps the top (18 ≥ 17); mixed signs
         ]
     )
-    text = screening_finding(indices, "gap_x", unit="tasks per developer-day", scale=10.0)
-    # ranked by μ*, scaled, with half-widths and the direction only where the signs agree
+    text = screening_finding(indices, "gap_x", unit="tasks per developer-day")
+    # ranked by μ*, with half-widths and the direction only where the signs agree
     assert text.index("quality.failure_multiplier 20 ± 3") < text.index("tool_s.median 16 ± 2")
     assert text.index("tool_s.median 16 ± 2;") < text.index("review.detect_prob 6 ± 1")
     assert "quality.failure_multiplier 20 ± 3, raising it lowers the gap" in text
@@ -267,6 +268,21 @@ def test_screening_finding_ranks_by_mu_star_and_says_what_it_can_resolve() -> No
     assert "(tasks per developer-day;" in text
     with pytest.raises(KeyError, match="gap_y"):
         screening_finding(indices, "gap_y", unit="x")
+
+
+def test_screening_table_shows_shares_in_percentage_points() -> None:
+    rows = [("developer.review.detect_prob", -0.01, 0.02, 0.005, 0.03)]
+    indices = pd.concat(
+        [_morris_rows(rows).assign(outcome=outcome) for outcome in (*SCREENING_OUTCOMES, "gap_other")]
+    )
+    shown = screening_table(indices).set_index("outcome")
+    assert set(shown.index) == set(SCREENING_OUTCOMES)  # other outcomes are left out
+    assert shown.loc[
+        "gap_waiting_share", ["mu", "mu_star", "mu_star_conf", "sigma"]
+    ].tolist() == pytest.approx([-1.0, 2.0, 0.5, 3.0])
+    assert shown.loc["gap_waiting_share", "unit"] == "pp of time"
+    assert shown.loc["gap_usd_per_task", "mu_star"] == pytest.approx(0.02)
+    assert shown.loc["gap_usd_per_task", "unit"] == "US$ per task"
 
 
 def test_screening_script_runs_at_quick_size(tmp_path: Path) -> None:

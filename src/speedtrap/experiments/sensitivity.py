@@ -251,14 +251,26 @@ SCREENING_OUTCOMES: dict[str, tuple[str, str, float]] = {
 the shown numbers and the scale from the run summary's unit to it (shares: fractions → pp)."""
 
 
+def screening_table(indices: pd.DataFrame) -> pd.DataFrame:
+    """:func:`run_morris`'s indices of the :data:`SCREENING_OUTCOMES` in the units shown (μ, μ*, its
+    half-width and σ times each outcome's scale), with a ``unit`` column."""
+    table = indices[indices["outcome"].isin(SCREENING_OUTCOMES)].copy()
+    table["unit"] = ""
+    for outcome, (_, unit, scale) in SCREENING_OUTCOMES.items():
+        rows = table["outcome"] == outcome
+        table.loc[rows, ["mu", "mu_star", "mu_star_conf", "sigma"]] *= scale
+        table.loc[rows, "unit"] = unit
+    return table
+
+
 def factor_label(path: str) -> str:
     """A short name for a factor path: its last two parts (``review.detect_prob``)."""
     return ".".join(path.split(".")[-2:])
 
 
-def screening_finding(indices: pd.DataFrame, outcome: str, *, unit: str, scale: float = 1.0) -> str:
+def screening_finding(indices: pd.DataFrame, outcome: str, *, unit: str) -> str:
     """The Morris screening of ``outcome`` in words: the inputs ranked by μ* (mean absolute
-    elementary effect over each input's full range, in ``unit`` after multiplying by ``scale``) with
+    elementary effect over each input's full range, in ``unit``: e.g. :func:`screening_table`'s) with
     the half-widths of their intervals, the direction where the effects agree in sign (|μ| ≥ 0.9 μ*),
     which inputs cannot be told apart from the strongest (intervals overlapping its interval) and
     which act nonlinearly or through interactions (σ > μ*).
@@ -269,10 +281,10 @@ def screening_finding(indices: pd.DataFrame, outcome: str, *, unit: str, scale: 
     rows = indices[indices["outcome"] == outcome].sort_values("mu_star", ascending=False)
     if rows.empty:
         raise KeyError(f"no Morris indices for outcome {outcome!r}")
-    mu_star = rows["mu_star"].to_numpy(float) * scale
-    conf = rows["mu_star_conf"].to_numpy(float) * scale
-    mu = rows["mu"].to_numpy(float) * scale
-    sigma = rows["sigma"].to_numpy(float) * scale
+    mu_star = rows["mu_star"].to_numpy(float)
+    conf = rows["mu_star_conf"].to_numpy(float)
+    mu = rows["mu"].to_numpy(float)
+    sigma = rows["sigma"].to_numpy(float)
     names = [factor_label(str(f)) for f in rows["factor"]]
     parts = []
     for name, m_star, c, m in zip(names, mu_star, conf, mu, strict=True):
@@ -306,4 +318,5 @@ __all__ = [
     "run_morris",
     "run_sobol",
     "screening_finding",
+    "screening_table",
 ]
