@@ -467,6 +467,17 @@ def _one_outcome(indices: pd.DataFrame, outcome: str | None) -> pd.DataFrame:
     return indices[indices["outcome"] == outcome]
 
 
+def _index_errors(rows: pd.DataFrame, column: str) -> np.ndarray:
+    """Error bar lengths of an index: its ``_conf`` half-width, or (2 × rows) distances to its
+    ``_low`` / ``_high`` interval bounds (emulated indices' percentile intervals)."""
+    if f"{column}_low" in rows.columns:
+        value = rows[column].to_numpy(dtype=float)
+        below = value - rows[f"{column}_low"].to_numpy(dtype=float)
+        above = rows[f"{column}_high"].to_numpy(dtype=float) - value
+        return np.clip(np.vstack([below, above]), 0.0, None)
+    return rows[f"{column}_conf"].to_numpy(dtype=float)
+
+
 def plot_sensitivity(
     indices: pd.DataFrame,
     ax: Axes | None = None,
@@ -480,7 +491,9 @@ def plot_sensitivity(
     (largest on top), with the confidence half-widths (``S1_conf``, ``ST_conf``) as error bars.
 
     ``indices`` has the columns of :func:`speedtrap.analysis.sensitivity.sobol_indices` (and an
-    ``outcome`` column when it comes from ``run_sobol``: pick one with ``outcome``). ``labels`` maps
+    ``outcome`` column when it comes from ``run_sobol``: pick one with ``outcome``), or those of
+    :func:`speedtrap.analysis.emulator.emulated_sobol` (interval bounds ``S1_low``/``S1_high``, …,
+    drawn as they are). ``labels`` maps
     factor paths to shorter names. Indices are shares of the output variance, drawn in %;
     ``confidence`` is the level the half-widths were computed at (SALib's bootstrap; the legend
     says so).
@@ -498,7 +511,7 @@ def plot_sensitivity(
             y + (offset - 0.5) * 0.38,
             100.0 * rows[column].to_numpy(dtype=float),
             height=0.38,
-            xerr=100.0 * rows[f"{column}_conf"].to_numpy(dtype=float),
+            xerr=100.0 * _index_errors(rows, column),
             color=color,
             label=label,
             error_kw={"ecolor": ERRORBAR_COLOUR, "elinewidth": 0.8, "capsize": 2},

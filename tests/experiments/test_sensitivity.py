@@ -21,8 +21,11 @@ from speedtrap.experiments.sensitivity import (
     GAP_KEYS,
     SCREENING_OUTCOMES,
     WAFER,
+    EmulatedSensitivityResult,
+    emulated_finding,
     point_means,
     productivity_gap,
+    run_emulated_sobol,
     run_morris,
     run_sobol,
     screening_finding,
@@ -115,6 +118,70 @@ def test_run_morris_measures_effects_per_factor_range() -> None:
     assert indices.loc[FLOW, "mu_star"] == pytest.approx(A * 10, rel=1e-9)
     assert indices.loc[DETECT, "mu_star"] == pytest.approx(B, rel=1e-9)
     assert indices["sigma"].to_numpy() == pytest.approx([0.0, 0.0], abs=1e-9)
+
+
+def test_run_emulated_sobol_recovers_the_additive_indices_and_resumes(tmp_path: Path) -> None:
+    spec = additive_spec(replications=1)
+    kwargs: dict[str, Any] = {"model": additive, "outcome": "y", "results_dir": tmp_path, "progress": False}
+    result = run_emulated_sobol(spec, 32, bootstrap=2, sobol_n=1024, **kwargs)
+    assert len(result.points) == 32 and len(result.table) == 32
+    assert sorted(result.indices["n_train"].unique()) == [16, 32]  # the nested half too
+    var_flow, var_detect = A**2 * 100 / 12, B**2 / 12
+    exact = {FLOW: var_flow / (var_flow + var_detect), DETECT: var_detect / (var_flow + var_detect)}
+    full = result.indices[result.indices["n_train"] == 32].set_index("factor")
+    for factor, share in exact.items():  # a plane (the seed noise is shared by every point): exact
+        assert full.loc[factor, "S1"] == pytest.approx(share, abs=0.02)
+        assert full.loc[factor, "ST"] == pytest.approx(share, abs=0.02)
+    assert result.diagnostics["trustworthy"].all() and (result.diagnostics["q2"] > 0.99).all()
+    store = ResultStore(tmp_path / "additive-emulator-n32")
+    parts = store.part_paths()
+    again = run_emulated_sobol(spec, 32, bootstrap=2, sobol_n=1024, **kwargs)
+    assert store.part_paths() == parts  # nothing new was run
+    pd.testing.assert_frame_equal(again.indices, result.indices)
+    with pytest.raises(ValueError, match="at least 8 training points"):
+        run_emulated_sobol(spec, 4, **kwargs)
+    with pytest.raises(ValueError, match="power of two"):
+        run_emulated_sobol(spec, 24, **kwargs)
+
+
+def test_emulated_finding_ranks_by_total_share_and_reports_convergence() -> None:
+    rows = []
+    for n_train, shift in ((16, 0.05), (32, 0.0)):
+        for factor, s1, st in (("a.big", 0.6, 0.7), ("a.mid", 0.25 + shift, 0.3), ("a.none", 0.0, 0.001)):
+            rows.append(
+                {"outcome": "gap_x", "n_train": n_train, "factor": factor, "S1": s1, "S1_low": s1 - 0.05,
+                 "S1_high": s1 + 0.05, "ST": st, "ST_low": st - 0.05, "ST_high": min(st + 0.05, 0.015)
+                 if factor == "a.none" else st + 0.05}
+            )  # fmt: skip
+    diagnostics = pd.DataFrame(
+        {"outcome": ["gap_x"] * 2, "n_train": [16, 32], "q2": [0.8, 0.97], "noise_share": [0.01] * 2,
+         "mc_half_width": [0.01] * 2, "trustworthy": [False, True]}
+    )  # fmt: skip
+    result = EmulatedSensitivityResult(pd.DataFrame(rows), diagnostics, pd.DataFrame(), pd.DataFrame())
+    text = emulated_finding(result, "gap_x", title="things")
+    assert text.startswith("Gap in things (emulator of 32 runs, held-out Q² = 0.97")
+    assert text.index("a.big 60% [55–65] alone, 70% [65–75] in all") < text.index("a.mid 25%")
+    assert "Under 2% in all: a.none." in text
+    assert "Interactions: 15% (1 − ΣS1)." in text
+    assert "From 16 runs the indices moved by at most 5.0 pp." in text
+    assert "cannot mean much" not in text
+    with pytest.raises(KeyError, match="gap_y"):
+        emulated_finding(result, "gap_y", title="y")
+
+
+def test_emulated_sobol_script_runs_at_quick_size(tmp_path: Path) -> None:
+    script = Path(__file__).resolve().parents[2] / "experiments" / "emulated_sobol.py"
+    module = runpy.run_path(str(script), run_name="emulated_sobol")  # defines main without running it
+    with pytest.warns(RuntimeWarning, match="cannot mean much"):  # 16 runs of 8 inputs: a smoke run
+        assert module["main"](["--quick", "--results-dir", str(tmp_path)]) == 0
+    out = tmp_path / "emulated-sobol-quick"
+    indices = pd.read_csv(out / "indices.csv")
+    assert set(indices["outcome"]) == set(SCREENING_OUTCOMES) and set(indices["n_train"]) == {8, 16}
+    assert set(pd.read_csv(out / "diagnostics.csv").columns) >= {"q2", "noise_share", "trustworthy"}
+    assert (out / "emulated_sobol.png").stat().st_size > 10_000
+    for bad in (["--points", "12"], ["--replications", "0"], ["--bootstrap", "1"]):
+        with pytest.raises(SystemExit):
+            module["main"](["--quick", *bad, "--results-dir", str(tmp_path)])
 
 
 def test_unknown_outcomes_and_missing_sizes_are_refused() -> None:

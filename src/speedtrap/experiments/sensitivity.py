@@ -30,10 +30,20 @@ from typing import NamedTuple
 
 import pandas as pd
 
+from speedtrap.analysis.emulator import (
+    DEFAULT_BOOTSTRAP,
+    DEFAULT_SOBOL_N,
+    MIN_Q2,
+    emulated_sobol,
+    training_sample,
+)
 from speedtrap.analysis.sensitivity import (
+    ATTRS_KEY,
     DEFAULT_MORRIS_LEVELS,
     morris_indices,
     morris_sample,
+    output_vector,
+    points_from_unit,
     sobol_indices,
     sobol_sample,
 )
@@ -241,6 +251,137 @@ def run_morris(
     return SensitivityResult(pd.concat(frames, ignore_index=True), table, points)
 
 
+DEFAULT_TRAINING_RUNS = 256
+"""Training points of :func:`run_emulated_sobol`: 32 per input for the eight inputs of
+``sensitivity.toml``, about three times the ``n = 10·d`` that Loeppky, Sacks & Welch (2009,
+"Choosing the sample size of a computer experiment: a practical guide", Technometrics 51(4))
+recommend to start a GP emulator with; the indices from the first half show the convergence."""
+
+
+class EmulatedSensitivityResult(NamedTuple):
+    """What :func:`run_emulated_sobol` returns.
+
+    * ``indices``: one row per outcome × training size × factor: ``outcome``, ``n_train``, then
+      :data:`speedtrap.analysis.emulator.EMULATOR_COLUMNS` (S1, ST and their percentile bounds);
+    * ``diagnostics``: one row per outcome × training size: ``q2`` (cross-validated), ``noise_share``,
+      ``mc_half_width``, ``trustworthy`` (q2 ≥ :data:`MIN_Q2`);
+    * ``table``: the runs (:func:`run_experiment`'s table); ``points``: the training design.
+    """
+
+    indices: pd.DataFrame
+    diagnostics: pd.DataFrame
+    table: pd.DataFrame
+    points: pd.DataFrame
+
+
+def run_emulated_sobol(
+    spec: Experiment,
+    n: int = DEFAULT_TRAINING_RUNS,
+    *,
+    model: Model = simulate_summary,
+    outcome: str | Sequence[str] = "tasks_per_dev_day",
+    executor: str | Executor = "serial",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    results_dir: str | Path | None = "results",
+    progress: bool = True,
+    sobol_n: int = DEFAULT_SOBOL_N,
+    bootstrap: int = DEFAULT_BOOTSTRAP,
+    confidence: float = 0.95,
+    seed: int | None = None,
+) -> EmulatedSensitivityResult:
+    """Sobol' indices of ``outcome`` over ``spec``'s factors through a GP emulator of the simulation
+    (:func:`speedtrap.analysis.emulator.emulated_sobol`).
+
+    Runs ``n`` points of a scrambled Sobol' sequence (a power of two ≥ 8; seeded by ``seed``, default
+    ``spec.design.seed``), each ``spec.replications`` times, by ``model`` on ``executor``; runs are
+    stored in ``<results_dir>/<spec.name>-emulator-n<n>/`` and a rerun resumes. Emulators are fitted
+    to the per-point means of the first ``n/2`` points and of all ``n`` (the sequence is nested, so
+    both are balanced designs): the two sets of indices show how far the design size still moves
+    them. ``sobol_n``, ``bootstrap``, ``confidence``: see ``emulated_sobol``.
+    """
+    if n < 8:
+        raise ValueError(f"n must be at least 8 training points (its half is fitted too), got {n}")
+    outcomes = _outcomes(outcome)
+    d = len(spec.factors)
+    unit = training_sample(n, d, seed=spec.design.seed if seed is None else seed)
+    points = points_from_unit(spec, unit)
+    points.attrs[ATTRS_KEY] = {"method": "emulator", "n": n}
+    table = _run(spec, points, f"emulator-n{n}", model, executor, workers, scheduler, results_dir, progress)
+    means = point_means(table, outcomes)
+    index_frames, rows = [], []
+    for name in outcomes:
+        y = output_vector(points, means[name])
+        for size in (n // 2, n):
+            result = emulated_sobol(
+                spec.factors,
+                unit[:size],
+                y[:size],
+                n=sobol_n,
+                bootstrap=bootstrap,
+                confidence=confidence,
+                seed=spec.design.seed if seed is None else seed,
+            )
+            frame = result.indices.copy()
+            frame.insert(0, "n_train", size)
+            frame.insert(0, "outcome", name)
+            index_frames.append(frame)
+            rows.append(
+                {
+                    "outcome": name,
+                    "n_train": size,
+                    "q2": result.q2,
+                    "noise_share": result.noise_share,
+                    "mc_half_width": result.mc_half_width,
+                    "trustworthy": result.trustworthy,
+                }
+            )
+    return EmulatedSensitivityResult(
+        pd.concat(index_frames, ignore_index=True), pd.DataFrame(rows), table, points
+    )
+
+
+def emulated_finding(result: EmulatedSensitivityResult, outcome: str, *, title: str) -> str:
+    """:func:`run_emulated_sobol`'s indices of ``outcome`` in words, from the largest training size:
+    each input's first-order and total share of the variance (%, with the percentile bounds), the
+    share left to interactions (1 − ΣS1), the cross-validated Q², and how much the indices moved
+    from half the training runs (largest change of an S1 or ST, in percentage points)."""
+    indices = result.indices[result.indices["outcome"] == outcome]
+    if indices.empty:
+        raise KeyError(f"no emulated indices for outcome {outcome!r}")
+    sizes = sorted(indices["n_train"].unique())
+    full = indices[indices["n_train"] == sizes[-1]].sort_values("ST", ascending=False)
+    diag = result.diagnostics.set_index(["outcome", "n_train"]).loc[(outcome, sizes[-1])]
+
+    def pct(v: float) -> str:
+        return f"{100 * v:.0f}"
+
+    parts = [
+        f"{factor_label(str(r.factor))} {pct(r.S1)}% [{pct(r.S1_low)}–{pct(r.S1_high)}] alone, "
+        f"{pct(r.ST)}% [{pct(r.ST_low)}–{pct(r.ST_high)}] in all"
+        for r in full.itertuples()
+        if r.ST_high >= 0.02
+    ]
+    small = [factor_label(str(r.factor)) for r in full.itertuples() if r.ST_high < 0.02]
+    text = (
+        f"Gap in {title} (emulator of {sizes[-1]} runs, held-out Q² = {diag['q2']:.2f}; share of its "
+        f"variance over the inputs' ranges, 95% bootstrap interval): {'; '.join(parts)}."
+    )
+    if small:
+        text += f" Under 2% in all: {', '.join(small)}."
+    text += f" Interactions: {pct(1.0 - float(full['S1'].sum()))}% (1 − ΣS1)."
+    if len(sizes) > 1:
+        half = indices[indices["n_train"] == sizes[0]].set_index("factor")
+        moved = max(float((full.set_index("factor")[key] - half[key]).abs().max()) for key in ("S1", "ST"))
+        text += f" From {sizes[0]} runs the indices moved by at most {100 * moved:.1f} pp."
+    if not bool(diag["trustworthy"]):
+        text += (
+            f" Q² < {MIN_Q2}: the emulator does not predict held-out runs well; these indices cannot "
+            "mean much."
+        )
+    return text
+
+
 SCREENING_OUTCOMES: dict[str, tuple[str, str, float]] = {
     "gap_tasks_per_dev_day": ("tasks per developer-day", "tasks per developer-day", 1.0),
     "gap_usd_per_task": ("US$ per task", "US$ per task", 1.0),
@@ -307,14 +448,18 @@ def screening_finding(indices: pd.DataFrame, outcome: str, *, unit: str) -> str:
 
 __all__ = [
     "BATCHED",
+    "DEFAULT_TRAINING_RUNS",
     "GAP_KEYS",
     "SCREENING_OUTCOMES",
     "WAFER",
+    "EmulatedSensitivityResult",
     "SensitivityResult",
     "backend_gap",
+    "emulated_finding",
     "factor_label",
     "point_means",
     "productivity_gap",
+    "run_emulated_sobol",
     "run_morris",
     "run_sobol",
     "screening_finding",
