@@ -13,8 +13,10 @@ the points and from all of them. Runs are stored under ``<results-dir>/<name>-em
 and a rerun resumes. Writes ``<results-dir>/emulated-sobol/`` (``emulated-sobol-quick/`` with
 ``--quick``): ``indices.csv``, ``diagnostics.csv`` (held-out Q², noise share, Monte Carlo
 half-width per outcome and size) and ``emulated_sobol.png``, and prints the indices and a finding
-per outcome with the number of runs and the wall time. ``--quick`` uses the file's quick variant
-(seconds; the indices from it mean nothing).
+per outcome with the number of runs and the wall time. Where the full Morris screening's runs are
+stored in the same results directory (``python experiments/screening.py``), each emulator is also
+checked against them: Q² at 144 points of another design (``q2_morris`` in diagnostics.csv).
+``--quick`` uses the file's quick variant (seconds; the indices from it mean nothing).
 """
 
 from __future__ import annotations
@@ -37,10 +39,13 @@ from speedtrap.experiments.canonical import EXPERIMENTS_DIR
 from speedtrap.experiments.sensitivity import (
     DEFAULT_TRAINING_RUNS,
     SCREENING_OUTCOMES,
+    SCREENING_TRAJECTORIES,
     emulated_finding,
+    external_q2,
     factor_label,
     productivity_gap,
     run_emulated_sobol,
+    run_morris,
 )
 from speedtrap.plots import plot_sensitivity
 
@@ -114,17 +119,37 @@ def main(argv: list[str] | None = None) -> int:
     )
     wall_s = time.perf_counter() - start
 
+    diagnostics = result.diagnostics.copy()
+    diagnostics["q2_morris"] = float("nan")
+    screening_runs = args.results_dir / f"{base.name}-morris-n{SCREENING_TRAJECTORIES}"
+    if screening_runs.is_dir():  # the screening's stored runs: resumed, nothing is rerun if complete
+        print(f"Checking the emulators against the screening's runs in {screening_runs}", flush=True)
+        check = run_morris(
+            base,
+            SCREENING_TRAJECTORIES,
+            model=productivity_gap,
+            outcome=list(SCREENING_OUTCOMES),
+            executor=executor,
+            workers=args.workers,
+            results_dir=args.results_dir,
+            progress=False,
+        )
+        for outcome, q2 in external_q2(spec, result, check).items():
+            diagnostics.loc[
+                (diagnostics["outcome"] == outcome) & (diagnostics["n_train"] == n), "q2_morris"
+            ] = q2
+
     out = args.results_dir / ("emulated-sobol-quick" if args.quick else "emulated-sobol")
     out.mkdir(parents=True, exist_ok=True)
     result.indices.to_csv(out / "indices.csv", index=False)
-    result.diagnostics.to_csv(out / "diagnostics.csv", index=False)
+    diagnostics.to_csv(out / "diagnostics.csv", index=False)
 
     fig, axes = plt.subplots(2, 2, figsize=(13, 9.5), layout="constrained")
     labels = {f.path: factor_label(f.path) for f in spec.factors}
     shown = result.indices[result.indices["n_train"] == n]
-    diagnostics = result.diagnostics.set_index(["outcome", "n_train"])
+    by_size = diagnostics.set_index(["outcome", "n_train"])
     for ax, (outcome, (title, _, _)) in zip(axes.flat, SCREENING_OUTCOMES.items(), strict=True):
-        q2 = diagnostics.loc[(outcome, n), "q2"]
+        q2 = by_size.loc[(outcome, n), "q2"]
         plot_sensitivity(
             shown, ax, outcome=outcome, labels=labels, title=f"gap in {title} (held-out Q² {q2:.2f})"
         )
@@ -132,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     fig.savefig(out / "emulated_sobol.png", dpi=110)
 
     with pd.option_context("display.width", 160, "display.max_columns", 12):
-        print(result.diagnostics.round(4).to_string(index=False))
+        print(diagnostics.round(4).to_string(index=False))
         print(result.indices.round(3).to_string(index=False))
     for outcome, (title, _, _) in SCREENING_OUTCOMES.items():
         print(emulated_finding(result, outcome, title=title))

@@ -31,6 +31,7 @@ from speedtrap.config.experiment import Experiment
 from speedtrap.experiments.canonical import EXPERIMENTS_DIR
 from speedtrap.experiments.sensitivity import (
     SCREENING_OUTCOMES,
+    SCREENING_TRAJECTORIES,
     factor_label,
     productivity_gap,
     run_morris,
@@ -39,7 +40,7 @@ from speedtrap.experiments.sensitivity import (
 )
 from speedtrap.plots import plot_morris
 
-TRAJECTORIES = 16  # full size: 16 × 9 points × 2 replications = 288 calls of productivity_gap
+TRAJECTORIES = SCREENING_TRAJECTORIES  # full size: 16 × 9 points × 2 replications = 288 calls
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,6 +23,7 @@ from speedtrap.experiments.sensitivity import (
     WAFER,
     EmulatedSensitivityResult,
     emulated_finding,
+    external_q2,
     point_means,
     productivity_gap,
     run_emulated_sobol,
@@ -138,6 +139,12 @@ def test_run_emulated_sobol_recovers_the_additive_indices_and_resumes(tmp_path: 
     again = run_emulated_sobol(spec, 32, bootstrap=2, sobol_n=1024, **kwargs)
     assert store.part_paths() == parts  # nothing new was run
     pd.testing.assert_frame_equal(again.indices, result.indices)
+    # checked at another design's runs (Morris trajectories reach the corners): a plane is predicted
+    morris = run_morris(spec, 4, **kwargs)
+    assert external_q2(spec, result, morris) == {"y": pytest.approx(1.0, abs=1e-3)}
+    sobol = run_sobol(additive_spec(design={"kind": "sobol", "points": 2, "seed": 1}, replications=1), **kwargs)
+    with pytest.raises(ValueError, match="unit coordinates"):
+        external_q2(spec, result, sobol)
     with pytest.raises(ValueError, match="at least 8 training points"):
         run_emulated_sobol(spec, 4, **kwargs)
     with pytest.raises(ValueError, match="power of two"):
@@ -157,7 +164,7 @@ def test_emulated_finding_ranks_by_total_share_and_reports_convergence() -> None
         {"outcome": ["gap_x"] * 2, "n_train": [16, 32], "q2": [0.8, 0.97], "noise_share": [0.01] * 2,
          "mc_half_width": [0.01] * 2, "trustworthy": [False, True]}
     )  # fmt: skip
-    result = EmulatedSensitivityResult(pd.DataFrame(rows), diagnostics, pd.DataFrame(), pd.DataFrame())
+    result = EmulatedSensitivityResult(pd.DataFrame(rows), diagnostics, pd.DataFrame(), pd.DataFrame(), {})
     text = emulated_finding(result, "gap_x", title="things")
     assert text.startswith("Gap in things (emulator of 32 runs, held-out Q² = 0.97")
     assert text.index("a.big 60% [55–65] alone, 70% [65–75] in all") < text.index("a.mid 25%")

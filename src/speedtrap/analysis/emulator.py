@@ -61,6 +61,7 @@ __all__ = [
     "emulated_sobol",
     "emulator_inputs",
     "fit_emulator",
+    "predictive_q2",
     "training_sample",
 ]
 
@@ -215,6 +216,17 @@ def cross_validated_q2(
     return 1.0 - float(((y - predicted) ** 2).sum()) / total
 
 
+def predictive_q2(emulator: Emulator, x: np.ndarray, y: np.ndarray | Sequence[float]) -> float:
+    """Q² of ``emulator`` at other runs: 1 − Σ(y − ŷ)² / Σ(y − ȳ)² over inputs ``x`` (as
+    :func:`emulator_inputs` gives) and their outputs ``y`` — e.g. runs of another design, which
+    checks the emulator where its training design did not go (NaN when ``y`` is constant)."""
+    x, y = _check_training(x, np.asarray(y, dtype=float))
+    total = float(((y - y.mean()) ** 2).sum())
+    if total == 0.0:
+        return math.nan
+    return 1.0 - float(((y - emulator.predict(x)) ** 2).sum()) / total
+
+
 def _saltelli_indices(
     emulator: Emulator, factors: Sequence[Factor], base: np.ndarray, num_resamples: int, seed: int
 ) -> dict[str, np.ndarray]:
@@ -242,7 +254,8 @@ class EmulatedIndices:
     ``indices``: one row per factor (:data:`EMULATOR_COLUMNS`: S1 and ST of the emulator fitted to
     all runs, with percentile bootstrap bounds); ``q2``, ``noise_share``, ``mc_half_width`` (the
     largest Monte Carlo half-width of an index), ``n_train`` and ``confidence``: see the module
-    docstring.
+    docstring; ``emulator``: the emulator fitted to all runs (to predict other runs with
+    :func:`predictive_q2`).
     """
 
     indices: pd.DataFrame
@@ -251,6 +264,7 @@ class EmulatedIndices:
     mc_half_width: float
     n_train: int
     confidence: float
+    emulator: Emulator
 
     @property
     def trustworthy(self) -> bool:
@@ -326,6 +340,7 @@ def emulated_sobol(
         mc_half_width=float(np.nanmax(np.concatenate([full["S1_conf"], full["ST_conf"]]))),
         n_train=len(y),
         confidence=confidence,
+        emulator=emulator,
     )
     if not result.trustworthy:
         warnings.warn(

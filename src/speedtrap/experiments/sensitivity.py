@@ -28,13 +28,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from speedtrap.analysis.emulator import (
     DEFAULT_BOOTSTRAP,
     DEFAULT_SOBOL_N,
     MIN_Q2,
+    Emulator,
     emulated_sobol,
+    emulator_inputs,
+    predictive_q2,
     training_sample,
 )
 from speedtrap.analysis.sensitivity import (
@@ -251,6 +255,10 @@ def run_morris(
     return SensitivityResult(pd.concat(frames, ignore_index=True), table, points)
 
 
+SCREENING_TRAJECTORIES = 16
+"""Morris trajectories of ``experiments/screening.py``'s full run (16 × 9 points × 2 replications =
+288 calls of :func:`productivity_gap`)."""
+
 DEFAULT_TRAINING_RUNS = 256
 """Training points of :func:`run_emulated_sobol`: 32 per input for the eight inputs of
 ``sensitivity.toml``, about three times the ``n = 10·d`` that Loeppky, Sacks & Welch (2009,
@@ -265,13 +273,15 @@ class EmulatedSensitivityResult(NamedTuple):
       :data:`speedtrap.analysis.emulator.EMULATOR_COLUMNS` (S1, ST and their percentile bounds);
     * ``diagnostics``: one row per outcome × training size: ``q2`` (cross-validated), ``noise_share``,
       ``mc_half_width``, ``trustworthy`` (q2 ≥ :data:`MIN_Q2`);
-    * ``table``: the runs (:func:`run_experiment`'s table); ``points``: the training design.
+    * ``table``: the runs (:func:`run_experiment`'s table); ``points``: the training design;
+    * ``emulators``: the emulator fitted to all points, per outcome (to predict other runs).
     """
 
     indices: pd.DataFrame
     diagnostics: pd.DataFrame
     table: pd.DataFrame
     points: pd.DataFrame
+    emulators: dict[str, Emulator]
 
 
 def run_emulated_sobol(
@@ -310,6 +320,7 @@ def run_emulated_sobol(
     table = _run(spec, points, f"emulator-n{n}", model, executor, workers, scheduler, results_dir, progress)
     means = point_means(table, outcomes)
     index_frames, rows = [], []
+    emulators: dict[str, Emulator] = {}
     for name in outcomes:
         y = output_vector(points, means[name])
         for size in (n // 2, n):
@@ -322,6 +333,7 @@ def run_emulated_sobol(
                 confidence=confidence,
                 seed=spec.design.seed if seed is None else seed,
             )
+            emulators[name] = result.emulator  # the last (all points) stays
             frame = result.indices.copy()
             frame.insert(0, "n_train", size)
             frame.insert(0, "outcome", name)
@@ -337,8 +349,32 @@ def run_emulated_sobol(
                 }
             )
     return EmulatedSensitivityResult(
-        pd.concat(index_frames, ignore_index=True), pd.DataFrame(rows), table, points
+        pd.concat(index_frames, ignore_index=True), pd.DataFrame(rows), table, points, emulators
     )
+
+
+def external_q2(
+    spec: Experiment, result: EmulatedSensitivityResult, check: SensitivityResult
+) -> dict[str, float]:
+    """Each outcome's emulator (``result``, over ``spec``'s factors) checked at another design's runs
+    of the same factors: Q² at the per-point means of ``check`` (e.g. :func:`run_morris`'s, whose
+    points reach the corners of the input space that a Sobol' sequence rarely does). Outcomes
+    ``check`` lacks are left out."""
+    settings = check.points.attrs.get(ATTRS_KEY) or {}
+    if "unit" not in settings:
+        raise ValueError("the check's points lack their unit coordinates (use run_morris's result)")
+    unit = np.asarray(settings["unit"], dtype=float)
+    paths = [f.path for f in spec.factors]
+    checked = [c for c in check.points.columns if c != "point"]
+    if checked != paths:
+        raise ValueError(f"the check varies {checked}, the emulators {paths}")
+    x = emulator_inputs(spec.factors, unit)
+    out = {}
+    for name, emulator in result.emulators.items():
+        if name in check.table.columns:
+            means = point_means(check.table, [name])[name]
+            out[name] = predictive_q2(emulator, x, output_vector(check.points, means))
+    return out
 
 
 def emulated_finding(result: EmulatedSensitivityResult, outcome: str, *, title: str) -> str:
@@ -451,11 +487,13 @@ __all__ = [
     "DEFAULT_TRAINING_RUNS",
     "GAP_KEYS",
     "SCREENING_OUTCOMES",
+    "SCREENING_TRAJECTORIES",
     "WAFER",
     "EmulatedSensitivityResult",
     "SensitivityResult",
     "backend_gap",
     "emulated_finding",
+    "external_q2",
     "factor_label",
     "point_means",
     "productivity_gap",
