@@ -126,3 +126,5 @@ def test_emulator_predicts_a_smooth_function_it_was_not_fitted_at() -> None:
     probe = np.array([[0.33, 0.5], [0.9, 0.1]])
     assert emulator.predict(probe) == pytest.approx(np.sin(3 * probe[:, 0]) + probe[:, 1] ** 2, abs=0.01)
     assert emulator.length_scales.shape == (2,) and emulator.n_train == 64
+    many = np.random.default_rng(8).random((20_000, 2))  # more than one chunk of the fast path
+    assert emulator.predict(many) == pytest.approx(emulator.gp.predict(many), rel=1e-9, abs=1e-9)

@@ -142,7 +142,9 @@ def test_run_emulated_sobol_recovers_the_additive_indices_and_resumes(tmp_path: 
     # checked at another design's runs (Morris trajectories reach the corners): a plane is predicted
     morris = run_morris(spec, 4, **kwargs)
     assert external_q2(spec, result, morris) == {"y": pytest.approx(1.0, abs=1e-3)}
-    sobol = run_sobol(additive_spec(design={"kind": "sobol", "points": 2, "seed": 1}, replications=1), **kwargs)
+    sobol = run_sobol(
+        additive_spec(design={"kind": "sobol", "points": 2, "seed": 1}, replications=1), **kwargs
+    )
     with pytest.raises(ValueError, match="unit coordinates"):
         external_q2(spec, result, sobol)
     with pytest.raises(ValueError, match="at least 8 training points"):

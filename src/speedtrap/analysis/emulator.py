@@ -79,6 +79,8 @@ MIN_Q2 = 0.9
 CV_FOLDS = 8
 """Folds of the cross-validation that gives ``q2``."""
 
+_CHUNK = 8192  # prediction rows at a time (a chunk × 256 training runs of doubles: 16 MiB)
+
 EMULATOR_COLUMNS = ("factor", "S1", "S1_low", "S1_high", "ST", "ST_low", "ST_high")
 
 
@@ -132,8 +134,24 @@ class Emulator:
     n_train: int
 
     def predict(self, x: np.ndarray) -> np.ndarray:
-        """The emulator's mean at inputs ``x`` (rows × inputs, as :func:`emulator_inputs` gives)."""
-        return np.asarray(self.gp.predict(np.asarray(x, dtype=float)), dtype=float)
+        """The emulator's mean at inputs ``x`` (rows × inputs, as :func:`emulator_inputs` gives).
+
+        Computed from the fitted kernel directly (the Matérn 5/2 formula, in chunks), which is
+        several times faster than ``GaussianProcessRegressor.predict`` on the ≈10⁵ points of a
+        Saltelli sample and agrees with it to rounding (``tests/analysis/test_emulator.py``)."""
+        from scipy.spatial.distance import cdist
+
+        x = np.asarray(x, dtype=float)
+        gp = self.gp
+        params = gp.kernel_.get_params()
+        scale = np.asarray(params["k1__k2__length_scale"], dtype=float)
+        amplitude = float(params["k1__k1__constant_value"])
+        train = gp.X_train_ / scale
+        out = np.empty(len(x))
+        for lo in range(0, len(x), _CHUNK):
+            r = cdist(x[lo : lo + _CHUNK] / scale, train) * math.sqrt(5.0)
+            out[lo : lo + _CHUNK] = ((1.0 + r + r * r / 3.0) * np.exp(-r)) @ gp.alpha_
+        return np.asarray(out * amplitude * gp._y_train_std + gp._y_train_mean, dtype=float)
 
     @property
     def noise_share(self) -> float:
