@@ -27,9 +27,11 @@ at runs it was not fitted to (k-fold cross-validation; 1 is perfect; the noise c
 1 − noise share). Below :data:`MIN_Q2` the indices cannot mean much and a warning says so (an
 assumption: 0.9 is a common bar for a usable metamodel, e.g. Marrel et al. 2009 report Q² ≥ 0.9).
 The intervals are percentile bootstrap intervals over the training runs (the emulator refitted to
-resampled runs, each evaluated on a fresh Saltelli sample; Marrel et al. 2009 discuss both sources
-of error): they cover the emulator's error from a finite design and the Monte Carlo error, not the
-error of an emulator that is wrong everywhere in the same way. ``mc_half_width`` is the largest
+resampled runs with the full fit's kernel hyperparameters, each refit evaluated on a fresh Saltelli
+sample; Marrel et al. 2009 discuss both sources of error): they cover the emulator's error from a
+finite design and the Monte Carlo error, not the uncertainty of the hyperparameters (refits that
+re-optimized them on resampled runs, which repeat points, sometimes collapsed to near-constant
+fits) nor the error of an emulator that is wrong everywhere in the same way. ``mc_half_width`` is the largest
 Monte Carlo half-width (SALib's bootstrap, 95%) of an index of the full emulator on its own
 Saltelli sample.
 """
@@ -186,19 +188,29 @@ def _check_training(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 def fit_emulator(
-    x: np.ndarray, y: np.ndarray, *, seed: int = 0, restarts: int = 2, start: Any = None
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    seed: int = 0,
+    restarts: int = 2,
+    start: Any = None,
+    optimize: bool = True,
 ) -> Emulator:
     """Fit the GP emulator to inputs ``x`` (rows × inputs in ``[0, 1]``) and outputs ``y``.
 
     ``restarts`` extra optimizer starts (random, seeded by ``seed``); ``start``: a fitted kernel to
-    start from (bootstrap refits start from the full fit's hyperparameters).
+    start from; ``optimize=False`` keeps ``start``'s hyperparameters as they are (only the weights of
+    the training runs are fitted).
     """
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.gaussian_process import GaussianProcessRegressor
 
     x, y = _check_training(x, y)
+    if not optimize and start is None:
+        raise ValueError("optimize=False needs the hyperparameters to keep: pass start=")
     gp = GaussianProcessRegressor(
         kernel=start if start is not None else _kernel(x.shape[1]),
+        optimizer="fmin_l_bfgs_b" if optimize else None,
         normalize_y=True,
         n_restarts_optimizer=restarts,
         random_state=seed,
@@ -336,7 +348,9 @@ def emulated_sobol(
         rows = rng.integers(0, len(y), len(y))
         if np.ptp(y[rows]) == 0.0:
             continue
-        refit = fit_emulator(x[rows], y[rows], seed=seed + b + 1, restarts=0, start=emulator.gp.kernel_)
+        # the full fit's hyperparameters: refits with their own optimizer on resampled runs (which
+        # repeat points) sometimes collapse to near-constant fits, whose indices are meaningless
+        refit = fit_emulator(x[rows], y[rows], start=emulator.gp.kernel_, optimize=False)
         estimate = _saltelli_indices(refit, factors, saltelli(), 2, seed)  # a fresh sample: MC error too
         draws["S1"].append(estimate["S1"])
         draws["ST"].append(estimate["ST"])
