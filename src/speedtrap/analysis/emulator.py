@@ -344,7 +344,7 @@ def emulated_sobol(
     full = _saltelli_indices(emulator, factors, saltelli(), 100, seed)
     q2 = cross_validated_q2(x, y, seed=seed, start=emulator.gp.kernel_)
     draws: dict[str, list[np.ndarray]] = {"S1": [], "ST": []}
-    for b in range(bootstrap):
+    for _ in range(bootstrap):
         rows = rng.integers(0, len(y), len(y))
         if np.ptp(y[rows]) == 0.0:
             continue

@@ -380,8 +380,9 @@ def external_q2(
 def emulated_finding(result: EmulatedSensitivityResult, outcome: str, *, title: str) -> str:
     """:func:`run_emulated_sobol`'s indices of ``outcome`` in words, from the largest training size:
     each input's first-order and total share of the variance (%, with the percentile bounds), the
-    share left to interactions (1 − ΣS1), the cross-validated Q², and how much the indices moved
-    from half the training runs (largest change of an S1 or ST, in percentage points)."""
+    share left to interactions (1 − ΣS1), the cross-validated Q², how much the indices moved from
+    half the training runs (largest change of an S1 or ST, in percentage points) and the widest
+    interval at both sizes."""
     indices = result.indices[result.indices["outcome"] == outcome]
     if indices.empty:
         raise KeyError(f"no emulated indices for outcome {outcome!r}")
@@ -409,7 +410,14 @@ def emulated_finding(result: EmulatedSensitivityResult, outcome: str, *, title: 
     if len(sizes) > 1:
         half = indices[indices["n_train"] == sizes[0]].set_index("factor")
         moved = max(float((full.set_index("factor")[key] - half[key]).abs().max()) for key in ("S1", "ST"))
-        text += f" From {sizes[0]} runs the indices moved by at most {100 * moved:.1f} pp."
+        widths = [
+            max(float((rows[f"{key}_high"] - rows[f"{key}_low"]).max()) for key in ("S1", "ST"))
+            for rows in (half, full)
+        ]
+        text += (
+            f" From {sizes[0]} runs the indices moved by at most {100 * moved:.1f} pp and the widest "
+            f"interval narrowed from {100 * widths[0]:.1f} to {100 * widths[1]:.1f} pp."
+        )
     if not bool(diag["trustworthy"]):
         text += (
             f" Q² < {MIN_Q2}: the emulator does not predict held-out runs well; these indices cannot "
