@@ -155,9 +155,12 @@ def test_count_progress_writes_one_updating_line_on_a_terminal_only(
     assert count_progress("replications done:", enabled=False) is None  # e.g. with --json
     report = count_progress("replications done:")
     assert report is not None
-    report(1, 2)
-    report(2, 2, "gpu-fast")
-    assert capsys.readouterr().err == "\rreplications done: 1/2\rreplications done: 2/2 (gpu-fast)\n"
+    report(1, 3)
+    report(2, 3, "gpu-fast")
+    report(3, 3, "gpu")  # shorter: padded over the longer line's end
+    assert capsys.readouterr().err == (
+        "\rreplications done: 1/3\rreplications done: 2/3 (gpu-fast)\rreplications done: 3/3 (gpu)     \n"
+    )
 
 
 def test_run_table_shows_every_ledger_category() -> None:

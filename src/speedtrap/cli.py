@@ -603,14 +603,19 @@ def run_progress(scenario: Scenario, enabled: bool = True) -> Callable[[float], 
 
 def count_progress(label: str, enabled: bool = True) -> Callable[..., None] | None:
     """A callback ``(done, total, note="")`` that keeps one line on standard error up to date
-    ("``label`` 3/5", then " (note)" if given), ending it after the last; ``None`` when disabled or
-    standard error is not a terminal."""
+    ("``label`` 3/5", then " (note)" if given; padded with spaces to the longest line so far, so a
+    shorter note leaves nothing of a longer one), ending it after the last; ``None`` when disabled
+    or standard error is not a terminal."""
     if not (enabled and stderr_is_terminal()):
         return None
 
+    width = 0  # the longest line so far: a shorter one is padded to cover what it leaves behind
+
     def report(done: int, total: int, note: str = "") -> None:
-        line = f"\r{label} {done}/{total}" + (f" ({note})" if note else "")
-        typer.echo(line, err=True, nl=done >= total)
+        nonlocal width
+        line = f"{label} {done}/{total}" + (f" ({note})" if note else "")
+        width = max(width, len(line))
+        typer.echo("\r" + line.ljust(width), err=True, nl=done >= total)
 
     return report
 
