@@ -22,6 +22,7 @@ from speedtrap.experiments.sensitivity import (
     SCREENING_OUTCOMES,
     WAFER,
     EmulatedSensitivityResult,
+    compare_direct,
     emulated_finding,
     external_q2,
     point_means,
@@ -147,6 +148,10 @@ def test_run_emulated_sobol_recovers_the_additive_indices_and_resumes(tmp_path: 
     )
     with pytest.raises(ValueError, match="unit coordinates"):
         external_q2(spec, result, sobol)
+    direct = run_sobol(spec, 16, **kwargs)  # the plane's indices, directly: the emulated ones agree
+    both = compare_direct(result, direct)
+    assert set(both["factor"]) == {FLOW, DETECT} and both["S1_inside"].all() and both["ST_inside"].all()
+    assert both["emulated_S1"].to_numpy() == pytest.approx(full.loc[both["factor"], "S1"].to_numpy())
     with pytest.raises(ValueError, match="at least 8 training points"):
         run_emulated_sobol(spec, 4, **kwargs)
     with pytest.raises(ValueError, match="power of two"):
@@ -185,13 +190,15 @@ def test_emulated_sobol_script_runs_at_quick_size(tmp_path: Path) -> None:
     script = Path(__file__).resolve().parents[2] / "experiments" / "emulated_sobol.py"
     module = runpy.run_path(str(script), run_name="emulated_sobol")  # defines main without running it
     with pytest.warns(RuntimeWarning, match="cannot mean much"):  # 16 runs of 8 inputs: a smoke run
-        assert module["main"](["--quick", "--results-dir", str(tmp_path)]) == 0
+        assert module["main"](["--quick", "--direct", "2", "--results-dir", str(tmp_path)]) == 0
     out = tmp_path / "emulated-sobol-quick"
+    direct = pd.read_csv(out / "direct-n2.csv")  # every outcome × input, emulated beside direct
+    assert len(direct) == len(SCREENING_OUTCOMES) * 8 and {"S1_inside", "ST_inside"} <= set(direct.columns)
     indices = pd.read_csv(out / "indices.csv")
     assert set(indices["outcome"]) == set(SCREENING_OUTCOMES) and set(indices["n_train"]) == {8, 16}
     assert set(pd.read_csv(out / "diagnostics.csv").columns) >= {"q2", "noise_share", "trustworthy"}
     assert (out / "emulated_sobol.png").stat().st_size > 10_000
-    for bad in (["--points", "12"], ["--replications", "0"], ["--bootstrap", "1"]):
+    for bad in (["--points", "12"], ["--replications", "0"], ["--bootstrap", "1"], ["--direct", "3"]):
         with pytest.raises(SystemExit):
             module["main"](["--quick", *bad, "--results-dir", str(tmp_path)])
 

@@ -377,6 +377,27 @@ def external_q2(
     return out
 
 
+def compare_direct(emulated: EmulatedSensitivityResult, direct: SensitivityResult) -> pd.DataFrame:
+    """The emulated indices (largest training size) beside a direct Sobol' study's of the same
+    factors and outcomes (:func:`run_sobol`): per outcome and factor, ``direct_S1``,
+    ``direct_S1_conf``, ``emulated_S1`` (likewise ST) and ``S1_inside`` / ``ST_inside``: whether the
+    emulated index lies within the direct study's confidence interval (index ± half-width)."""
+    size = emulated.indices["n_train"].max()
+    ours = emulated.indices[emulated.indices["n_train"] == size].set_index(["outcome", "factor"])
+    theirs = direct.indices.set_index(["outcome", "factor"])
+    common = theirs.index.intersection(ours.index)
+    if common.empty:
+        raise ValueError("the direct study and the emulators share no outcome and factor")
+    table = pd.DataFrame(index=common)
+    for key in ("S1", "ST"):
+        table[f"direct_{key}"] = theirs.loc[common, key]
+        table[f"direct_{key}_conf"] = theirs.loc[common, f"{key}_conf"]
+        table[f"emulated_{key}"] = ours.loc[common, key]
+        gap = (table[f"emulated_{key}"] - table[f"direct_{key}"]).abs()
+        table[f"{key}_inside"] = gap <= table[f"direct_{key}_conf"]
+    return table.reset_index()
+
+
 def emulated_finding(result: EmulatedSensitivityResult, outcome: str, *, title: str) -> str:
     """:func:`run_emulated_sobol`'s indices of ``outcome`` in words, from the largest training size:
     each input's first-order and total share of the variance (%, with the percentile bounds), the
@@ -500,6 +521,7 @@ __all__ = [
     "EmulatedSensitivityResult",
     "SensitivityResult",
     "backend_gap",
+    "compare_direct",
     "emulated_finding",
     "external_q2",
     "factor_label",
