@@ -243,3 +243,30 @@ def test_sensitivity_indices_are_drawn_in_percent_with_named_error_bars() -> Non
     )
     assert "μ* with its 95% bootstrap interval" in _legend_texts(plot_morris(morris))
     plt.close("all")
+
+
+def test_morris_labels_of_clustered_factors_do_not_overlap() -> None:
+    from speedtrap.plots import plot_morris
+
+    indices = pd.DataFrame(
+        {
+            "factor": [f"factor.number_{i}" for i in range(6)],
+            "mu": [0.1, 0.11, 0.12, 0.1, 2.0, 0.13],
+            "mu_star": [0.1, 0.11, 0.12, 0.1, 2.0, 0.13],
+            "mu_star_conf": [0.01] * 6,
+            "sigma": [0.1, 0.1, 0.11, 0.12, 0.5, 0.1],
+        }
+    )
+    ax = plot_morris(indices)
+    fig = ax.get_figure(root=True)
+    fig.canvas.draw()
+    from matplotlib.text import Text
+
+    boxes = [Text.get_window_extent(t) for t in ax.texts]  # the text alone, not its leader line
+    assert len(boxes) == 6
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert not a.overlaps(b), (a, b)
+    inside = ax.get_window_extent()
+    assert all(inside.y0 <= box.y0 and box.y1 <= inside.y1 for box in boxes)
+    plt.close(fig)

@@ -530,6 +530,47 @@ def plot_sensitivity(
     return ax
 
 
+_LABEL_OFFSET = (4.0, 4.0)  # points right and above a marker, where a label goes when it has room
+_LABEL_LINE = 10.0  # points between stacked labels (the "small" font is ≈8 pt)
+_CHAR_WIDTH = 5.0  # points per character of a "small" label, a generous estimate
+
+
+def _label_offsets(
+    ax: Axes, xs: np.ndarray, ys: np.ndarray, names: Sequence[str]
+) -> list[tuple[float, float]]:
+    """Offsets (points) for the labels of markers at ``xs``, ``ys`` such that no two labels overlap:
+    each goes right and above its marker unless an earlier one (placed from the top down) is there,
+    then one line higher or lower, two lines, … until it fits inside the axes. Positions are taken at
+    the axes' size as the figure is laid out now (later content can still move them a little)."""
+    fig = figure_of(ax)
+    fig.draw_without_rendering()  # lay the figure out first (constrained layout resizes the axes)
+    points_per_px = 72.0 / fig.dpi
+    anchors = ax.transData.transform(np.column_stack([xs, ys])) * points_per_px
+    bottom, top = ax.get_window_extent().y0 * points_per_px, ax.get_window_extent().y1 * points_per_px
+    placed: list[tuple[float, float, float, float]] = []  # label boxes: left, bottom, right, top
+    offsets: list[tuple[float, float]] = [_LABEL_OFFSET] * len(names)
+    steps = [0] + [k for j in range(1, 2 * len(names) + 1) for k in (j, -j)]  # 0, +1, −1, +2, −2, …
+    for i in sorted(range(len(names)), key=lambda k: (-anchors[k][1], anchors[k][0])):
+        x0, y0 = anchors[i]
+        dx = _LABEL_OFFSET[0]
+        width = _CHAR_WIDTH * len(names[i])
+        choice = None
+        for step in steps:
+            dy = _LABEL_OFFSET[1] + step * _LABEL_LINE
+            box = (x0 + dx, y0 + dy, x0 + dx + width, y0 + dy + _LABEL_LINE)
+            if box[1] < bottom or box[3] > top:  # outside the axes: over tick labels or the title
+                continue
+            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+                choice = (box, dy)
+                break
+        if choice is None:  # crowded everywhere: the usual place
+            dy = _LABEL_OFFSET[1]
+            choice = ((x0 + dx, y0 + dy, x0 + dx + width, y0 + dy + _LABEL_LINE), dy)
+        placed.append(choice[0])
+        offsets[i] = (dx, choice[1])
+    return offsets
+
+
 def plot_morris(
     indices: pd.DataFrame,
     ax: Axes | None = None,
@@ -564,18 +605,23 @@ def plot_morris(
         capsize=2,
         label=f"μ* with its {100 * confidence:g}% bootstrap interval",
     )
-    for x, s, factor in zip(mu_star, sigma, rows["factor"], strict=True):
-        ax.annotate(
-            labels.get(factor, factor) if labels else factor,
-            (x, s),
-            xytext=(4, 4),
-            textcoords="offset points",
-            fontsize="small",
-        )
     top = float(np.nanmax(np.r_[mu_star, sigma, 0.0])) * 1.1 or 1.0
     ax.plot([0.0, top], [0.0, top], linestyle="--", color="#999999", linewidth=0.8, label="σ = μ*")
     ax.set_xlim(left=0.0)
     ax.set_ylim(bottom=0.0)
+    names = [labels.get(f, f) if labels else f for f in rows["factor"]]
+    for (x, s), name, (dx, dy) in zip(
+        zip(mu_star, sigma, strict=True), names, _label_offsets(ax, mu_star, sigma, names), strict=True
+    ):
+        moved = (dx, dy) != _LABEL_OFFSET
+        ax.annotate(
+            name,
+            (x, s),
+            xytext=(dx, dy),
+            textcoords="offset points",
+            fontsize="small",
+            arrowprops={"arrowstyle": "-", "color": "#aaaaaa", "linewidth": 0.6} if moved else None,
+        )
     per = f" ({unit} per factor range)" if unit else " (per factor range)"
     ax.set_xlabel("μ*, mean |elementary effect|" + per)
     ax.set_ylabel("σ of elementary effects" + per)
