@@ -120,15 +120,18 @@ def main(argv: list[str] | None = None) -> int:
         f"executor {executor}",
         flush=True,
     )
+    runs_of_gaps = {  # how every study here runs: the gaps of productivity_gap, stored in results-dir
+        "model": productivity_gap,
+        "outcome": list(SCREENING_OUTCOMES),
+        "executor": executor,
+        "workers": args.workers,
+        "results_dir": args.results_dir,
+    }
     start = time.perf_counter()
     result = run_emulated_sobol(
         spec,
         n,
-        model=productivity_gap,
-        outcome=list(SCREENING_OUTCOMES),
-        executor=executor,
-        workers=args.workers,
-        results_dir=args.results_dir,
+        **runs_of_gaps,
         bootstrap=bootstrap,
         sobol_n=QUICK["sobol_n"] if args.quick else DEFAULT_SOBOL_N,
     )
@@ -139,16 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     screening_runs = args.results_dir / f"{base.name}-morris-n{SCREENING_TRAJECTORIES}"
     if screening_runs.is_dir():  # the screening's stored runs: resumed, nothing is rerun if complete
         print(f"Checking the emulators against the screening's runs in {screening_runs}", flush=True)
-        check = run_morris(
-            base,
-            SCREENING_TRAJECTORIES,
-            model=productivity_gap,
-            outcome=list(SCREENING_OUTCOMES),
-            executor=executor,
-            workers=args.workers,
-            results_dir=args.results_dir,
-            progress=False,
-        )
+        check = run_morris(base, SCREENING_TRAJECTORIES, **runs_of_gaps, progress=False)
         for outcome, q2 in external_q2(spec, result, check).items():
             diagnostics.loc[
                 (diagnostics["outcome"] == outcome) & (diagnostics["n_train"] == n), "q2_morris"
@@ -160,15 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         direct_calls = args.direct * (d + 2) * spec.replications
         print(f"Direct Sobol' study: {args.direct} base samples, {direct_calls} calls", flush=True)
         direct_start = time.perf_counter()
-        direct = run_sobol(
-            spec,
-            args.direct,
-            model=productivity_gap,
-            outcome=list(SCREENING_OUTCOMES),
-            executor=executor,
-            workers=args.workers,
-            results_dir=args.results_dir,
-        )
+        direct = run_sobol(spec, args.direct, **runs_of_gaps)
         direct_s = time.perf_counter() - direct_start
         both = compare_direct(result, direct)
         both.to_csv(out / f"direct-n{args.direct}.csv", index=False)
