@@ -118,6 +118,11 @@ def test_bad_inputs_are_refused() -> None:
     with pytest.raises(ValueError, match="at least one factor"):
         emulated_sobol([], unit, y)
     assert math.isnan(cross_validated_q2(unit, np.ones(8)))  # no variance to predict
+    flat = emulated_sobol(factors, unit, np.ones(8), bootstrap=2, n=256)  # no warning (errors here)
+    assert flat.indices[["S1", "ST", "S1_low", "ST_high"]].isna().all().all()
+    assert math.isnan(flat.q2) and math.isnan(flat.mc_half_width) and not flat.trustworthy
+    with pytest.raises(ValueError, match="repeat"):
+        emulated_sobol([factors[0], factors[0]], np.c_[unit, unit], np.r_[y])
 
 
 def test_emulator_predicts_a_smooth_function_it_was_not_fitted_at() -> None:

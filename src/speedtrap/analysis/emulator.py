@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from speedtrap.analysis.sensitivity import _is_constant, salib_problem
 from speedtrap.config.experiment import Factor
 
 if TYPE_CHECKING:
@@ -79,7 +80,8 @@ MIN_Q2 = 0.9
 """Cross-validated Q² below which the emulator's indices get a warning (see the module docstring)."""
 
 CV_FOLDS = 8
-"""Folds of the cross-validation that gives ``q2``."""
+"""Folds of the cross-validation that gives ``q2`` (an assumption: between the usual 5 and 10 folds,
+Hastie, Tibshirani & Friedman, *The Elements of Statistical Learning*, §7.10)."""
 
 _CHUNK = 8192  # prediction rows at a time (a chunk × 256 training runs of doubles: 16 MiB)
 
@@ -233,8 +235,7 @@ def cross_validated_q2(
     folds = min(folds, len(y))
     if folds < 2:
         raise ValueError(f"cross-validation needs at least 2 folds, got {folds}")
-    total = float(((y - y.mean()) ** 2).sum())
-    if total == 0.0:
+    if _is_constant(y):
         return math.nan
     if start is None:
         start = fit_emulator(x, y, seed=seed).gp.kernel_
@@ -243,7 +244,12 @@ def cross_validated_q2(
     for fold in np.array_split(order, folds):
         keep = np.setdiff1d(order, fold)
         predicted[fold] = fit_emulator(x[keep], y[keep], seed=seed, restarts=0, start=start).predict(x[fold])
-    return 1.0 - float(((y - predicted) ** 2).sum()) / total
+    return _q2(y, predicted)
+
+
+def _q2(y: np.ndarray, predicted: np.ndarray) -> float:
+    """1 − Σ(y − ŷ)² / Σ(y − ȳ)²: the share of ``y``'s variance that ``predicted`` gets right."""
+    return 1.0 - float(((y - predicted) ** 2).sum()) / float(((y - y.mean()) ** 2).sum())
 
 
 def predictive_q2(emulator: Emulator, x: np.ndarray, y: np.ndarray | Sequence[float]) -> float:
@@ -251,10 +257,7 @@ def predictive_q2(emulator: Emulator, x: np.ndarray, y: np.ndarray | Sequence[fl
     :func:`emulator_inputs` gives) and their outputs ``y`` — e.g. runs of another design, which
     checks the emulator where its training design did not go (NaN when ``y`` is constant)."""
     x, y = _check_training(x, np.asarray(y, dtype=float))
-    total = float(((y - y.mean()) ** 2).sum())
-    if total == 0.0:
-        return math.nan
-    return 1.0 - float(((y - emulator.predict(x)) ** 2).sum()) / total
+    return math.nan if _is_constant(y) else _q2(y, emulator.predict(x))
 
 
 def _saltelli_indices(
@@ -263,16 +266,15 @@ def _saltelli_indices(
     from SALib.analyze import sobol as sobol_analyze
 
     y = emulator.predict(emulator_inputs(factors, base))
-    problem = {
-        "num_vars": len(factors),
-        "names": [f.path for f in factors],
-        "bounds": [[0.0, 1.0]] * len(factors),
-    }
-    if np.ptp(y) == 0.0:
+    if _is_constant(y):  # no variance to apportion (as sobol_indices: every index NaN)
         nan = np.full(len(factors), math.nan)
         return {"S1": nan, "ST": nan, "S1_conf": nan, "ST_conf": nan}
     result = sobol_analyze.analyze(
-        problem, y, calc_second_order=False, num_resamples=num_resamples, seed=np.random.default_rng(seed)
+        salib_problem(factors),
+        y,
+        calc_second_order=False,
+        num_resamples=num_resamples,
+        seed=np.random.default_rng(seed),
     )
     return {key: np.asarray(result[key], dtype=float) for key in ("S1", "ST", "S1_conf", "ST_conf")}
 
@@ -320,12 +322,13 @@ def emulated_sobol(
     refits on resampled rows, each evaluated on a fresh Saltelli sample, give the ``confidence``
     percentile bounds, which so cover the training design's error and the Monte Carlo error
     (``bootstrap = 0``: no bounds, NaN). Warns when the cross-validated Q² is below :data:`MIN_Q2`.
+    Outputs without variance have none to apportion: every index, ``q2`` and ``mc_half_width`` are
+    NaN (as :func:`speedtrap.analysis.sensitivity.sobol_indices` gives), without a warning.
     """
     from SALib.sample import sobol as sobol_sampler
 
     factors = list(factors)
-    if not factors:
-        raise ValueError("a sensitivity analysis needs at least one factor")
+    problem = salib_problem(factors)  # refuses no factors and repeated paths
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     if bootstrap < 0:
@@ -334,7 +337,6 @@ def emulated_sobol(
         raise ValueError(f"n must be a power of two ≥ 2 base samples, got {n}")
     x, y = _check_training(emulator_inputs(factors, unit), np.asarray(y, dtype=float))
     names = [f.path for f in factors]
-    problem = {"num_vars": len(factors), "names": names, "bounds": [[0.0, 1.0]] * len(factors)}
     rng = np.random.default_rng(seed)
 
     def saltelli() -> np.ndarray:
@@ -342,9 +344,10 @@ def emulated_sobol(
 
     emulator = fit_emulator(x, y, seed=seed)
     full = _saltelli_indices(emulator, factors, saltelli(), 100, seed)
+    constant = bool(np.isnan(full["S1"]).all())  # outputs without variance: every index NaN
     q2 = cross_validated_q2(x, y, seed=seed, start=emulator.gp.kernel_)
     draws: dict[str, list[np.ndarray]] = {"S1": [], "ST": []}
-    for _ in range(bootstrap):
+    for _ in range(0 if constant else bootstrap):
         rows = rng.integers(0, len(y), len(y))
         if np.ptp(y[rows]) == 0.0:
             continue
@@ -369,12 +372,12 @@ def emulated_sobol(
         indices=frame,
         q2=q2,
         noise_share=emulator.noise_share,
-        mc_half_width=float(np.nanmax(np.concatenate([full["S1_conf"], full["ST_conf"]]))),
+        mc_half_width=math.nan if constant else float(np.max(np.r_[full["S1_conf"], full["ST_conf"]])),
         n_train=len(y),
         confidence=confidence,
         emulator=emulator,
     )
-    if not result.trustworthy:
+    if not constant and not result.trustworthy:
         warnings.warn(
             f"the emulator predicts held-out runs with Q² = {q2:.2f} (< {MIN_Q2}): its Sobol' indices "
             "cannot mean much; add training runs",

@@ -313,8 +313,8 @@ def run_emulated_sobol(
     if n < 8:
         raise ValueError(f"n must be at least 8 training points (its half is fitted too), got {n}")
     outcomes = _outcomes(outcome)
-    d = len(spec.factors)
-    unit = training_sample(n, d, seed=spec.design.seed if seed is None else seed)
+    sample_seed = spec.design.seed if seed is None else seed
+    unit = training_sample(n, len(spec.factors), seed=sample_seed)
     points = points_from_unit(spec, unit)
     points.attrs[ATTRS_KEY] = {"method": "emulator", "n": n}
     table = _run(spec, points, f"emulator-n{n}", model, executor, workers, scheduler, results_dir, progress)
@@ -331,7 +331,7 @@ def run_emulated_sobol(
                 n=sobol_n,
                 bootstrap=bootstrap,
                 confidence=confidence,
-                seed=spec.design.seed if seed is None else seed,
+                seed=sample_seed,
             )
             emulators[name] = result.emulator  # the last (all points) stays
             frame = result.indices.copy()
