@@ -18,7 +18,8 @@ stored in the same results directory (``python experiments/screening.py``), each
 checked against them: Q² at 144 points of another design (``q2_morris`` in diagnostics.csv).
 ``--direct N`` also runs the direct Sobol' study (N base samples: N·(D + 2) points × the
 replications, stored under ``<name>-sobol-n<N>/``) and writes ``direct-n<N>.csv``: each emulated
-index beside the direct one and whether it lies within the direct study's 95% interval. ``--quick``
+index beside the direct one, whether it lies within the direct study's 95% interval and whether
+the two intervals overlap, and ``direct-n<N>.png`` (emulated against direct, per gap). ``--quick``
 uses the file's quick variant (seconds; the indices from it mean nothing).
 """
 
@@ -52,7 +53,7 @@ from speedtrap.experiments.sensitivity import (
     run_morris,
     run_sobol,
 )
-from speedtrap.plots import plot_sensitivity
+from speedtrap.plots import plot_emulator_check, plot_sensitivity
 
 REPLICATIONS = 1  # assumption: one paired run per point; the emulator's noise term takes the noise
 # (the Morris runs put it at ≈0.1% of the gap's variance), so runs serve it better at new points
@@ -150,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
 
     out = args.results_dir / ("emulated-sobol-quick" if args.quick else "emulated-sobol")
     out.mkdir(parents=True, exist_ok=True)
+    labels = {f.path: factor_label(f.path) for f in spec.factors}
     if args.direct is not None:
         direct_calls = args.direct * (d + 2) * spec.replications
         print(f"Direct Sobol' study: {args.direct} base samples, {direct_calls} calls", flush=True)
@@ -161,16 +163,27 @@ def main(argv: list[str] | None = None) -> int:
         with pd.option_context("display.width", 200, "display.max_columns", 12):
             print(both.round(3).to_string(index=False))
         inside = int(both["S1_inside"].sum() + both["ST_inside"].sum())
+        overlap = int(both["S1_overlap"].sum() + both["ST_overlap"].sum())
+        widest = 100 * both[["direct_S1_conf", "direct_ST_conf"]].to_numpy().max()
         print(
             f"Direct Sobol' study ({args.direct} base samples, {direct_calls} calls, {direct_s / 60:.1f} min "
             f"wall): {inside} of {2 * len(both)} emulated indices lie within its 95% intervals "
-            f"(widest half-width {100 * both[['direct_S1_conf', 'direct_ST_conf']].to_numpy().max():.0f} pp)."
+            f"(widest half-width {widest:.0f} pp); "
+            f"the two 95% intervals overlap for {overlap}."
         )
+        fig, axes = plt.subplots(2, 2, figsize=(12, 11), layout="constrained")
+        for ax, (outcome, (title, _, _)) in zip(axes.flat, SCREENING_OUTCOMES.items(), strict=True):
+            plot_emulator_check(both, ax, outcome=outcome, labels=labels, title=f"gap in {title}")
+        fig.suptitle(
+            f"Emulated ({runs} runs) against direct Sobol' indices ({args.direct} base samples, "
+            f"{direct_calls} calls): wafer-distilled − gpu-batched"
+        )
+        fig.savefig(out / f"direct-n{args.direct}.png", dpi=110)
+        plt.close(fig)
     result.indices.to_csv(out / "indices.csv", index=False)
     diagnostics.to_csv(out / "diagnostics.csv", index=False)
 
     fig, axes = plt.subplots(2, 2, figsize=(13, 9.5), layout="constrained")
-    labels = {f.path: factor_label(f.path) for f in spec.factors}
     shown = result.indices[result.indices["n_train"] == n]
     by_size = diagnostics.set_index(["outcome", "n_train"])
     for ax, (outcome, (title, _, _)) in zip(axes.flat, SCREENING_OUTCOMES.items(), strict=True):

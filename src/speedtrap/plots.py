@@ -632,6 +632,70 @@ def plot_morris(
     return ax
 
 
+def plot_emulator_check(
+    comparison: pd.DataFrame,
+    ax: Axes | None = None,
+    *,
+    outcome: str | None = None,
+    labels: Mapping[str, str] | None = None,
+    title: str | None = None,
+    confidence: float = 0.95,
+) -> Axes:
+    """Emulated Sobol' indices against a direct study's, per factor (S1 and ST as two marker
+    shapes), in % of the output variance: the direct index with its half-width (horizontal bars,
+    SALib's bootstrap at ``confidence``), the emulated one with its percentile interval (vertical
+    bars), the line of agreement, and the names of factors whose intervals do not overlap.
+
+    ``comparison`` is :func:`speedtrap.experiments.sensitivity.compare_direct`'s table (pick one
+    outcome with ``outcome`` when it holds several); ``labels`` maps factor paths to shorter names.
+    """
+    rows = _one_outcome(comparison, outcome)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5.5, 5.0), layout="constrained")
+    colours = sns.color_palette("colorblind", 2)
+    top = 0.0
+    for (key, name, marker), colour in zip(
+        [("ST", "total (ST)", "o"), ("S1", "first order (S1)", "s")], colours, strict=True
+    ):
+        direct = 100.0 * rows[f"direct_{key}"].to_numpy(dtype=float)
+        xerr = 100.0 * rows[f"direct_{key}_conf"].to_numpy(dtype=float)
+        emulated = 100.0 * rows[f"emulated_{key}"].to_numpy(dtype=float)
+        low = 100.0 * rows[f"emulated_{key}_low"].to_numpy(dtype=float)
+        high = 100.0 * rows[f"emulated_{key}_high"].to_numpy(dtype=float)
+        yerr = np.clip(np.vstack([emulated - low, high - emulated]), 0.0, None)
+        ax.errorbar(
+            direct,
+            emulated,
+            xerr=xerr,
+            yerr=yerr,
+            fmt=marker,
+            color=colour,
+            ecolor=colour,
+            elinewidth=0.8,
+            capsize=2,
+            markersize=5,
+            label=name,
+        )
+        top = max(top, float(np.nanmax(np.r_[direct + xerr, high, 0.0])))
+        apart = ~rows[f"{key}_overlap"].to_numpy(dtype=bool)
+        for x, y, factor in zip(direct[apart], emulated[apart], rows["factor"][apart], strict=True):
+            short = labels.get(factor, factor) if labels else factor
+            ax.annotate(
+                f"{short} ({key})", (x, y), xytext=(4.0, -10.0), textcoords="offset points", fontsize="small"
+            )
+    top = top * 1.05 or 1.0
+    ax.plot([0.0, top], [0.0, top], linestyle="--", color="#999999", linewidth=0.8, label="emulated = direct")
+    ax.set_xlim(min(0.0, ax.get_xlim()[0]), top)
+    ax.set_ylim(min(0.0, ax.get_ylim()[0]), top)
+    ax.set_xlabel(f"direct Sobol' index (% of variance; bars: {100 * confidence:g}% bootstrap half-width)")
+    ax.set_ylabel(f"emulated index (% of variance; bars: {100 * confidence:g}% percentile interval)")
+    ax.legend(loc="upper left", frameon=False, fontsize="small")
+    sns.despine(ax=ax)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
 _CALIBRATION_FLOOR = 0.1
 """Lowest simulated / published ratio drawn by :func:`plot_calibration`; intervals reaching below
 (zero or negative lower bounds of small-sample intervals) are cut there."""
@@ -697,6 +761,7 @@ __all__ = [
     "interval_note",
     "ledger_hours",
     "plot_calibration",
+    "plot_emulator_check",
     "plot_ledger",
     "plot_line_panels",
     "plot_lines",

@@ -22,6 +22,7 @@ from speedtrap.experiments.sensitivity import (
     SCREENING_OUTCOMES,
     WAFER,
     EmulatedSensitivityResult,
+    SensitivityResult,
     compare_direct,
     emulated_finding,
     external_q2,
@@ -35,7 +36,7 @@ from speedtrap.experiments.sensitivity import (
 )
 from speedtrap.experiments.store import ResultStore
 from speedtrap.models.workflow import simulate_summary
-from speedtrap.plots import plot_morris, plot_sensitivity
+from speedtrap.plots import plot_emulator_check, plot_morris, plot_sensitivity
 
 FLOW = "developer.attention.flow_threshold_s"
 DETECT = "developer.review.detect_prob"
@@ -186,6 +187,55 @@ def test_emulated_finding_ranks_by_total_share_and_reports_convergence() -> None
         emulated_finding(result, "gap_y", title="y")
 
 
+def _emulated_and_direct(
+    emulated: list[tuple[float, float, float]], direct: list[tuple[float, float]]
+) -> tuple[EmulatedSensitivityResult, SensitivityResult]:
+    """An emulated result and a direct study of one outcome, factors f0, f1, ...: emulated (index,
+    low, high) and direct (index, half-width), the same values for S1 and ST."""
+    rows = [
+        {"outcome": "gap_x", "n_train": 32, "factor": f"f{i}", "S1": v, "S1_low": lo, "S1_high": hi,
+         "ST": v, "ST_low": lo, "ST_high": hi}
+        for i, (v, lo, hi) in enumerate(emulated)
+    ]  # fmt: skip
+    ours = EmulatedSensitivityResult(pd.DataFrame(rows), pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), {})
+    theirs = pd.DataFrame(
+        [{"outcome": "gap_x", "factor": f"f{i}", "S1": v, "S1_conf": c, "ST": v, "ST_conf": c}
+         for i, (v, c) in enumerate(direct)]
+    )  # fmt: skip
+    return ours, SensitivityResult(theirs, pd.DataFrame(), pd.DataFrame())
+
+
+def test_compare_direct_tells_inside_from_overlapping_intervals() -> None:
+    ours, theirs = _emulated_and_direct(
+        [(0.50, 0.45, 0.55), (0.30, 0.25, 0.35), (0.30, 0.28, 0.32)],
+        [(0.48, 0.05), (0.20, 0.06), (0.10, 0.05)],
+    )
+    both = compare_direct(ours, theirs).set_index("factor")
+    # f0: the emulated index lies within the direct interval; f1: outside it, but the intervals
+    # overlap (0.25 ≤ 0.26); f2: apart (0.28 > 0.15)
+    for key in ("S1", "ST"):
+        assert both[f"{key}_inside"].tolist() == [True, False, False]
+        assert both[f"{key}_overlap"].tolist() == [True, True, False]
+    assert both.loc["f1", "emulated_ST_low"] == 0.25 and both.loc["f1", "emulated_ST_high"] == 0.35
+
+
+def test_plot_emulator_check_draws_both_studies_and_names_the_disagreements() -> None:
+    ours, theirs = _emulated_and_direct(
+        [(0.50, 0.45, 0.55), (0.30, 0.28, 0.32)], [(0.48, 0.05), (0.10, 0.05)]
+    )
+    both = compare_direct(ours, theirs)
+    ax = plot_emulator_check(both, labels={"f1": "F one"}, title="gap")
+    assert [t.get_text() for t in ax.texts] == ["F one (ST)", "F one (S1)"]  # only the pair apart
+    points = [line for line in ax.lines if line.get_marker() in ("o", "s")]
+    xs = sorted(float(x) for line in points for x in line.get_xdata())
+    assert xs == pytest.approx([10.0, 10.0, 48.0, 48.0])  # direct indices in %
+    assert ax.get_xlim()[1] >= 55.0 and ax.get_ylim()[1] >= 55.0  # every interval inside the axes
+    assert "bootstrap half-width" in ax.get_xlabel() and "percentile interval" in ax.get_ylabel()
+    with pytest.raises(ValueError, match="several outcomes"):
+        plot_emulator_check(pd.concat([both, both.assign(outcome="gap_y")]))
+    plt.close("all")
+
+
 def test_emulated_sobol_script_runs_at_quick_size(tmp_path: Path) -> None:
     script = Path(__file__).resolve().parents[2] / "experiments" / "emulated_sobol.py"
     module = runpy.run_path(str(script), run_name="emulated_sobol")  # defines main without running it
@@ -193,7 +243,9 @@ def test_emulated_sobol_script_runs_at_quick_size(tmp_path: Path) -> None:
         assert module["main"](["--quick", "--direct", "2", "--results-dir", str(tmp_path)]) == 0
     out = tmp_path / "emulated-sobol-quick"
     direct = pd.read_csv(out / "direct-n2.csv")  # every outcome × input, emulated beside direct
-    assert len(direct) == len(SCREENING_OUTCOMES) * 8 and {"S1_inside", "ST_inside"} <= set(direct.columns)
+    assert len(direct) == len(SCREENING_OUTCOMES) * 8
+    assert {"S1_inside", "ST_inside", "S1_overlap", "ST_overlap", "emulated_ST_low"} <= set(direct.columns)
+    assert (out / "direct-n2.png").stat().st_size > 10_000
     indices = pd.read_csv(out / "indices.csv")
     assert set(indices["outcome"]) == set(SCREENING_OUTCOMES) and set(indices["n_train"]) == {8, 16}
     assert set(pd.read_csv(out / "diagnostics.csv").columns) >= {"q2", "noise_share", "trustworthy"}

@@ -380,8 +380,10 @@ def external_q2(
 def compare_direct(emulated: EmulatedSensitivityResult, direct: SensitivityResult) -> pd.DataFrame:
     """The emulated indices (largest training size) beside a direct Sobol' study's of the same
     factors and outcomes (:func:`run_sobol`): per outcome and factor, ``direct_S1``,
-    ``direct_S1_conf``, ``emulated_S1`` (likewise ST) and ``S1_inside`` / ``ST_inside``: whether the
-    emulated index lies within the direct study's confidence interval (index ± half-width)."""
+    ``direct_S1_conf``, ``emulated_S1`` with its interval ``emulated_S1_low`` / ``emulated_S1_high``
+    (likewise ST), ``S1_inside`` / ``ST_inside``: whether the emulated index lies within the direct
+    study's confidence interval (index ± half-width), and ``S1_overlap`` / ``ST_overlap``: whether
+    the two intervals overlap (the weaker check, which counts both studies' uncertainty)."""
     size = emulated.indices["n_train"].max()
     ours = emulated.indices[emulated.indices["n_train"] == size].set_index(["outcome", "factor"])
     theirs = direct.indices.set_index(["outcome", "factor"])
@@ -393,8 +395,13 @@ def compare_direct(emulated: EmulatedSensitivityResult, direct: SensitivityResul
         table[f"direct_{key}"] = theirs.loc[common, key]
         table[f"direct_{key}_conf"] = theirs.loc[common, f"{key}_conf"]
         table[f"emulated_{key}"] = ours.loc[common, key]
-        gap = (table[f"emulated_{key}"] - table[f"direct_{key}"]).abs()
-        table[f"{key}_inside"] = gap <= table[f"direct_{key}_conf"]
+        table[f"emulated_{key}_low"] = ours.loc[common, f"{key}_low"]
+        table[f"emulated_{key}_high"] = ours.loc[common, f"{key}_high"]
+        direct, half = table[f"direct_{key}"], table[f"direct_{key}_conf"]
+        table[f"{key}_inside"] = (table[f"emulated_{key}"] - direct).abs() <= half
+        table[f"{key}_overlap"] = (table[f"emulated_{key}_low"] <= direct + half) & (
+            table[f"emulated_{key}_high"] >= direct - half
+        )
     return table.reset_index()
 
 
