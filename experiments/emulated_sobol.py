@@ -19,7 +19,9 @@ checked against them: Q² at 144 points of another design (``q2_morris`` in diag
 ``--direct N`` also runs the direct Sobol' study (N base samples: N·(D + 2) points × the
 replications, stored under ``<name>-sobol-n<N>/``) and writes ``direct-n<N>.csv``: each emulated
 index beside the direct one, whether it lies within the direct study's 95% interval and whether
-the two intervals overlap, and ``direct-n<N>.png`` (emulated against direct, per gap). ``--quick``
+the two intervals overlap, ``direct-n<N>.png`` (emulated against direct, per gap) and, for N ≥ 4,
+``direct-n<N>-convergence.csv`` (the direct study from its first N/2 base samples against all N:
+widest half-width at each size and the largest change of an index, per gap). ``--quick``
 uses the file's quick variant (seconds; the indices from it mean nothing).
 """
 
@@ -48,10 +50,12 @@ from speedtrap.experiments.sensitivity import (
     emulated_finding,
     external_q2,
     factor_label,
+    index_convergence,
     productivity_gap,
     run_emulated_sobol,
     run_morris,
     run_sobol,
+    sobol_indices_from_first,
 )
 from speedtrap.plots import plot_emulator_check, plot_sensitivity
 
@@ -171,6 +175,18 @@ def main(argv: list[str] | None = None) -> int:
             f"(widest half-width {widest:.0f} pp); "
             f"the two 95% intervals overlap for {overlap}."
         )
+        if args.direct >= 4:  # how far the direct indices still move: its first half against all of it
+            moved = index_convergence(
+                sobol_indices_from_first(direct, spec, args.direct // 2), direct.indices
+            )
+            moved.to_csv(out / f"direct-n{args.direct}-convergence.csv", index=False)
+            for row in moved.itertuples():
+                print(
+                    f"Direct study, {args.direct // 2} → {args.direct} base samples, gap in "
+                    f"{SCREENING_OUTCOMES[str(row.outcome)][0]}: widest 95% half-width "
+                    f"{100 * row.widest_conf_smaller:.1f} → {100 * row.widest_conf_larger:.1f} pp, "
+                    f"largest change of an index {100 * row.max_change:.1f} pp."
+                )
         fig, axes = plt.subplots(2, 2, figsize=(12, 11), layout="constrained")
         for ax, (outcome, (title, _, _)) in zip(axes.flat, SCREENING_OUTCOMES.items(), strict=True):
             plot_emulator_check(both, ax, outcome=outcome, labels=labels, title=f"gap in {title}")

@@ -26,6 +26,7 @@ from speedtrap.experiments.sensitivity import (
     compare_direct,
     emulated_finding,
     external_q2,
+    index_convergence,
     point_means,
     productivity_gap,
     run_emulated_sobol,
@@ -33,6 +34,7 @@ from speedtrap.experiments.sensitivity import (
     run_sobol,
     screening_finding,
     screening_table,
+    sobol_indices_from_first,
 )
 from speedtrap.experiments.store import ResultStore
 from speedtrap.models.workflow import simulate_summary
@@ -109,6 +111,31 @@ def test_run_sobol_stores_apart_and_resumes_without_rerunning(tmp_path: Path) ->
     pd.testing.assert_frame_equal(again.indices, first.indices)
     morris = run_morris(spec, 4, model=additive, outcome="y", results_dir=tmp_path, progress=False)
     assert (tmp_path / "additive-morris-n4").is_dir() and len(morris.table) == 4 * 3 * 2
+
+
+def test_sobol_indices_from_the_first_base_samples_are_the_smaller_study() -> None:
+    spec = additive_spec(design={"kind": "sobol", "points": 16, "seed": 3}, replications=2)
+    kwargs: dict[str, Any] = {"model": additive, "outcome": ["y", "flow_only"], "results_dir": None}
+    full = run_sobol(spec, progress=False, **kwargs)
+    half = sobol_indices_from_first(full, spec, 8)
+    pd.testing.assert_frame_equal(half, run_sobol(spec, 8, progress=False, **kwargs).indices)
+    pd.testing.assert_frame_equal(sobol_indices_from_first(full, spec, 16), full.indices)
+    moved = index_convergence(half, full.indices).set_index("outcome")
+    assert list(moved.index) == ["y", "flow_only"]
+    for outcome in moved.index:
+        a, b = (t[t["outcome"] == outcome] for t in (half, full.indices))
+        assert moved.loc[outcome, "widest_conf_smaller"] == max(a["S1_conf"].max(), a["ST_conf"].max())
+        assert moved.loc[outcome, "widest_conf_larger"] == max(b["S1_conf"].max(), b["ST_conf"].max())
+        change = np.abs(b[["S1", "ST"]].to_numpy() - a[["S1", "ST"]].to_numpy()).max()
+        assert moved.loc[outcome, "max_change"] == pytest.approx(change)
+    with pytest.raises(ValueError, match="share no outcome"):
+        index_convergence(half, full.indices.assign(outcome="other"))
+    for bad in (1, 12, 32):
+        with pytest.raises(ValueError, match="power of two between 2 and the study's 16"):
+            sobol_indices_from_first(full, spec, bad)
+    morris = run_morris(spec, 4, progress=False, **kwargs)
+    with pytest.raises(ValueError, match="not a Sobol'"):
+        sobol_indices_from_first(morris, spec, 2)
 
 
 def test_run_morris_measures_effects_per_factor_range() -> None:
@@ -240,12 +267,14 @@ def test_emulated_sobol_script_runs_at_quick_size(tmp_path: Path) -> None:
     script = Path(__file__).resolve().parents[2] / "experiments" / "emulated_sobol.py"
     module = runpy.run_path(str(script), run_name="emulated_sobol")  # defines main without running it
     with pytest.warns(RuntimeWarning, match="cannot mean much"):  # 16 runs of 8 inputs: a smoke run
-        assert module["main"](["--quick", "--direct", "2", "--results-dir", str(tmp_path)]) == 0
+        assert module["main"](["--quick", "--direct", "4", "--results-dir", str(tmp_path)]) == 0
     out = tmp_path / "emulated-sobol-quick"
-    direct = pd.read_csv(out / "direct-n2.csv")  # every outcome × input, emulated beside direct
+    direct = pd.read_csv(out / "direct-n4.csv")  # every outcome × input, emulated beside direct
     assert len(direct) == len(SCREENING_OUTCOMES) * 8
     assert {"S1_inside", "ST_inside", "S1_overlap", "ST_overlap", "emulated_ST_low"} <= set(direct.columns)
-    assert (out / "direct-n2.png").stat().st_size > 10_000
+    assert (out / "direct-n4.png").stat().st_size > 10_000
+    moved = pd.read_csv(out / "direct-n4-convergence.csv")  # from 2 to 4 base samples, per gap
+    assert set(moved["outcome"]) == set(SCREENING_OUTCOMES) and (moved["max_change"] >= 0).all()
     indices = pd.read_csv(out / "indices.csv")
     assert set(indices["outcome"]) == set(SCREENING_OUTCOMES) and set(indices["n_train"]) == {8, 16}
     assert set(pd.read_csv(out / "diagnostics.csv").columns) >= {"q2", "noise_share", "trustworthy"}

@@ -215,6 +215,57 @@ def run_sobol(
     return SensitivityResult(pd.concat(frames, ignore_index=True), table, points)
 
 
+def sobol_indices_from_first(
+    result: SensitivityResult, spec: Experiment, n: int, *, confidence: float = 0.95
+) -> pd.DataFrame:
+    """:func:`run_sobol`'s indices recomputed from the first ``n`` base samples of its Saltelli
+    sample (``n`` a power of two, 2 ≤ n ≤ the sample's): the first n base samples of a sample of N
+    are the sample of n, so this is the study at size n without running anything — with N/2, the
+    convergence check of a direct study (how much the indices and their half-widths move from N/2
+    to N). Columns as :func:`run_sobol`'s indices."""
+    settings = result.points.attrs.get(ATTRS_KEY) or {}
+    if settings.get("method") != "sobol":
+        raise ValueError("these runs are not a Sobol' (Saltelli) study: pass run_sobol's result")
+    size = int(settings["n"])
+    if n < 2 or n & (n - 1) or n > size:
+        raise ValueError(f"n must be a power of two between 2 and the study's {size} base samples, got {n}")
+    d = len(spec.factors)
+    rows = n * (2 * d + 2 if settings.get("calc_second_order") else d + 2)
+    points = result.points.iloc[:rows]
+    outcomes = list(dict.fromkeys(result.indices["outcome"]))
+    means = point_means(result.table, outcomes)
+    frames = []
+    for name in outcomes:
+        indices = sobol_indices(points, means[name], spec, confidence)
+        indices.insert(0, "outcome", name)
+        frames.append(indices)
+    return pd.concat(frames, ignore_index=True)
+
+
+def index_convergence(smaller: pd.DataFrame, larger: pd.DataFrame) -> pd.DataFrame:
+    """How far a direct Sobol' study's indices still move with its size: per outcome, the widest
+    half-width of an S1 or ST (``widest_conf_smaller``, ``widest_conf_larger``) and the largest change
+    of an S1 or ST (``max_change``) between ``smaller`` and ``larger`` (indices tables of the same
+    factors and outcomes, e.g. :func:`sobol_indices_from_first` at N/2 and :func:`run_sobol` at N).
+    Shares of the variance (unitless)."""
+    both = smaller.merge(larger, on=["outcome", "factor"], suffixes=("_a", "_b"))
+    if both.empty:
+        raise ValueError("the two index tables share no outcome and factor")
+    rows = []
+    for outcome, group in both.groupby("outcome", sort=False):
+        rows.append(
+            {
+                "outcome": outcome,
+                "widest_conf_smaller": float(group[["S1_conf_a", "ST_conf_a"]].to_numpy().max()),
+                "widest_conf_larger": float(group[["S1_conf_b", "ST_conf_b"]].to_numpy().max()),
+                "max_change": float(
+                    np.abs(group[["S1_b", "ST_b"]].to_numpy() - group[["S1_a", "ST_a"]].to_numpy()).max()
+                ),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def run_morris(
     spec: Experiment,
     n: int | None = None,
@@ -532,6 +583,7 @@ __all__ = [
     "emulated_finding",
     "external_q2",
     "factor_label",
+    "index_convergence",
     "point_means",
     "productivity_gap",
     "run_emulated_sobol",
@@ -539,4 +591,5 @@ __all__ = [
     "run_sobol",
     "screening_finding",
     "screening_table",
+    "sobol_indices_from_first",
 ]
