@@ -644,7 +644,8 @@ def plot_emulator_check(
     """Emulated Sobol' indices against a direct study's, per factor (S1 and ST as two marker
     shapes), in % of the output variance: the direct index with its half-width (horizontal bars,
     SALib's bootstrap at ``confidence``), the emulated one with its percentile interval (vertical
-    bars), the line of agreement, and the names of factors whose intervals do not overlap.
+    bars), the line of agreement, and in the lower right corner the indices whose two intervals do
+    not overlap.
 
     ``comparison`` is :func:`speedtrap.experiments.sensitivity.compare_direct`'s table (pick one
     outcome with ``outcome`` when it holds several); ``labels`` maps factor paths to shorter names.
@@ -654,6 +655,7 @@ def plot_emulator_check(
         _, ax = plt.subplots(figsize=(5.5, 5.0), layout="constrained")
     colours = sns.color_palette("colorblind", 2)
     top = 0.0
+    names: list[str] = []  # the indices whose two intervals do not overlap
     for (key, name, marker), colour in zip(
         [("ST", "total (ST)", "o"), ("S1", "first order (S1)", "s")], colours, strict=True
     ):
@@ -678,11 +680,7 @@ def plot_emulator_check(
         )
         top = max(top, float(np.nanmax(np.r_[direct + xerr, high, 0.0])))
         apart = ~rows[f"{key}_overlap"].to_numpy(dtype=bool)
-        for x, y, factor in zip(direct[apart], emulated[apart], rows["factor"][apart], strict=True):
-            short = labels.get(factor, factor) if labels else factor
-            ax.annotate(
-                f"{short} ({key})", (x, y), xytext=(4.0, -10.0), textcoords="offset points", fontsize="small"
-            )
+        names.extend(f"{labels.get(f, f) if labels else f} ({key})" for f in rows["factor"][apart])
     top = top * 1.05 or 1.0
     ax.plot([0.0, top], [0.0, top], linestyle="--", color="#999999", linewidth=0.8, label="emulated = direct")
     ax.set_xlim(min(0.0, ax.get_xlim()[0]), top)
@@ -690,6 +688,16 @@ def plot_emulator_check(
     ax.set_xlabel(f"direct Sobol' index (% of variance; bars: {100 * confidence:g}% bootstrap half-width)")
     ax.set_ylabel(f"emulated index (% of variance; bars: {100 * confidence:g}% percentile interval)")
     ax.legend(loc="upper left", frameon=False, fontsize="small")
+    if names:  # listed in a corner: small disagreeing indices crowd near zero
+        ax.text(
+            0.98,
+            0.02,
+            "intervals apart:\n" + "\n".join(names),
+            transform=ax.transAxes,
+            ha="right",
+            va="bottom",
+            fontsize="small",
+        )
     sns.despine(ax=ax)
     if title:
         ax.set_title(title)

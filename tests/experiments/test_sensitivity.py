@@ -252,7 +252,7 @@ def test_plot_emulator_check_draws_both_studies_and_names_the_disagreements() ->
     )
     both = compare_direct(ours, theirs)
     ax = plot_emulator_check(both, labels={"f1": "F one"}, title="gap")
-    assert [t.get_text() for t in ax.texts] == ["F one (ST)", "F one (S1)"]  # only the pair apart
+    assert [t.get_text() for t in ax.texts] == ["intervals apart:\nF one (ST)\nF one (S1)"]  # only f1
     points = [line for line in ax.lines if line.get_marker() in ("o", "s")]
     xs = sorted(float(x) for line in points for x in line.get_xdata())
     assert xs == pytest.approx([10.0, 10.0, 48.0, 48.0])  # direct indices in %
