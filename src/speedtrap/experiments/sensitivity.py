@@ -206,13 +206,21 @@ def run_sobol(
     points = sobol_sample(spec, n, calc_second_order=calc_second_order, seed=seed)
     suffix = f"sobol-n{n}" + ("-s2" if calc_second_order else "")
     table = _run(spec, points, suffix, model, executor, workers, scheduler, results_dir, progress)
+    return SensitivityResult(_sobol_by_outcome(spec, points, table, outcomes, confidence), table, points)
+
+
+def _sobol_by_outcome(
+    spec: Experiment, points: pd.DataFrame, table: pd.DataFrame, outcomes: Sequence[str], confidence: float
+) -> pd.DataFrame:
+    """The Sobol' indices of each outcome's per-point means over the Saltelli sample ``points``
+    (second-order or not as the sample was drawn), ``outcome`` first."""
     means = point_means(table, outcomes)
     frames = []
     for name in outcomes:
-        indices = sobol_indices(points, means[name], spec, confidence, calc_second_order=calc_second_order)
+        indices = sobol_indices(points, means[name], spec, confidence)
         indices.insert(0, "outcome", name)
         frames.append(indices)
-    return SensitivityResult(pd.concat(frames, ignore_index=True), table, points)
+    return pd.concat(frames, ignore_index=True)
 
 
 def sobol_indices_from_first(
@@ -231,15 +239,8 @@ def sobol_indices_from_first(
         raise ValueError(f"n must be a power of two between 2 and the study's {size} base samples, got {n}")
     d = len(spec.factors)
     rows = n * (2 * d + 2 if settings.get("calc_second_order") else d + 2)
-    points = result.points.iloc[:rows]
     outcomes = list(dict.fromkeys(result.indices["outcome"]))
-    means = point_means(result.table, outcomes)
-    frames = []
-    for name in outcomes:
-        indices = sobol_indices(points, means[name], spec, confidence)
-        indices.insert(0, "outcome", name)
-        frames.append(indices)
-    return pd.concat(frames, ignore_index=True)
+    return _sobol_by_outcome(spec, result.points.iloc[:rows], result.table, outcomes, confidence)
 
 
 def index_convergence(smaller: pd.DataFrame, larger: pd.DataFrame) -> pd.DataFrame:
