@@ -14,6 +14,7 @@ from speedtrap.policies import (
     InteractiveFastSpec,
     Route,
     RoutingPolicy,
+    build_policy,
     known_policy_kinds,
 )
 
@@ -26,19 +27,19 @@ def scenario(policy: dict) -> Scenario:
 
 def test_always_routes_everything_to_one_backend_and_its_default_tier() -> None:
     s = scenario({"kind": "always", "backend": "fast"})
-    policy = s.policy.build(s.backends)
+    policy = build_policy(s.policy, s.backends)
     assert isinstance(s.policy, AlwaysSpec)
     for difficulty in ("easy", "hard"):
         for attempt in (0, 1, 2):
             assert policy.for_session(difficulty, attempt) == Route("fast", "fast")
     assert policy.for_turn(Route("fast", "fast"), attending=False) == Route("fast", "fast")
     explicit = scenario({"kind": "always", "backend": "gpu", "tier": "fast"})
-    assert explicit.policy.build(explicit.backends).for_session("easy", 0) == Route("gpu", "fast")
+    assert build_policy(explicit.policy, explicit.backends).for_session("easy", 0) == Route("gpu", "fast")
 
 
 def test_always_defaults_to_the_only_backend_but_not_among_several() -> None:
     single = Scenario(backends={"w": "wafer-distilled"}, policy={"kind": "always"})
-    assert single.policy.build(single.backends).for_session("easy", 0) == Route("w", "standard")
+    assert build_policy(single.policy, single.backends).for_session("easy", 0) == Route("w", "standard")
     with pytest.raises(ValidationError, match=r"policy.backend: required when the scenario has several"):
         scenario({"kind": "always"})
 
@@ -47,7 +48,7 @@ def test_by_difficulty_routes_each_class_and_falls_back_to_default() -> None:
     s = scenario(
         {"kind": "by_difficulty", "routes": {"easy": "wafer", "hard": {"backend": "gpu"}}, "default": "fast"}
     )
-    policy = s.policy.build(s.backends)
+    policy = build_policy(s.policy, s.backends)
     assert isinstance(s.policy, ByDifficultySpec)
     assert policy.for_session("easy", 0) == Route("wafer", "standard")
     assert policy.for_session("hard", 1) == Route("gpu", "standard")
@@ -63,7 +64,7 @@ def test_by_difficulty_must_cover_the_task_mix() -> None:
 
 def test_escalate_moves_repairs_to_the_stronger_backend() -> None:
     s = scenario({"kind": "escalate", "first": "wafer", "then": "gpu"})
-    policy = s.policy.build(s.backends)
+    policy = build_policy(s.policy, s.backends)
     assert isinstance(s.policy, EscalateSpec)
     assert policy.for_session("medium", 0) == Route("wafer", "standard")
     assert policy.for_session("medium", 1) == Route("gpu", "standard")
@@ -72,7 +73,7 @@ def test_escalate_moves_repairs_to_the_stronger_backend() -> None:
 
 def test_interactive_fast_pays_for_speed_only_while_attended() -> None:
     s = scenario({"kind": "interactive_fast", "backend": "gpu"})
-    policy = s.policy.build(s.backends)
+    policy = build_policy(s.policy, s.backends)
     assert isinstance(s.policy, InteractiveFastSpec)
     session = policy.for_session("easy", 0)
     assert session == Route("gpu", "standard")
@@ -121,7 +122,7 @@ def test_a_new_policy_registers_by_subclassing() -> None:
     try:
         s = scenario({"kind": "test_first_try_fast"})
         assert isinstance(s.policy, FirstTryFast)
-        assert s.policy.build(s.backends).for_session("easy", 1) == Route("gpu", "standard")
+        assert build_policy(s.policy, s.backends).for_session("easy", 1) == Route("gpu", "standard")
         # the policy survives a dump/validate round trip (with_overrides)
         assert isinstance(s.with_overrides({"developers": 3}).policy, FirstTryFast)
     finally:
@@ -137,12 +138,12 @@ def test_policy_fields_are_validated_with_their_path() -> None:
 
 def test_fast_share_puts_the_first_share_of_developers_on_the_fast_tier() -> None:
     s = Scenario(backends={"fleet": "gpu-batched"}, policy={"kind": "fast_share", "share": 0.25})
-    policy = s.policy.build(s.backends)
+    policy = build_policy(s.policy, s.backends)
     routes = [policy.for_developer(i, 10).for_session("easy", 0) for i in range(10)]
     assert routes[:2] == [Route("fleet", "fast")] * 2  # round(0.25 × 10) = 2 adopters
     assert routes[2:] == [Route("fleet", "standard")] * 8
     none = Scenario(backends={"fleet": "gpu-batched"}, policy={"kind": "fast_share", "share": 0.0})
-    assert none.policy.build(none.backends).for_developer(0, 10).for_session("hard", 1).tier == "standard"
+    assert build_policy(none.policy, none.backends).for_developer(0, 10).for_session("hard", 1).tier == "standard"
 
 
 def test_fast_share_is_validated() -> None:
@@ -164,3 +165,22 @@ def test_fast_share_routes_requests_in_the_simulation() -> None:
     requests = simulate(s, 1).requests
     tiers = requests.groupby("developer")["tier"].unique().map(list).to_dict()
     assert tiers == {0: ["fast"], 1: ["fast"], 2: ["standard"], 3: ["standard"]}
+
+
+def test_build_policy_refuses_a_spec_that_cannot_build() -> None:
+    """The spec registry (config) knows nothing of runnable policies: a registered spec class without
+    a ``build`` method is refused by name when the policy is built, not when it is read."""
+    from typing import Literal
+
+    class Unbuildable(PolicySpec):
+        kind: Literal["unbuildable-test"] = "unbuildable-test"
+
+        def references(self, backends):  # type: ignore[no-untyped-def]
+            return {}
+
+    try:
+        spec = Unbuildable()
+        with pytest.raises(TypeError, match="unbuildable-test.*no build method"):
+            build_policy(spec, scenario({"kind": "always", "backend": "gpu"}).backends)
+    finally:
+        del PolicySpec.registry["unbuildable-test"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from speedtrap.config import Price, Tier
-from speedtrap.config.presets import hardware_preset, llm_preset
+from speedtrap.config.catalog import hardware_preset, llm_preset
 from speedtrap.models.base import EventModel
 from speedtrap.serving.pool import ServingPool
 from speedtrap.serving.replica import ReplicaPhysics

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from speedtrap.config import LLM
 from speedtrap.config.backend import SpeculativeDecoding
-from speedtrap.config.presets import hardware_preset, llm_preset
+from speedtrap.config.catalog import hardware_preset, llm_preset
 from speedtrap.serving.replica import ReplicaPhysics
 from speedtrap.serving.roofline import StepConstants, step_parts, step_s
 

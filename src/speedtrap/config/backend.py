@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import Field, ValidationInfo, field_validator
 
 from speedtrap.config.base import Spec
+from speedtrap.config.catalog import hardware_preset, llm_preset
 from speedtrap.config.hardware import BYTES_PER_GB, Hardware
 from speedtrap.config.llm import LLM
 from speedtrap.config.tier import Price, Quality, Tier
@@ -97,8 +98,6 @@ class Backend(Spec):
     @classmethod
     def _hardware_by_name(cls, value: Any) -> Any:
         if isinstance(value, str):
-            from speedtrap.config.presets import hardware_preset
-
             return hardware_preset(value)
         return value
 
@@ -106,8 +105,6 @@ class Backend(Spec):
     @classmethod
     def _llm_by_name(cls, value: Any) -> Any:
         if isinstance(value, str):
-            from speedtrap.config.presets import llm_preset
-
             return llm_preset(value)
         return value
 

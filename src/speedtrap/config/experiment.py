@@ -44,6 +44,7 @@ import numpy as np
 from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from speedtrap.config.base import Spec
+from speedtrap.config.outcomes import SUMMARY_KEYS
 from speedtrap.config.scenario import Scenario
 
 BACKEND_PATH = "backend"
@@ -365,9 +366,6 @@ class Experiment(Spec):
     def _check_outcomes(self) -> None:
         if self.outcomes is None:
             return
-        # The default model's outcomes; imported here so that loading config does not load Mesa.
-        from speedtrap.models.results import SUMMARY_KEYS
-
         paths = {f.path for f in self.factors}
         for i, key in enumerate(self.outcomes):
             if key not in SUMMARY_KEYS:

@@ -1,8 +1,12 @@
 """Routing-policy specs: the data half of a policy, selected by its ``kind``.
 
 Each policy lives in one file of :mod:`speedtrap.policies`, which declares a subclass of
-:class:`PolicySpec` with a ``kind: Literal[...]`` field and a ``build`` method; subclassing
-registers it. A scenario names the policy by ``kind`` and this registry picks the class.
+:class:`PolicySpec` with a ``kind: Literal[...]`` field and a ``build`` method returning the runnable
+policy; subclassing registers it. A scenario names the policy by ``kind`` and this registry picks the
+class. The dependency runs one way: the policies import these specs, never the reverse (this module
+only loads the built-in policies' package by name, :data:`BUILTIN_POLICIES_MODULE`, so that their
+kinds are registered before a scenario is read); :func:`speedtrap.policies.build_policy` turns a spec
+into a policy.
 """
 
 from __future__ import annotations
@@ -17,7 +21,6 @@ from speedtrap.config.base import Spec
 
 if TYPE_CHECKING:
     from speedtrap.config.backend import Backend
-    from speedtrap.policies.base import RoutingPolicy
 
 BUILTIN_POLICIES_MODULE = "speedtrap.policies"
 
@@ -70,10 +73,6 @@ class PolicySpec(Spec):
                 raise ValueError(
                     f"policy.{field}: backend {backend!r} has no tier {tier!r} (known: {', '.join(tiers)})"
                 )
-
-    def build(self, backends: Mapping[str, Backend]) -> RoutingPolicy:
-        """The runnable policy for these backends."""
-        raise NotImplementedError
 
 
 def policy_spec_class(kind: str) -> type[PolicySpec]:

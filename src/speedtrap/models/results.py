@@ -57,47 +57,13 @@ import numpy as np
 import pandas as pd
 
 from speedtrap.config.ledger import LEDGER_CATEGORIES, WAITING_CATEGORIES
+from speedtrap.config.outcomes import SUMMARY_KEYS
 from speedtrap.config.scenario import Scenario
 from speedtrap.models.tallies import ACCEPTED_OUTCOMES, COMPLETED_OUTCOMES, TaskCounts, task_counts
 from speedtrap.serving.request import REQUEST_COLUMNS, decode_rate_tok_s, request_sums, tally_means
 
 if TYPE_CHECKING:
     from speedtrap.models.workflow import WorkflowModel
-
-SUMMARY_KEYS: tuple[str, ...] = (
-    "developers",
-    "horizon_s",
-    "developer_days",
-    "tasks_started",
-    "tasks_completed",
-    "tasks_per_dev_day",
-    "tasks_accepted",
-    "accepted_per_dev_day",
-    "tasks_accepted_defective",
-    *(f"share_{c}" for c in LEDGER_CATEGORIES),
-    "waiting_share",
-    "fixing_share",
-    "ok_share",
-    "fixed_share",
-    "escaped_share",
-    "defects_surfaced",
-    "rework_cut_off_s",
-    "rework_cut_off_share",
-    "other_work_task_equiv_per_dev_day",
-    "value_tasks_per_dev_day",
-    "usd_total",
-    "usd_per_task",
-    "usd_per_dev_day",
-    "mean_effort_s",
-    "lead_time_p50_s",
-    "lead_time_p95_s",
-    "requests",
-    "mean_queue_wait_s",
-    "mean_ttft_s",
-    "mean_decode_tok_s",
-    "backend_utilization",
-)
-"""Every key of :meth:`RunResult.summary`, in order (documented in this module's docstring)."""
 
 TASK_COLUMNS: dict[str, str] = {
     "developer": "int64",

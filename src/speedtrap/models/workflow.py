@@ -16,6 +16,7 @@ from speedtrap.models.ledger import Ledger
 from speedtrap.models.results import RunResult, build_result, run_summary, tasks_frame
 from speedtrap.models.tallies import TaskCounts, TaskTally, task_counts
 from speedtrap.models.tasks import ATTENTION_STREAM, TaskSource, stream_rng
+from speedtrap.policies.base import build_policy
 from speedtrap.serving.speed import SpeedModel
 
 
@@ -71,7 +72,7 @@ class WorkflowModel(EventModel):
             name: Backend(self, name, spec, speed=speeds.get(name), record=tables)
             for name, spec in scenario.backends.items()
         }
-        self.policy = scenario.policy.build(scenario.backends)
+        self.policy = build_policy(scenario.policy, scenario.backends)
         self.ledger = Ledger(scenario.developers, trace=trace)
         self.tasks: list[Task] = []
         """Every task started (with ``tables=True``; a summary-only run keeps the unfinished ones

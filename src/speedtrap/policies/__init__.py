@@ -6,7 +6,7 @@ One file per policy; each declares a :class:`~speedtrap.config.policy.PolicySpec
 
 from speedtrap.config.policy import PolicySpec, RouteSpec, known_policy_kinds, policy_spec_class
 from speedtrap.policies.always import AlwaysPolicy, AlwaysSpec
-from speedtrap.policies.base import Route, RoutingPolicy
+from speedtrap.policies.base import BuildsPolicy, Route, RoutingPolicy, build_policy
 from speedtrap.policies.by_difficulty import ByDifficultyPolicy, ByDifficultySpec
 from speedtrap.policies.escalate import EscalatePolicy, EscalateSpec
 from speedtrap.policies.fast_share import FastShareSpec
@@ -16,6 +16,7 @@ from speedtrap.policies.manual import ManualPolicy, ManualSpec
 __all__ = [
     "AlwaysPolicy",
     "AlwaysSpec",
+    "BuildsPolicy",
     "ByDifficultyPolicy",
     "ByDifficultySpec",
     "EscalatePolicy",
@@ -29,6 +30,7 @@ __all__ = [
     "Route",
     "RouteSpec",
     "RoutingPolicy",
+    "build_policy",
     "known_policy_kinds",
     "policy_spec_class",
 ]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from speedtrap.config.policy import RouteSpec
+from speedtrap.config.policy import PolicySpec, RouteSpec
 
 if TYPE_CHECKING:
     from speedtrap.config.backend import Backend
@@ -58,3 +58,25 @@ def only_backend(backends: Mapping[str, Backend], field: str) -> str:
             f"policy.{field}: required when the scenario has several backends ({', '.join(sorted(backends))})"
         )
     return next(iter(backends))
+
+
+@runtime_checkable
+class BuildsPolicy(Protocol):
+    """A policy spec that knows its runnable policy (every spec of :mod:`speedtrap.policies` does)."""
+
+    def build(self, backends: Mapping[str, Backend]) -> RoutingPolicy: ...
+
+
+def build_policy(spec: PolicySpec, backends: Mapping[str, Backend]) -> RoutingPolicy:
+    """The runnable policy of ``spec`` for these backends; ``TypeError`` for a registered spec class
+    that declares no ``build`` method or builds something that is not a :class:`RoutingPolicy`."""
+    if not isinstance(spec, BuildsPolicy):
+        raise TypeError(
+            f"policy kind {spec.kind!r}: its spec class {type(spec).__name__} has no build method"
+        )
+    policy = spec.build(backends)
+    if not isinstance(policy, RoutingPolicy):
+        raise TypeError(
+            f"policy kind {spec.kind!r}: build returned {type(policy).__name__}, not a RoutingPolicy"
+        )
+    return policy

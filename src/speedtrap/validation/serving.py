@@ -51,7 +51,7 @@ from speedtrap.config.hardware import (
     Hardware,
 )
 from speedtrap.config.llm import LLM
-from speedtrap.config.presets import hardware_preset, llm_preset
+from speedtrap.config.catalog import hardware_preset, llm_preset
 from speedtrap.serving.pareto import steady_load
 from speedtrap.serving.replica import ReplicaPhysics
 
