@@ -570,7 +570,7 @@ def trace_window_arg(
     trace_file: Path | None, text: str | None, horizon_s: float
 ) -> tuple[float, float] | None:
     """The ``--trace-window`` as (start, end) seconds, checked against the horizon (None: all)."""
-    from speedtrap.traces import parse_window
+    from speedtrap.models.chrome_trace import parse_window
 
     if text is None:
         return None

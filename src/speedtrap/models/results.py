@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -59,11 +59,9 @@ import pandas as pd
 from speedtrap.config.ledger import LEDGER_CATEGORIES, WAITING_CATEGORIES
 from speedtrap.config.outcomes import SUMMARY_KEYS
 from speedtrap.config.scenario import Scenario
+from speedtrap.models.chrome_trace import run_trace
 from speedtrap.models.tallies import ACCEPTED_OUTCOMES, COMPLETED_OUTCOMES, TaskCounts, task_counts
-from speedtrap.serving.request import REQUEST_COLUMNS, decode_rate_tok_s, request_sums, tally_means
-
-if TYPE_CHECKING:
-    from speedtrap.models.workflow import WorkflowModel
+from speedtrap.serving.request import decode_rate_tok_s, request_sums
 
 TASK_COLUMNS: dict[str, str] = {
     "developer": "int64",
@@ -140,9 +138,7 @@ class RunResult:
     def to_trace(self, window: tuple[float, float] | None = None) -> dict[str, Any]:
         """The run as Chrome trace-event JSON for Perfetto UI or chrome://tracing (a dict ready for
         ``json.dump``); needs a traced run (``simulate(..., trace=True)``). ``window``: (start, end)
-        in simulated seconds to keep. Tracks and units: :mod:`speedtrap.traces`."""
-        from speedtrap.traces import run_trace
-
+        in simulated seconds to keep. Tracks and units: :mod:`speedtrap.models.chrome_trace`."""
         return run_trace(self, window)
 
     def summary(self) -> dict[str, float]:
@@ -260,86 +256,3 @@ def tasks_frame(tasks: list) -> pd.DataFrame:  # list[Task]
         "rework_spent_s": [t.rework_spent_s for t in tasks],
     }
     return pd.DataFrame({name: pd.Series(data[name], dtype=dtype) for name, dtype in TASK_COLUMNS.items()})
-
-
-def requests_frame(model: WorkflowModel) -> pd.DataFrame:
-    """Every backend's finished requests, with backend, developer, task, attempt and turn columns."""
-    frames = []
-    for name, backend in model.backends.items():
-        frame = backend.pool.requests_frame()
-        tags = np.array(frame.pop("tag").tolist(), dtype=np.int64).reshape(len(frame), 4)
-        frame.insert(0, "backend", pd.Series([name] * len(frame), dtype="str", index=frame.index))
-        for i, column in enumerate(("developer", "task", "attempt", "turn")):
-            frame[column] = pd.Series(tags[:, i], dtype="int64", index=frame.index)
-        frames.append(frame)
-    columns = ["backend", *(c for c in REQUEST_COLUMNS if c != "tag"), "developer", "task", "attempt", "turn"]
-    return pd.concat(frames, ignore_index=True)[columns].sort_values(
-        "arrival_s", kind="stable", ignore_index=True
-    )
-
-
-def backend_stats_frame(model: WorkflowModel) -> pd.DataFrame:
-    """Per backend: replicas, own-slot capacity, time-averaged own streams in service and waiting,
-    utilization (busy own slots / capacity) and finished requests."""
-    rows = []
-    for name, backend in model.backends.items():
-        pool = backend.pool
-        rows.append(
-            {
-                "backend": name,
-                "replicas": pool.replicas,
-                "capacity_streams": pool.capacity_streams,
-                "mean_in_service": pool.mean_in_service,
-                "mean_waiting": pool.mean_waiting,
-                "utilization": pool.utilization,
-                "requests": pool.completed,
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def stretches_frame(model: WorkflowModel) -> pd.DataFrame:
-    """Every agent stretch of the run (see :class:`RunResult`), closed sessions first."""
-    rows: list[tuple[Any, ...]] = []
-    for dev in model.developers:
-        rows.extend((dev.index, *row) for row in dev.closed_stretches)
-        for session in dev.sessions:
-            rows.extend((dev.index, session.task.index, session.attempt, *r) for r in session.stretches)
-    frame = pd.DataFrame(rows, columns=["developer", "task", "attempt", "handoff_s", "need_s", "back_s"])
-    for column in ("need_s", "back_s"):
-        frame[column] = frame[column].astype("float64").replace(math.inf, math.nan)
-    return frame
-
-
-def run_summary(model: WorkflowModel) -> dict[str, float]:
-    """A model's summary as of now (its developers already charged), bit for bit that of
-    :func:`build_result`, without building the request and stretch tables: from the pools'
-    tallies when the run kept no request records."""
-    tallies = [b.tally for b in model.backends.values() if b.tally is not None]
-    if len(tallies) == len(model.backends):
-        requests = tally_means(tallies)
-    else:
-        requests = request_means(requests_frame(model))
-    return summarize(
-        model.spec,
-        float(model.time),
-        model.ledger.frame(),
-        model.task_counts(),
-        requests,
-        backend_stats_frame(model),
-    )
-
-
-def build_result(model: WorkflowModel) -> RunResult:
-    """Assemble a :class:`RunResult` from a model (its developers already charged up to now)."""
-    return RunResult(
-        scenario=model.spec,
-        seed=model.seed,
-        horizon_s=float(model.time),
-        ledger=model.ledger.frame(),
-        tasks=tasks_frame(model.tasks),
-        requests=requests_frame(model),
-        backend_stats=backend_stats_frame(model),
-        trace=model.ledger.trace_frame(),
-        stretches=stretches_frame(model),
-    )

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
+import pandas as pd
 
 from speedtrap.agents.backend import Backend
 from speedtrap.agents.developer import Developer, TaskFeed
@@ -13,10 +15,11 @@ from speedtrap.agents.task import Task
 from speedtrap.config.scenario import Scenario
 from speedtrap.models.base import EventModel
 from speedtrap.models.ledger import Ledger
-from speedtrap.models.results import RunResult, build_result, run_summary, tasks_frame
+from speedtrap.models.results import RunResult, request_means, summarize, tasks_frame
 from speedtrap.models.tallies import TaskCounts, TaskTally, task_counts
 from speedtrap.models.tasks import ATTENTION_STREAM, TaskSource, stream_rng
 from speedtrap.policies.base import build_policy
+from speedtrap.serving.request import REQUEST_COLUMNS, tally_means
 from speedtrap.serving.speed import SpeedModel
 
 
@@ -133,7 +136,17 @@ class WorkflowModel(EventModel):
                 "this run kept no tables (tables=False): ask for summary(), or run with tables=True"
             )
         self.settle()
-        return build_result(self)
+        return RunResult(
+            scenario=self.spec,
+            seed=self.seed,
+            horizon_s=float(self.time),
+            ledger=self.ledger.frame(),
+            tasks=tasks_frame(self.tasks),
+            requests=self.requests_frame(),
+            backend_stats=self.backend_stats_frame(),
+            trace=self.ledger.trace_frame(),
+            stretches=self.stretches_frame(),
+        )
 
     def task_counts(self) -> TaskCounts:
         """The task aggregates of the summary, of every task started so far."""
@@ -145,7 +158,74 @@ class WorkflowModel(EventModel):
         """The run's flat summary as of now: ``result().summary()``, bit for bit, without building
         the request and stretch tables (and with ``tables=False``, without having kept them)."""
         self.settle()
-        return run_summary(self)
+        tallies = [b.tally for b in self.backends.values() if b.tally is not None]
+        if len(tallies) == len(self.backends):
+            requests = tally_means(tallies)
+        else:
+            requests = request_means(self.requests_frame())
+        return summarize(
+            self.spec,
+            float(self.time),
+            self.ledger.frame(),
+            self.task_counts(),
+            requests,
+            self.backend_stats_frame(),
+        )
+
+    # ------------------------------------------------------------------ the run's tables
+
+    def requests_frame(self) -> pd.DataFrame:
+        """Every backend's finished requests, with backend, developer, task, attempt and turn columns."""
+        frames = []
+        for name, backend in self.backends.items():
+            frame = backend.pool.requests_frame()
+            tags = np.array(frame.pop("tag").tolist(), dtype=np.int64).reshape(len(frame), 4)
+            frame.insert(0, "backend", pd.Series([name] * len(frame), dtype="str", index=frame.index))
+            for i, column in enumerate(("developer", "task", "attempt", "turn")):
+                frame[column] = pd.Series(tags[:, i], dtype="int64", index=frame.index)
+            frames.append(frame)
+        columns = [
+            "backend",
+            *(c for c in REQUEST_COLUMNS if c != "tag"),
+            "developer",
+            "task",
+            "attempt",
+            "turn",
+        ]
+        return pd.concat(frames, ignore_index=True)[columns].sort_values(
+            "arrival_s", kind="stable", ignore_index=True
+        )
+
+    def backend_stats_frame(self) -> pd.DataFrame:
+        """Per backend: replicas, own-slot capacity, time-averaged own streams in service and waiting,
+        utilization (busy own slots / capacity) and finished requests."""
+        rows = []
+        for name, backend in self.backends.items():
+            pool = backend.pool
+            rows.append(
+                {
+                    "backend": name,
+                    "replicas": pool.replicas,
+                    "capacity_streams": pool.capacity_streams,
+                    "mean_in_service": pool.mean_in_service,
+                    "mean_waiting": pool.mean_waiting,
+                    "utilization": pool.utilization,
+                    "requests": pool.completed,
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def stretches_frame(self) -> pd.DataFrame:
+        """Every agent stretch of the run (see :class:`RunResult`), closed sessions first."""
+        rows: list[tuple[Any, ...]] = []
+        for dev in self.developers:
+            rows.extend((dev.index, *row) for row in dev.closed_stretches)
+            for session in dev.sessions:
+                rows.extend((dev.index, session.task.index, session.attempt, *r) for r in session.stretches)
+        frame = pd.DataFrame(rows, columns=["developer", "task", "attempt", "handoff_s", "need_s", "back_s"])
+        for column in ("need_s", "back_s"):
+            frame[column] = frame[column].astype("float64").replace(math.inf, math.nan)
+        return frame
 
 
 PROGRESS_SLICES = 50

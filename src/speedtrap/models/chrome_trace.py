@@ -1,10 +1,12 @@
 """A run as a Chrome trace-event timeline (the JSON that Perfetto UI and chrome://tracing open).
 
-Pure functions of a run's tables (no Mesa). The trace is the JSON object format: ``{"traceEvents":
-[...], "displayTimeUnit": "ms", "otherData": {...}}`` with complete events (``ph = "X"``: ``ts``
-and ``dur`` in microseconds of simulated time), counters (``"C"``) and metadata (``"M"``: process
-and thread names and sort order). Times are whole microseconds, rounded once per boundary, so that
-spans that tile an interval in seconds tile it exactly in the trace.
+One more output format of a run, beside its tables: pure functions of those tables (no Mesa), drawn
+from anything shaped like a run result (:class:`TracedRun`; :class:`speedtrap.models.RunResult` is
+one, and its ``to_trace`` method calls :func:`run_trace`). The trace is the JSON object format:
+``{"traceEvents": [...], "displayTimeUnit": "ms", "otherData": {...}}`` with complete events
+(``ph = "X"``: ``ts`` and ``dur`` in microseconds of simulated time), counters (``"C"``) and
+metadata (``"M"``: process and thread names and sort order). Times are whole microseconds, rounded once per
+boundary, so that spans that tile an interval in seconds tile it exactly in the trace.
 
 Tracks:
 
@@ -30,15 +32,14 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 
-if TYPE_CHECKING:
-    from speedtrap.models.results import RunResult
+from speedtrap.config.scenario import Scenario
 
-__all__ = ["US_PER_S", "parse_window", "run_trace"]
+__all__ = ["US_PER_S", "TracedRun", "parse_window", "run_trace"]
 
 US_PER_S = 1_000_000
 """Trace timestamps are in microseconds."""
@@ -47,6 +48,25 @@ DEVELOPERS_PID = 1
 """The process that holds one thread per developer."""
 
 Window = tuple[float, float]
+
+
+class TracedRun(Protocol):
+    """The tables a trace is drawn from (those of :class:`speedtrap.models.RunResult`)."""
+
+    @property
+    def scenario(self) -> Scenario: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def horizon_s(self) -> float: ...
+    @property
+    def ledger(self) -> pd.DataFrame: ...
+    @property
+    def tasks(self) -> pd.DataFrame: ...
+    @property
+    def requests(self) -> pd.DataFrame: ...
+    @property
+    def trace(self) -> pd.DataFrame | None: ...
 
 
 def parse_window(text: str) -> Window:
@@ -89,7 +109,7 @@ def _span(name: str, cat: str, pid: int, tid: int, ts: int, end: int, args: dict
     }
 
 
-def run_trace(result: RunResult, window: Window | None = None) -> dict[str, Any]:
+def run_trace(result: TracedRun, window: Window | None = None) -> dict[str, Any]:
     """The trace of ``result`` (traced with ``trace=True``), optionally limited to ``window``
     (simulated seconds; clipped to the horizon). See the module docstring for the tracks."""
     if result.trace is None:
@@ -119,7 +139,7 @@ def run_trace(result: RunResult, window: Window | None = None) -> dict[str, Any]
     }
 
 
-def _developer_events(result: RunResult, w0: int, w1: int) -> list[dict[str, Any]]:
+def _developer_events(result: TracedRun, w0: int, w1: int) -> list[dict[str, Any]]:
     trace = result.trace
     assert trace is not None
     tasks = result.tasks.set_index(["developer", "task"])[["difficulty", "outcome"]].to_dict("index")

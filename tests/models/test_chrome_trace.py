@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from speedtrap.cli import HEADLINE_SCENARIO, app
 from speedtrap.config import Scenario
 from speedtrap.models import RunResult, simulate
-from speedtrap.traces import US_PER_S, parse_window
+from speedtrap.models.chrome_trace import US_PER_S, parse_window
 
 SMALL = {"developers": 2, "horizon_s": 3600.0}
 """Two developers for an hour of the headline population: every kind of span, in a blink."""
