@@ -30,7 +30,6 @@ docs/calibration.md):
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol
@@ -39,6 +38,7 @@ import mesa
 import numpy as np
 
 from speedtrap.agents.activity import Activity, ActivityRecorder
+from speedtrap.agents.attention import AttentionRule
 from speedtrap.agents.session import CHECKIN, REVIEW, Session
 from speedtrap.agents.task import Task
 
@@ -93,29 +93,16 @@ class Developer(mesa.Agent):
         self.backends = backends
         self._tasks = tasks
         self._ledger = ledger
-        self._rng = rng
         self._on_task_started = on_task_started
-        att = spec.attention
-        self._flow_threshold_s = att.flow_threshold_s
-        self._expected = att.rule == "expected_wait"
-        self._other_work_prob = att.other_work_prob
-        self._attention = att
+        self.attention = AttentionRule(spec.attention, rng)
+        """The attention rule (traits drawn first in the developer's attention stream, the same under
+        every backend and policy: patience and the number of agent sessions they keep open)."""
+        self._expected = self.attention.expected
         self._review = spec.review
         self._fixing = spec.fixing
         self._manual_escape_prob = spec.manual.escape_prob
         self._manual_only = bool(getattr(policy, "manual", False))
-        # Traits drawn once per developer, first in their attention stream (the same under every
-        # backend and policy): patience and the number of agent sessions they keep open.
-        self.patience_s = float(att.patience_s.sample(rng, 1)[0])
-        probs = att.parallel_sessions_probs
-        if probs is None:
-            self._max_sessions = att.max_parallel_sessions
-        else:
-            u = float(rng.random())
-            cum = np.cumsum(probs)
-            self._max_sessions = min(int(np.searchsorted(cum, u, side="right")), len(probs) - 1) + 1
-        self._episode_patience_s = self.patience_s
-        self._turn_estimate: dict[object, float] = {}
+        self._max_sessions = self.attention.max_sessions
         self._idle_total_s = 0.0
         self._other_left_s = model.time  # left other work at the start of the day
         self._hybrid_event: Event | None = None
@@ -154,18 +141,14 @@ class Developer(mesa.Agent):
     def note_turn_end(self, session: Session, turn_s: float) -> None:
         """A turn of ``session`` ended after ``turn_s`` seconds (request, queue included, and tool
         call): learn its length, and split the wait here if the developer is waiting on it."""
-        key = session.estimate_key
-        old = self._turn_estimate.get(key)
-        w = self._attention.turn_memory
-        self._turn_estimate[key] = turn_s if old is None else old + w * (turn_s - old)
+        self.attention.learn_turn(session.estimate_key, turn_s)
         if self.focus is session and self.activity == WAITING:
             self.charge()
 
     def expected_wait_s(self, session: Session) -> float:
         """Seconds the developer expects until ``session`` next needs them: the turns they expect
         before its next check-in times the turn time they have seen on its backend and tier."""
-        left = session.turns_left_expected()
-        return left * self._turn_estimate.get(session.estimate_key, self._attention.turn_prior_s)
+        return self.attention.expected_wait_s(session.turns_left_expected(), session.estimate_key)
 
     def reconsider(self, session: Session) -> None:
         """A new turn of ``session`` started: a developer waiting on it leaves if the expected
@@ -174,21 +157,15 @@ class Developer(mesa.Agent):
             self._maybe_leave(self.expected_wait_s(session))
 
     def _maybe_leave(self, expected_s: float) -> None:
-        """Leave the session being waited on if the expected wait exceeds this episode's patience
-        and there is somewhere worth going: something that needs the developer, a new session
-        (below their number of parallel sessions), or other work whose round trip — going into it
-        after the time away from it, and coming back after the expected wait — costs less than the
-        wait. Otherwise keep waiting."""
-        if expected_s <= self._episode_patience_s:
-            return
-        if not self.pending and len(self.sessions) >= self._max_sessions and self._other_work_prob > 0.0:
-            att = self._attention
-            round_trip = att.resumption_mean_s(self.model.time - self._other_left_s) + att.resumption_mean_s(
-                expected_s
-            )
-            if round_trip >= expected_s:
-                return
-        self._fill_gap()
+        """Leave the session being waited on if the attention rule says so
+        (:meth:`AttentionRule.leaves`): to something that needs the developer, a new session (below
+        their number of parallel sessions), or other work worth its round trip."""
+        if self.attention.leaves(
+            expected_s,
+            only_other_work=not self.pending and len(self.sessions) >= self._max_sessions,
+            since_other_work_s=self.model.time - self._other_left_s,
+        ):
+            self._fill_gap()
 
     def _set(self, activity: Activity, focus: Session | None, task: Task | None = None) -> None:
         """Switch to ``activity`` on ``focus`` (or on ``task`` without a session) now, charging
@@ -269,7 +246,7 @@ class Developer(mesa.Agent):
             session.advance()
         elif not self._expected:
             self._set(WAITING, session)
-            threshold = self._flow_threshold_s
+            threshold = self.attention.flow_threshold_s
             if threshold < float("inf"):
                 self._flow_event = self.model.schedule_event(self._on_flow_break, after=threshold)
             session.advance()
@@ -284,10 +261,7 @@ class Developer(mesa.Agent):
     def _watch_or_leave(self, session: Session) -> None:
         """Waiting on ``session``: draw this episode's patience and leave if the expected wait
         exceeds it (the developer re-checks at every turn end, :meth:`reconsider`)."""
-        sigma = self._attention.patience_episode_sigma
-        self._episode_patience_s = self.patience_s * (
-            math.exp(sigma * float(self._rng.standard_normal())) if sigma > 0.0 else 1.0
-        )
+        self.attention.new_episode()
         self._maybe_leave(self.expected_wait_s(session))
 
     def _work_by_hand(self, session: Session) -> None:
@@ -336,13 +310,11 @@ class Developer(mesa.Agent):
         elif len(self.sessions) < self._max_sessions:
             self._start_new_task()
         else:
-            p = self._other_work_prob
-            other = p >= 1.0 or (p > 0.0 and self._rng.random() < p)
-            if not other:
+            if not self.attention.chooses_other_work():
                 self._set(IDLE, None)
             elif self._expected:
                 # Going into other work is a resumption of it too.
-                overhead_s = self._resumption_s(self.model.time - self._other_left_s)
+                overhead_s = self.attention.resumption_s(self.model.time - self._other_left_s)
                 if overhead_s > 0.0:
                     self._begin(SWITCHING, overhead_s, None, self._enter_other_work)
                 else:
@@ -389,20 +361,13 @@ class Developer(mesa.Agent):
             self._begin(FIXING, item.rework_s, None, self._after_rework, item)
             return
         away_s = self.model.time - item.left_at if item.left_at is not None else 0.0
-        if self._expected and away_s > 0.0:
-            # Time on a break is not time spent on something else: it costs no resumption.
-            away_s = max(0.0, away_s - (self._idle_total_s - item.idle_at_leave_s))
-        overhead_s = self._resumption_s(away_s)
+        overhead_s = self.attention.resumption_s(
+            self.attention.time_away_s(away_s, self._idle_total_s - item.idle_at_leave_s)
+        )
         if overhead_s > 0.0:
             self._begin(SWITCHING, overhead_s, item, self._do_focus_step)
         else:
             self._do_step(item)
-
-    def _resumption_s(self, away_s: float) -> float:
-        mean_s = self._attention.resumption_mean_s(away_s)
-        if mean_s > 0.0 and self._attention.resumption_random:
-            mean_s = float(self._rng.exponential(mean_s))
-        return mean_s
 
     def _do_focus_step(self) -> None:
         assert self.focus is not None

@@ -10,7 +10,7 @@ extra turn.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import mesa
 
@@ -20,7 +20,8 @@ from speedtrap.serving.request import Request
 
 if TYPE_CHECKING:
     from speedtrap.agents.backend import Backend
-    from speedtrap.agents.developer import Developer
+    from speedtrap.config.developer import Developer as DeveloperSpec
+    from speedtrap.config.work import TaskMix
     from speedtrap.policies.base import Route
 
 INF = math.inf
@@ -36,6 +37,21 @@ def _reached(t: float) -> float:
     return t if t == t else INF
 
 
+class SessionOwner(Protocol):
+    """What a session needs of the developer it works for (:class:`~speedtrap.agents.Developer` is
+    one): their specs and routing policy, which session they attend, and three calls — a turn
+    ended, the session needs them, a new turn started."""
+
+    spec: DeveloperSpec
+    task_mix: TaskMix
+    policy: RoutingPolicy
+    focus: Session | None
+
+    def note_turn_end(self, session: Session, turn_s: float) -> None: ...
+    def take_session(self, session: Session) -> None: ...
+    def reconsider(self, session: Session) -> None: ...
+
+
 class Session(mesa.Agent):
     """Attempt ``attempt`` (0: first session, k: k-th repair) of ``task`` on ``backend``.
 
@@ -47,7 +63,7 @@ class Session(mesa.Agent):
     def __init__(
         self,
         model: mesa.Model,
-        developer: Developer,
+        developer: SessionOwner,
         task: Task,
         attempt: int,
         route: Route,

@@ -4,12 +4,12 @@ and the record of how it went."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+import mesa
 import numpy as np
 
 if TYPE_CHECKING:
-    from speedtrap.agents.developer import Developer
     from speedtrap.config.developer import Developer as DeveloperSpec
     from speedtrap.config.work import TaskMix
 
@@ -30,6 +30,15 @@ def counts(draws: np.ndarray, *, low: int) -> np.ndarray:
     """Draws rounded to whole counts of at least ``low`` and at most :data:`MAX_COUNT`, as int64."""
     rounded = np.nan_to_num(np.rint(draws), nan=MAX_COUNT, posinf=MAX_COUNT)
     return np.clip(rounded, low, MAX_COUNT).astype(np.int64)
+
+
+class TaskOwner(Protocol):
+    """Who works on a task (:class:`~speedtrap.agents.Developer` is one): the model it lives in, and
+    the call that hands it an escaped defect to rework."""
+
+    model: mesa.Model
+
+    def take_rework(self, task: Task) -> None: ...
 
 
 class Task:
@@ -131,7 +140,7 @@ class Task:
         self.tool_s = 0.0
         self.seed_entropy = seed_entropy
         self.seed_key = seed_key
-        self.owner: Developer | None = None
+        self.owner: TaskOwner | None = None
         # the record
         self.start_s = float("nan")
         self.end_s = float("nan")

@@ -1,0 +1,123 @@
+"""The attention rule: what a developer does while an agent runs, and what coming back costs.
+
+A developer's attention is theirs alone, so the rule holds their traits and their random stream
+(drawn in a fixed order, the same under every backend and policy), but knows nothing of Mesa,
+sessions or the ledger: the :class:`~speedtrap.agents.developer.Developer` asks it questions with
+numbers and acts on the answers. The rules (README, "The workflow rules"; sources in
+docs/calibration.md):
+
+* With the ``expected_wait`` rule the developer estimates how long until the agent next needs them
+  (turns left to the next check-in × the turn time they have seen on that backend and tier, an
+  exponentially weighted mean with weight ``turn_memory``, ``turn_prior_s`` before any) and stays
+  while that is within their patience for the episode (their patience times a log-normal draw per
+  episode). Leaving only for other work must also pay its round trip: going into it (a resumption
+  after the time away from it) and coming back (a resumption after the expected wait).
+* With the ``threshold`` rule every developer waits ``flow_threshold_s`` and then leaves.
+* A resumption costs ``Attention.resumption_mean_s(away)`` seconds (exponential around it with
+  ``resumption_random``); under ``expected_wait`` time on a break is not time away.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from speedtrap.config.developer import Attention
+
+__all__ = ["AttentionRule"]
+
+
+class AttentionRule:
+    """One developer's attention: traits drawn once from ``rng`` (patience, then the number of
+    agent sessions they keep open), the turn times they have learnt, and the decisions made with
+    the same stream (episode patience, other work or a break, resumption times)."""
+
+    __slots__ = (
+        "_rng",
+        "_turn_estimate",
+        "episode_patience_s",
+        "expected",
+        "flow_threshold_s",
+        "max_sessions",
+        "other_work_prob",
+        "patience_s",
+        "spec",
+    )
+
+    def __init__(self, spec: Attention, rng: np.random.Generator) -> None:
+        self.spec = spec
+        self._rng = rng
+        self.expected = spec.rule == "expected_wait"
+        """The ``expected_wait`` rule (else ``threshold``)."""
+        self.flow_threshold_s = spec.flow_threshold_s
+        self.other_work_prob = spec.other_work_prob
+        self.patience_s = float(spec.patience_s.sample(rng, 1)[0])
+        """This developer's patience, seconds (drawn once)."""
+        probs = spec.parallel_sessions_probs
+        if probs is None:
+            self.max_sessions = spec.max_parallel_sessions
+        else:
+            u = float(rng.random())
+            cum = np.cumsum(probs)
+            self.max_sessions = min(int(np.searchsorted(cum, u, side="right")), len(probs) - 1) + 1
+        self.episode_patience_s = self.patience_s
+        """Patience for the current waiting episode, seconds (:meth:`new_episode`)."""
+        self._turn_estimate: dict[Hashable, float] = {}
+
+    # ------------------------------------------------------------------ expectations
+
+    def learn_turn(self, key: Hashable, turn_s: float) -> None:
+        """A turn on ``key`` (backend and tier) took ``turn_s`` seconds, queue and tool call included."""
+        old = self._turn_estimate.get(key)
+        self._turn_estimate[key] = turn_s if old is None else old + self.spec.turn_memory * (turn_s - old)
+
+    def expected_wait_s(self, turns_left: float, key: Hashable) -> float:
+        """Seconds expected until an agent on ``key`` with ``turns_left`` turns to its next need
+        needs the developer."""
+        return turns_left * self._turn_estimate.get(key, self.spec.turn_prior_s)
+
+    # ------------------------------------------------------------------ decisions
+
+    def new_episode(self) -> None:
+        """The developer starts waiting on a session: draw this episode's patience."""
+        sigma = self.spec.patience_episode_sigma
+        self.episode_patience_s = self.patience_s * (
+            math.exp(sigma * float(self._rng.standard_normal())) if sigma > 0.0 else 1.0
+        )
+
+    def leaves(self, expected_s: float, *, only_other_work: bool, since_other_work_s: float) -> bool:
+        """Whether a developer waiting ``expected_s`` more seconds leaves the session. Beyond their
+        episode patience they leave, unless the only place to go is other work
+        (``only_other_work``: nothing needs them and no new session may open) and its round trip —
+        going in after ``since_other_work_s`` away from it, coming back after the wait — costs at
+        least the wait."""
+        if expected_s <= self.episode_patience_s:
+            return False
+        if only_other_work and self.other_work_prob > 0.0:
+            resume = self.spec.resumption_mean_s
+            if resume(since_other_work_s) + resume(expected_s) >= expected_s:
+                return False
+        return True
+
+    def chooses_other_work(self) -> bool:
+        """With nothing to attend: other work (probability ``other_work_prob``) rather than a break."""
+        p = self.other_work_prob
+        return p >= 1.0 or (p > 0.0 and self._rng.random() < p)
+
+    def time_away_s(self, away_s: float, idle_while_away_s: float) -> float:
+        """Seconds away that count towards a resumption: under ``expected_wait`` a break is not
+        time spent on something else."""
+        if self.expected and away_s > 0.0:
+            return max(0.0, away_s - idle_while_away_s)
+        return away_s
+
+    def resumption_s(self, away_s: float) -> float:
+        """Seconds to resume after ``away_s`` seconds away (drawn when ``resumption_random``)."""
+        mean_s = self.spec.resumption_mean_s(away_s)
+        if mean_s > 0.0 and self.spec.resumption_random:
+            mean_s = float(self._rng.exponential(mean_s))
+        return mean_s
