@@ -24,6 +24,7 @@ test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks experiments scripts
 	$(BIN)/ruff format --check src tests benchmarks experiments scripts
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
 
 test-slow: $(STAMP)
@@ -33,6 +34,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks experiments scripts
 	$(BIN)/ruff format --check src tests benchmarks experiments scripts
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_pool.py
