@@ -227,3 +227,28 @@ def test_economics_follow_the_developer_cost_and_replicate_with_an_interval(page
     assert "wafer-distilled at $200 per developer-hour: net" in text and "95% CI" in text
     page.shot("economics")
     page.assert_clean()
+
+
+def test_other_hosts_and_ports_are_refused(server: str) -> None:
+    """DNS rebinding: the running app answers a request naming the host and port it serves, and
+    refuses one naming another host, or another port, with 421."""
+    import http.client
+    import urllib.parse
+
+    url = urllib.parse.urlsplit(server)
+
+    def status(host: str) -> int:
+        connection = http.client.HTTPConnection(url.hostname or "", url.port, timeout=60)
+        try:
+            connection.request("GET", "/", headers={"Host": host})
+            response = connection.getresponse()
+            response.read()
+            return response.status
+        finally:
+            connection.close()
+
+    assert status(f"127.0.0.1:{url.port}") == 200
+    assert status(f"localhost:{url.port}") == 200
+    assert status(f"evil.example:{url.port}") == 421
+    assert status("evil.example") == 421
+    assert status(f"127.0.0.1:{(url.port or 0) + 1}") == 421

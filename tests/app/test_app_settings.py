@@ -126,7 +126,7 @@ def test_the_command_line_loads_solara_only_for_the_app() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
     argv = solara_argv(port=0, host="127.0.0.1", open_browser=False)
-    assert argv[1:5] == ["-m", "solara", "run", "speedtrap.app.page"] and "--no-open" in argv
+    assert argv[1:4] == ["-m", "speedtrap.app.launch", "speedtrap.app.page"] and "--no-open" in argv
     help_text = CliRunner().invoke(app, ["app", "--help"]).output
     assert "--no-browser" in help_text and "--port" in help_text
 

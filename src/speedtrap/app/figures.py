@@ -107,11 +107,13 @@ def timeline_figure(result: RunResult, name: str, *, max_developers: int = 12) -
     return fig
 
 
-def _steps(up: np.ndarray, down: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Times and levels of a count that rises at ``up`` and falls at ``down``."""
+def count_steps(up: np.ndarray, down: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Times and levels of a count that rises at ``up`` and falls at ``down`` (each item leaves no
+    earlier than it arrives). At one instant arrivals come before departures, so an item that
+    arrives and leaves at once never takes the count below zero."""
     times = np.concatenate([up, down])
     steps = np.concatenate([np.ones(len(up)), -np.ones(len(down))])
-    order = np.lexsort((steps, times))
+    order = np.lexsort((-steps, times))
     return np.concatenate([[0.0], times[order]]), np.concatenate([[0.0], np.cumsum(steps[order])])
 
 
@@ -143,10 +145,10 @@ def pool_figure(result: RunResult, name: str) -> Figure:
     queue_ax, batch_ax, rate_ax = fig.subplots(3, 1, sharex=True)
     requests = result.requests
     if len(requests):
-        t, level = _steps(requests["arrival_s"].to_numpy(), requests["admitted_s"].to_numpy())
+        t, level = count_steps(requests["arrival_s"].to_numpy(), requests["admitted_s"].to_numpy())
         queue_ax.step(t / _HOUR, level, where="post", color="#d95f02", lw=1)
         for replica, rows in requests.groupby("replica"):
-            t, level = _steps(rows["admitted_s"].to_numpy(), rows["done_s"].to_numpy())
+            t, level = count_steps(rows["admitted_s"].to_numpy(), rows["done_s"].to_numpy())
             batch_ax.step(t / _HOUR, level, where="post", lw=1, label=f"replica {replica}")
         rate = decode_rate_tok_s(requests["output_tokens"], requests["decode_s"])
         ok = np.isfinite(rate)

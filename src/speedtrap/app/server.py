@@ -12,9 +12,10 @@ PAGE_MODULE = "speedtrap.app.page"
 
 
 def solara_argv(*, port: int, host: str, open_browser: bool) -> list[str]:
-    """The ``solara run`` command line that serves the app (production mode: no auto-reload)."""
+    """The command line that serves the app: ``solara run`` (production mode: no auto-reload) through
+    :mod:`speedtrap.app.launch`, which answers only to the host and port it serves."""
     return [
-        sys.executable, "-m", "solara", "run", PAGE_MODULE,
+        sys.executable, "-m", "speedtrap.app.launch", PAGE_MODULE,
         "--port", str(port), "--host", host, "--production",
         "--open" if open_browser else "--no-open",
         "--no-check-version",  # no call to PyPI at start (it blocks where there is no network)
