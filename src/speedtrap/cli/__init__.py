@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from speedtrap.cli_help import HelpTyper
+from speedtrap.cli.help import HelpTyper
 from speedtrap.provenance import provenance
 
 if TYPE_CHECKING:  # imported where used, so that `speedtrap --help` starts fast
@@ -705,7 +705,7 @@ def run(
     provenance).
     """
     if replay:
-        from speedtrap.cli_sessions import run_replay
+        from speedtrap.cli.sessions import run_replay
 
         if trace_file is not None or trace_window is not None or export is not None:
             fail("--trace, --trace-window and --export do not apply to --replay runs")
@@ -1185,8 +1185,8 @@ def validate_serving_command(
 
 # --- your own sessions (fit; run --replay) ---------------------------------------------------
 
-import speedtrap.cli_compare  # noqa: E402  (registers `compare`)
-import speedtrap.cli_sessions  # noqa: E402, F401  (registers `fit`; after the helpers it uses)
+import speedtrap.cli.compare  # noqa: E402  (registers `compare`)
+import speedtrap.cli.sessions  # noqa: E402, F401  (registers `fit`; after the helpers it uses)
 
 # --- app: the interactive browser app ----------------------------------------------------------
 
