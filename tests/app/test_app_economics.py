@@ -14,7 +14,7 @@ from speedtrap.analysis.value import net_value_per_dev_day
 from speedtrap.app.economics import arm_values, economics_lines, replicate, runs_of, value_source
 from speedtrap.app.live import LiveComparison
 from speedtrap.app.settings import Settings, build_arms, dev_hour_value, load_base, settings_for
-from speedtrap.cli_compare import analyse, compare_runs
+from speedtrap.cli.compare import analyse, compare_runs
 from speedtrap.config import Scenario
 from speedtrap.config.value import LOADED_USD_PER_DEV_HOUR, Value
 from speedtrap.experiments.seeds import replication_seeds

@@ -143,7 +143,8 @@ def test_fast_share_puts_the_first_share_of_developers_on_the_fast_tier() -> Non
     assert routes[:2] == [Route("fleet", "fast")] * 2  # round(0.25 × 10) = 2 adopters
     assert routes[2:] == [Route("fleet", "standard")] * 8
     none = Scenario(backends={"fleet": "gpu-batched"}, policy={"kind": "fast_share", "share": 0.0})
-    assert build_policy(none.policy, none.backends).for_developer(0, 10).for_session("hard", 1).tier == "standard"
+    policy = build_policy(none.policy, none.backends)
+    assert policy.for_developer(0, 10).for_session("hard", 1).tier == "standard"
 
 
 def test_fast_share_is_validated() -> None:
@@ -180,7 +181,7 @@ def test_build_policy_refuses_a_spec_that_cannot_build() -> None:
 
     try:
         spec = Unbuildable()
-        with pytest.raises(TypeError, match="unbuildable-test.*no build method"):
+        with pytest.raises(TypeError, match=r"unbuildable-test.*no build method"):
             build_policy(spec, scenario({"kind": "always", "backend": "gpu"}).backends)
     finally:
         del PolicySpec.registry["unbuildable-test"]

@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from speedtrap.config.hardware import FITTED_FIT_DATE, FITTED_IDS
 from speedtrap.config.catalog import hardware_preset, llm_preset
+from speedtrap.config.hardware import FITTED_FIT_DATE, FITTED_IDS
 from speedtrap.validation.serving import (
     TARGET_MEDIAN_ABS_ERROR,
     TARGET_WORST_ABS_ERROR,

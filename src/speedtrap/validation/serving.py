@@ -40,6 +40,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from speedtrap.config.backend import derive_chips_per_replica
+from speedtrap.config.catalog import hardware_preset, llm_preset
 from speedtrap.config.hardware import (
     FITTED_FIT_DATE,
     FITTED_GPU_ETA_FLOP,
@@ -51,7 +52,6 @@ from speedtrap.config.hardware import (
     Hardware,
 )
 from speedtrap.config.llm import LLM
-from speedtrap.config.catalog import hardware_preset, llm_preset
 from speedtrap.serving.pareto import steady_load
 from speedtrap.serving.replica import ReplicaPhysics
 

@@ -137,7 +137,7 @@ def test_run_reports_progress_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch
     quiet = runner.invoke(app, ["run", *TINY])  # the test runner's stderr is no terminal
     assert quiet.exit_code == 0, quiet.output
     assert "simulated" not in quiet.stderr
-    monkeypatch.setattr("speedtrap.cli.stderr_is_terminal", lambda: True)
+    monkeypatch.setattr("speedtrap.cli.common.stderr_is_terminal", lambda: True)
     shown = runner.invoke(app, ["run", *TINY])
     assert shown.exit_code == 0, shown.output
     assert "simulated 50% of 0.25 developer-days" in shown.stderr  # 2 developers × 1 h of an 8-h day
@@ -151,7 +151,7 @@ def test_count_progress_writes_one_updating_line_on_a_terminal_only(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert count_progress("replications done:") is None  # pytest's stderr is no terminal
-    monkeypatch.setattr("speedtrap.cli.stderr_is_terminal", lambda: True)
+    monkeypatch.setattr("speedtrap.cli.common.stderr_is_terminal", lambda: True)
     assert count_progress("replications done:", enabled=False) is None  # e.g. with --json
     report = count_progress("replications done:")
     assert report is not None

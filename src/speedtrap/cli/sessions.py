@@ -1,6 +1,7 @@
 """``speedtrap fit`` and ``speedtrap run --replay``: your own coding-agent sessions (docs/sessions.md).
 
-Registered on the ``speedtrap`` app by :mod:`speedtrap.cli`, whose output and error helpers they use.
+Registered on the ``speedtrap`` app by :mod:`speedtrap.cli` (``run --replay`` by way of
+:mod:`speedtrap.cli.run`); the output and error helpers are :mod:`speedtrap.cli.common`'s.
 """
 
 from __future__ import annotations
@@ -12,19 +13,17 @@ from typing import Annotated
 
 import typer
 
-from speedtrap.cli import (
+from speedtrap.cli.common import (
     JSON_SCHEMA_VERSION,
     JsonOption,
-    _json_number,
-    app,
     bad_input_exits,
+    json_number,
     load_scenario,
     print_json,
     print_table,
 )
 
 
-@app.command()
 def fit(
     sessions: Annotated[
         list[Path],
@@ -82,7 +81,7 @@ def fit(
                 "requests": fitted.n_requests,
                 "developers": fitted.n_developers,
                 "skipped": dict(loaded.report.skipped),
-                "fits": [{k: _json_number(v) for k, v in row.items()} for row in table.to_dict("records")],
+                "fits": [{k: json_number(v) for k, v in row.items()} for row in table.to_dict("records")],
                 "scenario": str(out),
                 "figure": str(figure_path),
             }

@@ -95,7 +95,7 @@ def test_the_value_section_changes_neither_runs_nor_stored_identities() -> None:
 
 
 def test_sweep_cells_and_the_headline_finding_flag_unreliable_intervals() -> None:
-    from speedtrap.cli import _mean_pm
+    from speedtrap.cli.sweep import mean_pm as _mean_pm
     from speedtrap.experiments.canonical.headline import BASELINE, finding
 
     assert _mean_pm(15.25, -7.0, 37.5, 2, 1.0, "").endswith("(n=2)")

@@ -1,7 +1,9 @@
 """``speedtrap compare``: two or more arms (backends or scenario variants) on the same seeds, their
 paired differences against the first arm with 95% CIs, the decision economics and a figure.
 
-Registered on the ``speedtrap`` app by :mod:`speedtrap.cli`, whose output and error helpers it uses.
+Also ``speedtrap demo``: the headline scenario on the three backends, replicated, compared the same way.
+Registered on the ``speedtrap`` app by :mod:`speedtrap.cli`; the output and error helpers are
+:mod:`speedtrap.cli.common`'s.
 """
 
 from __future__ import annotations
@@ -13,16 +15,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from speedtrap.cli import (
+from speedtrap.cli.common import (
     DEFAULT_SEED,
+    DEMO_BACKENDS,
     JSON_SCHEMA_VERSION,
     JsonOption,
     SeedOption,
-    _json_number,
-    app,
     bad_input_exits,
     count_progress,
     fail,
+    headline_scenario_path,
+    json_number,
     load_scenario,
     one_line,
     parse_set,
@@ -291,7 +294,6 @@ def plot_differences(differences: pd.DataFrame, baseline: str, path: Path) -> li
     return written
 
 
-@app.command()
 def compare(
     scenario_file: Annotated[
         Path | None,
@@ -388,10 +390,10 @@ def compare(
                 "horizon_s": first.horizon_s,
                 "value": first.value.model_dump(mode="json"),
                 "differences": [
-                    {k: _json_number(v) for k, v in record.items()}
+                    {k: json_number(v) for k, v in record.items()}
                     for record in differences.to_dict("records")
                 ],
-                "economics": [{k: _json_number(x) for k, x in asdict(v).items()} for v in values],
+                "economics": [{k: json_number(x) for k, x in asdict(v).items()} for v in values],
                 "finding": text,
                 "figures": [str(p) for p in written],
                 "scenarios": {label: s.model_dump(mode="json") for label, s in built.items()},
@@ -452,7 +454,6 @@ def demo_finding(differences: pd.DataFrame, baseline: str, runs: pd.DataFrame) -
     return f"On {baseline}, developers spend {shares}; " + "; ".join(moves) + "."
 
 
-@app.command()
 def demo(
     seed: SeedOption = DEFAULT_SEED,
     out: Annotated[Path, typer.Option("--out", help="Directory for the figure and tables.")] = Path(
@@ -467,7 +468,6 @@ def demo(
     waiting, fixing and switching, tasks per developer-day and $ per task as paired differences from
     gpu-batched with 95% CIs, the economics at the scenario's value of developer time, and a figure
     of the ledger. The full design: speedtrap experiment headline."""
-    from speedtrap.cli import DEMO_BACKENDS, headline_scenario_path
     from speedtrap.experiments.seeds import replication_seeds
     from speedtrap.models.workflow import simulate
 

@@ -1,0 +1,103 @@
+"""The ``speedtrap`` command: the typer application, its commands registered in the order
+``speedtrap --help`` lists them.
+
+Each command group lives in its own module as plain functions (:mod:`~speedtrap.cli.run`,
+:mod:`~speedtrap.cli.compare`, :mod:`~speedtrap.cli.sweep`, :mod:`~speedtrap.cli.serving`,
+:mod:`~speedtrap.cli.validate`, :mod:`~speedtrap.cli.sessions`, :mod:`~speedtrap.cli.browser`); they
+share the options and output helpers of :mod:`~speedtrap.cli.common` and never import this module,
+which registers them on :data:`app`. Bad input (an unknown preset, a model that does not fit)
+prints one line to stderr and exits with status 2; ``--json`` output follows a versioned schema
+documented in each command's help.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Annotated, Any
+
+import typer
+
+from speedtrap.cli import browser, compare, run, serving, sessions, sweep, validate
+from speedtrap.cli.common import (
+    POLICY_KINDS,
+    count_progress,
+    headline_scenario_path,
+    load_scenario,
+    parse_set,
+)
+from speedtrap.cli.help import HelpTyper
+
+__all__ = [
+    "POLICY_KINDS",
+    "app",
+    "count_progress",
+    "headline_scenario_path",
+    "load_scenario",
+    "main",
+    "parse_set",
+]
+
+app = HelpTyper(
+    name="speedtrap",
+    help="Simulate developers working with LLM coding agents: is fast inference worth it?",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+def _print_version(show: bool) -> None:
+    if show:
+        from speedtrap import __version__
+
+        typer.echo(f"speedtrap {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Simulate developers working with LLM coding agents: is fast inference worth it?"""
+
+
+def __getattr__(name: str) -> Any:
+    """``HEADLINE_SCENARIO`` (:func:`headline_scenario_path`), found when first asked for: finding
+    it imports the experiments package, which ``speedtrap --help`` need not."""
+    if name == "HEADLINE_SCENARIO":
+        return headline_scenario_path()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# --- the commands, in the order `speedtrap --help` lists them (groups after commands) -----------
+
+app.command()(serving.backends)
+app.command()(serving.pareto)
+app.command()(run.run)
+app.command()(sweep.sweep)
+app.command()(sweep.experiment)
+app.command()(compare.compare)
+app.command()(compare.demo)
+app.command()(sessions.fit)
+app.command("app")(browser.app_command)
+
+validate_app = HelpTyper(help="Check the simulator against published measurements.", no_args_is_help=True)
+validate_app.command("workflow")(validate.validate_workflow_command)
+validate_app.command("serving")(validate.validate_serving_command)
+app.add_typer(validate_app, name="validate")
+
+
+# --- entry point ------------------------------------------------------------------------------
+
+
+def _one_line_warning(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> str:
+    return f"warning: {message}\n"
+
+
+def main() -> None:
+    """Console-script entry point (``speedtrap``): warnings (e.g. a quarantined result file) are
+    shown as one line each."""
+    warnings.formatwarning = _one_line_warning
+    app()

@@ -1,0 +1,232 @@
+"""Shared options and output helpers of the ``speedtrap`` command modules.
+
+Bad input (an unknown preset, a model that does not fit) prints one line to stderr and exits
+with status 2 (:func:`fail`); ``--json`` output is strict JSON (:func:`print_json`). Every command
+module imports this one, and it imports none of them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import tomllib
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:  # imported where used, so that `speedtrap --help` starts fast
+    from speedtrap.config.scenario import Scenario
+
+JSON_SCHEMA_VERSION = 1
+BAD_INPUT_EXIT_CODE = 2
+WIDE_OUTPUT_COLUMNS = 240
+
+DEMO_BACKENDS: tuple[str, ...] = ("gpu-batched", "gpu-fast", "wafer-distilled")
+DEFAULT_SEED = 0
+POLICY_KINDS: tuple[str, ...] = (
+    "always",
+    "by_difficulty",
+    "escalate",
+    "fast_share",
+    "interactive_fast",
+    "manual",
+)
+"""The policy kinds named in ``--set`` help (importing the registry would slow every command's start;
+a test checks this list against :func:`speedtrap.config.policy.known_policy_kinds`)."""
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (schema in this command's help).")]
+SeedOption = Annotated[
+    int, typer.Option("--seed", min=0, help="Root seed of the run (same seed, same task stream).")
+]
+
+
+def fail(message: str) -> NoReturn:
+    """Print one line to stderr and exit with status 2 (bad input)."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(BAD_INPUT_EXIT_CODE)
+
+
+def one_line(exc: Exception) -> str:
+    """A one-line description of a validation or lookup error, with the field paths."""
+    if isinstance(exc, ValidationError):
+        parts = []
+        for error in exc.errors():
+            path = ".".join(str(p) for p in error["loc"])
+            msg = error["msg"].removeprefix("Value error, ")
+            parts.append(f"{path}: {msg}" if path else msg)
+        return "; ".join(parts)
+    return str(exc).strip("'\"")
+
+
+@contextmanager
+def bad_input_exits() -> Iterator[None]:
+    """Turn validation/lookup errors raised inside the block into :func:`fail`."""
+    try:
+        yield
+    except (ValidationError, ValueError, KeyError) as exc:
+        fail(one_line(exc))
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with every NaN or infinite float replaced by ``None`` (JSON ``null``), recursively:
+    standard JSON has no NaN or Infinity, and strict parsers refuse them."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def print_json(payload: Any) -> None:
+    """Print ``payload`` as indented, strict JSON on stdout (NaN and infinities become ``null``)."""
+    typer.echo(json.dumps(json_safe(payload), indent=2, allow_nan=False))
+
+
+def json_number(value: Any) -> Any:
+    """``value``, or ``None`` for a NaN float (a JSON record's missing number)."""
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """Print a rich table; floats are shown with four significant digits (whole numbers from 1000)."""
+    table = Table(title=title)
+    for i, column in enumerate(columns):
+        table.add_column(column, overflow="fold", no_wrap=i == 0)  # the first column names the row
+    for row in rows:
+        table.add_row(*(_cell(value) for value in row))
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=WIDE_OUTPUT_COLUMNS)  # piped output: do not fold the columns
+    console.print(table)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+    return str(value)
+
+
+def headline_scenario_path() -> Path:
+    """The headline scenario file (experiments/scenarios/headline.toml, or the wheel's copy)."""
+    from speedtrap.experiments.files import experiments_dir
+
+    return experiments_dir() / "scenarios" / "headline.toml"
+
+
+def parse_set(assignment: str) -> tuple[str, Any]:
+    """``path.to.field=value`` → (path, value); the value is read as TOML (numbers, booleans,
+    strings, arrays, inline tables), falling back to the raw text as a string."""
+    path, sep, text = assignment.partition("=")
+    path = path.strip()
+    if not sep or not path:
+        raise ValueError(f"--set {assignment!r}: expected path.to.field=value")
+    try:
+        value = tomllib.loads(f"v = {text.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = text.strip()
+    return path, value
+
+
+def load_scenario(path: Path | None, *, backend: str | None = None, sets: Sequence[str] = ()) -> Scenario:
+    """The scenario of ``path`` (default: the specs' defaults), served by ``backend`` if given, with
+    ``--set`` overrides applied last; every step re-validates, errors name the field."""
+    from speedtrap.config.scenario import Scenario
+
+    if path is None:
+        scenario = Scenario(name="default")
+    else:
+        if not path.is_file():
+            raise ValueError(f"{path}: no such scenario file")
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"{path}: not valid TOML ({exc})") from None
+        if not data:
+            raise ValueError(f"{path}: empty scenario file (omit the file to run the built-in defaults)")
+        if "factors" in data or "design" in data:
+            raise ValueError(f"{path}: this is an experiment file; run it with `speedtrap sweep {path}`")
+        scenario = Scenario.model_validate(data)
+    if backend is not None:
+        scenario = scenario.with_backend(backend)
+    for assignment in sets:
+        field, value = parse_set(assignment)
+        try:
+            if field == "policy.kind":
+                scenario = with_policy_kind(scenario, str(value))
+                continue
+            scenario = scenario.with_overrides({field: value})
+        except (ValidationError, KeyError) as exc:
+            raise ValueError(f"--set {assignment}: {one_line(exc)}") from None
+    return scenario
+
+
+def with_policy_kind(scenario: Scenario, kind: str) -> Scenario:
+    """``scenario`` under policy ``kind``, its table rebuilt: fields the new kind shares with the old
+    policy are kept, and a route the new kind needs goes to the old policy's backend (else the
+    scenario's first backend); later ``--set policy.…`` refine it."""
+    from speedtrap.config.policy import policy_spec_class
+
+    try:
+        fields = policy_spec_class(kind).model_fields
+    except KeyError as exc:
+        raise ValueError(f"policy.kind: {exc.args[0]}") from None
+    old = scenario.policy.model_dump(mode="python")
+    main = old.get("backend") or next(iter(scenario.backends))
+    policy: dict[str, Any] = {"kind": kind}
+    policy.update({k: v for k, v in old.items() if k in fields and k != "kind"})
+    for name, field in fields.items():
+        if name in policy or not field.is_required():
+            continue
+        policy[name] = main if name == "backend" else {"backend": main}  # a route: first, then
+    if "routes" in fields and not policy.get("routes") and policy.get("default") is None:
+        policy["default"] = {"backend": main}  # by_difficulty: every class on the old backend
+    data = scenario.model_dump(mode="python")
+    data["policy"] = policy
+    return type(scenario).model_validate(data)
+
+
+def stderr_is_terminal() -> bool:
+    """Whether standard error is a terminal (progress lines are written only there)."""
+    return sys.stderr.isatty()
+
+
+def run_progress(scenario: Scenario, enabled: bool = True) -> Callable[[float], None] | None:
+    """A callback for ``simulate(progress=...)`` that keeps one line on standard error up to date
+    ("simulated 40% of 200 developer-days"); ``None`` when disabled or standard error is not a
+    terminal (a file, a pipe, a test runner)."""
+    if not (enabled and stderr_is_terminal()):
+        return None
+    total = f"{scenario.developer_days:g} developer-days"
+
+    def report(fraction: float) -> None:
+        typer.echo(f"\rsimulated {fraction:.0%} of {total}", err=True, nl=fraction >= 1.0)
+
+    return report
+
+
+def count_progress(label: str, enabled: bool = True) -> Callable[..., None] | None:
+    """A callback ``(done, total, note="")`` that keeps one line on standard error up to date
+    ("``label`` 3/5", then " (note)" if given; padded with spaces to the longest line so far, so a
+    shorter note leaves nothing of a longer one), ending it after the last; ``None`` when disabled
+    or standard error is not a terminal."""
+    if not (enabled and stderr_is_terminal()):
+        return None
+
+    width = 0  # the longest line so far: a shorter one is padded to cover what it leaves behind
+
+    def report(done: int, total: int, note: str = "") -> None:
+        nonlocal width
+        line = f"{label} {done}/{total}" + (f" ({note})" if note else "")
+        width = max(width, len(line))
+        typer.echo("\r" + line.ljust(width), err=True, nl=done >= total)
+
+    return report

@@ -1,0 +1,219 @@
+"""``speedtrap run``: one scenario for one seed, where the developers' time went and what it cost;
+``--trace`` writes it as a Chrome trace, ``--export`` as Parquet tables, and ``--replay`` drives it
+with recorded sessions (:mod:`speedtrap.cli.sessions`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from speedtrap.cli.common import (
+    DEFAULT_SEED,
+    JSON_SCHEMA_VERSION,
+    POLICY_KINDS,
+    JsonOption,
+    SeedOption,
+    bad_input_exits,
+    fail,
+    json_safe,
+    load_scenario,
+    print_json,
+    print_table,
+    run_progress,
+)
+from speedtrap.provenance import provenance
+
+if TYPE_CHECKING:  # imported where used, so that `speedtrap --help` starts fast
+    from speedtrap.config.scenario import Scenario
+
+
+def _percent(share: float) -> str:
+    return f"{100 * share:.1f}%"
+
+
+# --- run --trace: the run as a Chrome trace (Perfetto) ------------------------------------------
+
+TraceOption = Annotated[
+    Path | None,
+    typer.Option("--trace", metavar="FILE.json", help="Write the run as Chrome trace-event JSON (Perfetto)."),
+]
+TraceWindowOption = Annotated[
+    str | None,
+    typer.Option(
+        "--trace-window", metavar="START:END", help="Trace only these simulated seconds, e.g. 3600:7200."
+    ),
+]
+
+
+def trace_window_arg(
+    trace_file: Path | None, text: str | None, horizon_s: float
+) -> tuple[float, float] | None:
+    """The ``--trace-window`` as (start, end) seconds, checked against the horizon (None: all)."""
+    from speedtrap.models.chrome_trace import parse_window
+
+    if text is None:
+        return None
+    if trace_file is None:
+        raise ValueError("--trace-window needs --trace FILE.json")
+    start, end = parse_window(text)
+    if start >= horizon_s:
+        raise ValueError(f"--trace-window {text}: starts after the horizon ({horizon_s:g} s)")
+    return start, min(end, horizon_s)
+
+
+def export_run(result: Any, scenario: Scenario, seed: int, directory: Path) -> None:
+    """Write a run's tasks, requests and ledger as Parquet and its spec.json to ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in ("tasks", "requests", "ledger"):
+        getattr(result, name).to_parquet(directory / f"{name}.parquet", index=False)
+    spec = {"scenario": scenario.model_dump(mode="json"), "seed": seed, "provenance": provenance()}
+    (directory / "spec.json").write_text(json.dumps(json_safe(spec), indent=2, allow_nan=False))
+    typer.echo(f"Wrote tasks, requests and ledger tables (Parquet) and spec.json to {directory}", err=True)
+
+
+def write_trace(trace: dict[str, Any], path: Path) -> None:
+    """Write a trace as compact JSON (creating the directory) and say where it went."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(trace, separators=(",", ":"), allow_nan=False))
+    typer.echo(
+        f"Wrote {path} ({len(trace['traceEvents']):,} trace events; open it in ui.perfetto.dev)", err=True
+    )
+
+
+def run(
+    scenario_file: Annotated[
+        Path | None,
+        typer.Argument(metavar="SCENARIO.toml", help="Scenario file (default: built-in defaults)."),
+    ] = None,
+    backend: Annotated[
+        str | None,
+        typer.Option("--backend", help="Serve everything with this backend (a preset or one of the file's)."),
+    ] = None,
+    sets: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="Override a field: path.to.field=value (repeatable); policy.kind=KIND rebuilds the policy "
+            f"({', '.join(POLICY_KINDS)}).",
+        ),
+    ] = None,
+    seed: SeedOption = DEFAULT_SEED,
+    json_out: JsonOption = False,
+    replay: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--replay",
+            help="Drive the developers with recorded sessions (a trace or Claude Code transcripts; "
+            "repeatable), paired against --recorded-backend (docs/sessions.md).",
+        ),
+    ] = None,
+    recorded_backend: Annotated[
+        str | None,
+        typer.Option(
+            "--recorded-backend",
+            help="--replay: the backend the logs were recorded on "
+            "(default: the trace's backend column, else gpu-batched).",
+        ),
+    ] = None,
+    trace_file: TraceOption = None,
+    trace_window: TraceWindowOption = None,
+    export: Annotated[
+        Path | None,
+        typer.Option(
+            "--export",
+            metavar="DIR",
+            help="Write the run's tasks, requests and ledger tables as Parquet (and spec.json) to DIR.",
+        ),
+    ] = None,
+) -> None:
+    """Simulate one scenario for one seed: where the developers' time went, and what it cost.
+
+    JSON (--json), schema_version 1: {"schema_version": 1, "scenario": str, "seed": int,
+    "summary": {key: float}, "backends": list of str, "policy": str, "overrides": list of str,
+    "scenario_spec": {resolved scenario}, "provenance": {...}} with the summary keys documented in
+    speedtrap.models.results (shares are fractions of all developer-seconds; seconds; USD; tasks
+    per developer-day); provenance as in compare --help.
+    With --replay: {"schema_version": 1, "scenario", "seed", "recorded_backend", "backend",
+    "skipped": {kind: int}, "recorded_timing": {...}, "measures": [{"measure", "label", "recorded",
+    "replayed", "change"}]}.
+
+    --trace FILE.json writes the run as Chrome trace-event JSON (open it in ui.perfetto.dev or
+    chrome://tracing; tracks documented in speedtrap.models.chrome_trace).
+
+    --export DIR writes tasks.parquet, requests.parquet and ledger.parquet (the RunResult tables,
+    columns documented in speedtrap.models.results) and spec.json (the resolved scenario, seed and
+    provenance).
+    """
+    if replay:
+        from speedtrap.cli.sessions import run_replay
+
+        if trace_file is not None or trace_window is not None or export is not None:
+            fail("--trace, --trace-window and --export do not apply to --replay runs")
+        run_replay(scenario_file, replay, backend, recorded_backend, sets or (), seed, json_out)
+        return
+    from speedtrap.config.ledger import LEDGER_CATEGORIES
+    from speedtrap.models.workflow import simulate
+    from speedtrap.plots import CATEGORY_LABELS
+    from speedtrap.serving.economics import SECONDS_PER_HOUR
+
+    with bad_input_exits():
+        scenario = load_scenario(scenario_file, backend=backend, sets=sets or ())
+        window = trace_window_arg(trace_file, trace_window, scenario.horizon_s)
+        result = simulate(  # a scenario that cannot run says why
+            scenario, seed, trace=trace_file is not None, progress=run_progress(scenario, not json_out)
+        )
+    if trace_file is not None:
+        write_trace(result.to_trace(window), trace_file)
+    if export is not None:
+        export_run(result, scenario, seed, export)
+    summary = result.summary()
+    if json_out:
+        print_json(
+            {
+                "schema_version": JSON_SCHEMA_VERSION,
+                "scenario": scenario.name,
+                "seed": seed,
+                "summary": summary,
+                "backends": list(scenario.backends),
+                "policy": scenario.policy.kind,
+                "overrides": list(sets or ()),
+                "scenario_spec": scenario.model_dump(mode="json"),
+                "provenance": provenance(),
+            }
+        )
+        return
+    hours = scenario.workday_s / SECONDS_PER_HOUR
+    print_table(
+        f"{scenario.name}: where a developer-day ({hours:g} h) goes — {scenario.developers} developers, "
+        f"{scenario.developer_days:g} developer-days, seed {seed}; backends {', '.join(scenario.backends)}, "
+        f"policy {scenario.policy.kind}",
+        ["category", "share", "hours per developer-day"],
+        [
+            [CATEGORY_LABELS[c], _percent(summary[f"share_{c}"]), summary[f"share_{c}"] * hours]
+            for c in LEDGER_CATEGORIES
+        ],
+    )
+    print_table(
+        "Summary",
+        ["measure", "value"],
+        [[label, fmt(summary[key])] for key, label, fmt in _RUN_SUMMARY],
+    )
+
+
+_RUN_SUMMARY: list[tuple[str, str, Any]] = [
+    ("tasks_per_dev_day", "tasks completed per developer-day", lambda v: f"{v:.2f}"),
+    ("waiting_share", "waiting on the agent (share of time)", _percent),
+    ("fixing_share", "fixing its mistakes (share of time)", _percent),
+    ("escaped_share", "tasks accepted with an undetected mistake", _percent),
+    ("usd_per_task", "cost per completed task", lambda v: f"${v:.2f}"),
+    ("usd_per_dev_day", "cost per developer-day", lambda v: f"${v:.2f}"),
+    ("lead_time_p50_s", "task lead time, median", lambda v: f"{v / 60:.1f} min"),
+    ("lead_time_p95_s", "task lead time, 95th percentile", lambda v: f"{v / 60:.1f} min"),
+    ("mean_queue_wait_s", "mean queue wait per request", lambda v: f"{v:.3f} s"),
+    ("mean_ttft_s", "mean time to first token", lambda v: f"{v:.2f} s"),
+    ("mean_decode_tok_s", "mean decode speed per request", lambda v: f"{v:.0f} tok/s"),
+    ("backend_utilization", "backend utilization (own slots)", _percent),
+]

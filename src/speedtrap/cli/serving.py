@@ -1,0 +1,326 @@
+"""``speedtrap backends`` and ``speedtrap pareto``: the serving physics of the backend presets, and
+a model's tokens/s per user against throughput per chip on some hardware."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from speedtrap.cli.common import JSON_SCHEMA_VERSION, JsonOption, bad_input_exits, print_json, print_table
+
+if TYPE_CHECKING:  # imported where used, so that `speedtrap --help` starts fast
+    import pandas as pd
+
+    from speedtrap.config.backend import Backend
+
+TYPICAL_UNCACHED_TOKENS = 4_000
+"""Assumption: new (uncached) input of a typical agent turn, tokens: the last tool output and the
+previous turn's output; the rest of the ≈96k-token context is read from the prompt cache."""
+
+
+# --- backends ---------------------------------------------------------------------------------
+
+
+def backend_row(backend: Backend, *, uncached_tokens: int) -> dict[str, Any]:
+    """One backend's derived numbers at its typical load (the ``backends --json`` record)."""
+    from speedtrap.serving.replica import ReplicaPhysics
+
+    physics = ReplicaPhysics.from_backend(backend)
+    batch, context = backend.typical_batch, backend.typical_context_tokens
+    tier = backend.tier()
+    return {
+        "name": backend.name,
+        "hardware": backend.hardware.name,
+        "model": backend.llm.name,
+        "chips_per_replica": backend.chips,
+        "replicas": backend.replicas,
+        "typical_batch": batch,
+        "typical_context_tokens": context,
+        "kv_batch_cap": physics.max_batch(context),
+        "tok_s_per_stream": physics.decode_rate_tok_s(batch, context),
+        "ttft_s": physics.ttft_s(uncached_tokens),
+        "tok_s_per_chip": physics.throughput_tok_s_per_chip(batch, context),
+        "bound": physics.bound(batch, context),
+        "tier": tier.name,
+        "price_multiplier": tier.price_multiplier,
+        "input_usd_per_mtok": backend.price.input_usd_per_mtok * tier.price_multiplier,
+        "output_usd_per_mtok": backend.price.output_usd_per_mtok * tier.price_multiplier,
+        "failure_multiplier": backend.quality.failure_multiplier,
+        "tool_error_prob": backend.quality.tool_error_prob,
+    }
+
+
+_BACKEND_TABLE: list[tuple[str, str]] = [
+    ("backend", "name"),
+    ("hardware", "hardware"),
+    ("model", "model"),
+    ("chips/replica", "chips_per_replica"),
+    ("batch (streams)", "typical_batch"),
+    ("context (tok)", "typical_context_tokens"),
+    ("tok/s per stream", "tok_s_per_stream"),
+    ("TTFT (s)", "ttft_s"),
+    ("tok/s per chip", "tok_s_per_chip"),
+    ("tier", "tier"),
+    ("in ($/MTok)", "input_usd_per_mtok"),
+    ("out ($/MTok)", "output_usd_per_mtok"),
+    ("price (×)", "price_multiplier"),
+    ("failures (×)", "failure_multiplier"),
+]
+
+
+def backends(
+    json_out: JsonOption = False,
+    uncached_tokens: Annotated[
+        int,
+        typer.Option("--uncached-tokens", min=0, help="New input tokens of the request whose TTFT is shown."),
+    ] = TYPICAL_UNCACHED_TOKENS,
+) -> None:
+    """Show each backend preset's speed, time to first token and price, derived from the physics.
+
+    Speeds are at the preset's typical load (typical batch of streams per replica at the typical
+    context), at the default tier; TTFT is without queueing.
+
+    JSON (--json), schema_version 1: {"schema_version": 1, "uncached_tokens": int, "backends": [
+    {"name", "hardware", "model": str, "chips_per_replica", "replicas", "typical_batch" (streams),
+    "typical_context_tokens", "kv_batch_cap" (streams at the typical context): int,
+    "tok_s_per_stream", "ttft_s", "tok_s_per_chip": float, "bound": "memory"|"compute"|"latency",
+    "tier": str, "price_multiplier", "input_usd_per_mtok", "output_usd_per_mtok" (tier price, USD per
+    million tokens), "failure_multiplier", "tool_error_prob": float}]}.
+    """
+    from speedtrap.config.presets import BACKEND_PRESETS
+
+    rows = [backend_row(backend, uncached_tokens=uncached_tokens) for backend in BACKEND_PRESETS.values()]
+    if json_out:
+        print_json(
+            {"schema_version": JSON_SCHEMA_VERSION, "uncached_tokens": uncached_tokens, "backends": rows}
+        )
+        return
+    print_table(
+        f"Backends at their typical load (TTFT for {uncached_tokens:,} uncached tokens)",
+        [header for header, _ in _BACKEND_TABLE],
+        [[row[key] for _, key in _BACKEND_TABLE] for row in rows],
+    )
+
+
+# --- pareto -----------------------------------------------------------------------------------
+
+_PARETO_HEADERS: dict[str, str] = {
+    "batch": "batch (streams)",
+    "tok_s_per_user": "tok/s per user",
+    "tok_s_per_replica": "tok/s per replica",
+    "tok_s_per_chip": "tok/s per chip",
+    "step_s": "step (s)",
+    "bound": "bound",
+    "ttft_s": "TTFT (s)",
+    "cost_usd_per_mtok": "cost $/MTok out",
+}
+MIN_FRONTIER_POINTS = 3
+PRECISION_OPTIONS = {
+    "weight_bytes": "bytes_per_param",
+    "compute_dtype": "compute_dtype",
+    "kv_bytes": "kv_bytes_per_element",
+}
+
+
+def _spec_table(table: Any, kind: str) -> dict[str, Any]:
+    if not isinstance(table, dict):
+        raise ValueError(f'[{kind}] must be a table of {kind} fields (or preset = "name")')
+    return dict(table)
+
+
+def load_pareto_specs(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ``[model]`` and ``[hardware]`` tables of a TOML spec file; each is either full fields or
+    ``preset = "name"`` plus overrides of that preset's fields."""
+    with path.open("rb") as f:
+        data = tomllib.load(f)
+    unknown = sorted(set(data) - {"model", "hardware"})
+    if unknown:
+        raise ValueError(f"{path}: unknown tables {unknown} (expected [model] and [hardware])")
+    return _spec_table(data.get("model", {}), "model"), _spec_table(data.get("hardware", {}), "hardware")
+
+
+def _resolve_spec(fields: dict[str, Any], name: str | None, kind: str) -> Any:
+    from speedtrap.config.hardware import Hardware
+    from speedtrap.config.llm import LLM
+
+    preset = fields.pop("preset", None) or (name if not fields.get("name") else None)
+    if preset is not None:
+        from speedtrap.config.catalog import hardware_preset, llm_preset
+
+        base = llm_preset(preset) if kind == "model" else hardware_preset(preset)
+        return base.with_overrides(fields) if fields else base
+    if not fields:
+        raise ValueError(f"give --{kind} or a [{kind}] table in --spec")
+    return LLM.model_validate(fields) if kind == "model" else Hardware.model_validate(fields)
+
+
+def pareto_backend(
+    model: str | None,
+    hardware: str | None,
+    *,
+    context: int | None,
+    chips: int | None,
+    spec: Path | None = None,
+    llm_overrides: dict[str, Any] | None = None,
+) -> Backend:
+    """A one-stream backend of the model on the hardware (presets, a TOML spec file, overrides):
+    validates the fit and derives chips."""
+    model_fields, hardware_fields = load_pareto_specs(spec) if spec is not None else ({}, {})
+    llm = _resolve_spec(model_fields, model, "model")
+    if llm_overrides:
+        llm = llm.with_overrides(llm_overrides)
+    hw = _resolve_spec(hardware_fields, hardware, "hardware")
+    from speedtrap.config.backend import Backend
+    from speedtrap.config.presets import AGENT_CONTEXT_TOKENS
+
+    context_tokens = min(AGENT_CONTEXT_TOKENS, llm.context_window_tokens) if context is None else context
+    return Backend(
+        name=f"{llm.name}@{hw.name}",
+        hardware=hw,
+        llm=llm,
+        typical_batch=1,
+        typical_context_tokens=context_tokens,
+        chips_per_replica=chips,
+        ttft_overhead_s=0.0,  # the frontier shows the replica's physics, not an API's network time
+    )
+
+
+def frontier_warning(frame: pd.DataFrame, *, cap: int, context: float, explicit: bool) -> str | None:
+    """Why a frontier has fewer than three points (``None`` when it has enough)."""
+    if len(frame) >= MIN_FRONTIER_POINTS:
+        return None
+    if explicit:
+        return f"only {len(frame)} point(s): only the batches given with --batch"
+    return (
+        f"only {len(frame)} point(s): the KV-memory cap at {context:,.0f} context tokens is {cap} stream(s)"
+        " beside the weights; give --chips, a shorter --context/--isl/--osl, or a smaller --kv-bytes"
+    )
+
+
+def pareto(
+    model: Annotated[str | None, typer.Option("--model", help="Model preset name.")] = None,
+    hardware: Annotated[str | None, typer.Option("--hardware", help="Hardware preset name.")] = None,
+    spec: Annotated[
+        Path | None,
+        typer.Option(
+            "--spec",
+            exists=True,
+            dir_okay=False,
+            help='TOML file with "model" and "hardware" tables (fields, or preset = "name" + overrides).',
+        ),
+    ] = None,
+    context: Annotated[
+        int | None,
+        typer.Option(
+            "--context", min=1, help="Mean context per stream, tokens [default: min(96000, window)]."
+        ),
+    ] = None,
+    isl: Annotated[
+        int | None, typer.Option("--isl", min=1, help="Uncached input tokens per request (with --osl).")
+    ] = None,
+    osl: Annotated[
+        int | None, typer.Option("--osl", min=1, help="Output tokens per request (with --isl).")
+    ] = None,
+    chips: Annotated[
+        int | None, typer.Option("--chips", min=1, help="Chips per replica [default: fewest that fit].")
+    ] = None,
+    batch: Annotated[
+        list[int] | None,
+        typer.Option(
+            "--batch", min=1, help="A batch size to evaluate (repeatable) [default: powers of two]."
+        ),
+    ] = None,
+    weight_bytes: Annotated[
+        float | None, typer.Option("--weight-bytes", min=0.01, help="Weight bytes per parameter.")
+    ] = None,
+    compute_dtype: Annotated[
+        str | None, typer.Option("--compute-dtype", help="Compute dtype (a key of the hardware's FLOP/s).")
+    ] = None,
+    kv_bytes: Annotated[
+        float | None, typer.Option("--kv-bytes", min=0.01, help="KV-cache bytes per element.")
+    ] = None,
+    experts: Annotated[int | None, typer.Option("--experts", min=1, help="Routed experts per layer.")] = None,
+    experts_per_token: Annotated[
+        int | None, typer.Option("--experts-per-token", min=1, help="Routed experts per token.")
+    ] = None,
+    price_out: Annotated[
+        float, typer.Option("--price-out", min=0.0, help="Output list price beside the cost, USD/MTok.")
+    ] = 25.0,
+    json_out: JsonOption = False,
+) -> None:
+    """Trace tokens/s per user against throughput per chip by sweeping the batch (powers of two up to
+    the KV-memory cap, plus the cap, or the --batch sizes), with time to first token (physics only:
+    no network or queueing) and the chip cost of a million output tokens beside the list price.
+    With --isl/--osl each step also carries its share of the other requests' prompts (steady
+    load); throughput counts output tokens only.
+
+    JSON (--json), schema_version 1: {"schema_version": 1, "model", "hardware": str,
+    "chips_per_replica", "context_tokens", "kv_batch_cap" (streams): int, "isl_tokens",
+    "osl_tokens": int|null, "price_usd_per_mtok", "usd_per_chip_hour": float, "warning": str|null,
+    "points": [{"batch" (streams): int, "tok_s_per_user", "tok_s_per_replica", "tok_s_per_chip"
+    (output tokens/s), "step_s" (s per output token), "ttft_s" (s), "cost_usd_per_mtok" (USD per
+    million output tokens, null without a chip price): float, "bound": "memory"|"compute"|"latency"}]}.
+    """
+    from speedtrap.serving.pareto import PARETO_COLUMNS, pareto_frontier
+    from speedtrap.serving.replica import ReplicaPhysics
+
+    chosen = {"weight_bytes": weight_bytes, "compute_dtype": compute_dtype, "kv_bytes": kv_bytes}
+    overrides: dict[str, Any] = {PRECISION_OPTIONS[k]: v for k, v in chosen.items() if v is not None}
+    if experts is not None:
+        overrides["experts"] = experts
+    if experts_per_token is not None:
+        overrides["experts_per_token"] = experts_per_token
+    with bad_input_exits():
+        if (isl is None) != (osl is None):
+            raise ValueError("give --isl and --osl together")
+        mean_context = None if isl is None or osl is None else math.ceil(isl + osl / 2)
+        backend = pareto_backend(
+            model, hardware, context=mean_context or context, chips=chips, spec=spec, llm_overrides=overrides
+        )
+        physics = ReplicaPhysics.from_backend(backend)
+        context_tokens = backend.typical_context_tokens
+        usd_per_chip_hour = backend.hardware.usd_per_chip_hour or None
+        frame = pareto_frontier(
+            physics, context_tokens, batch, isl=isl, osl=osl, usd_per_chip_hour=usd_per_chip_hour
+        )
+        cap = physics.max_batch(context_tokens if isl is None or osl is None else isl + osl / 2)
+    warning = frontier_warning(frame, cap=cap, context=context_tokens, explicit=batch is not None)
+    if json_out:
+        points = [
+            {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in point.items()}
+            for point in frame.to_dict(orient="records")
+        ]
+        print_json(
+            {
+                "schema_version": JSON_SCHEMA_VERSION,
+                "model": backend.llm.name,
+                "hardware": backend.hardware.name,
+                "chips_per_replica": backend.chips,
+                "context_tokens": context_tokens,
+                "kv_batch_cap": cap,
+                "isl_tokens": isl,
+                "osl_tokens": osl,
+                "price_usd_per_mtok": price_out,
+                "usd_per_chip_hour": backend.hardware.usd_per_chip_hour,
+                "warning": warning,
+                "points": points,
+            }
+        )
+        return
+    shape = (
+        f"{isl:,} in / {osl:,} out"
+        if isl is not None and osl is not None
+        else f"{context_tokens:,} context tokens"
+    )
+    print_table(
+        f"{backend.llm.name} on {backend.chips}× {backend.hardware.name} at {shape}"
+        f" (list price ${price_out:g}/MTok out)",
+        [_PARETO_HEADERS[c] for c in PARETO_COLUMNS],
+        list(frame.itertuples(index=False, name=None)),
+    )
+    if warning is not None:
+        typer.echo(f"warning: {warning}", err=True)
