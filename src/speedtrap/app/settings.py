@@ -8,7 +8,6 @@ can show each next to its field. Every change goes through the specs' validation
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from pydantic import ValidationError
 
 from speedtrap.config.presets import BACKEND_PRESETS
 from speedtrap.config.scenario import NO_AI, Scenario
+from speedtrap.config.toml_file import TomlFileError, parse_toml
 from speedtrap.config.value import LOADED_USD_PER_DEV_HOUR, Value
 
 __all__ = [
@@ -138,9 +138,9 @@ def load_base(settings: Settings) -> Scenario:
         if not settings.uploaded_toml:
             raise ValueError("drop a scenario file (.toml) first")
         try:
-            return Scenario.model_validate(tomllib.loads(settings.uploaded_toml))
-        except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"not valid TOML ({exc})") from None
+            return Scenario.model_validate(parse_toml(settings.uploaded_toml, source="the uploaded file"))
+        except TomlFileError as exc:
+            raise ValueError(str(exc)) from None
         except ValidationError as exc:
             raise ValueError(one_line(exc)) from None
     choices = bundled_scenarios()

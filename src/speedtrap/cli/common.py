@@ -140,16 +140,14 @@ def load_scenario(path: Path | None, *, backend: str | None = None, sets: Sequen
     """The scenario of ``path`` (default: the specs' defaults), served by ``backend`` if given, with
     ``--set`` overrides applied last; every step re-validates, errors name the field."""
     from speedtrap.config.scenario import Scenario
+    from speedtrap.config.toml_file import read_toml
 
     if path is None:
         scenario = Scenario(name="default")
     else:
         if not path.is_file():
             raise ValueError(f"{path}: no such scenario file")
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"{path}: not valid TOML ({exc})") from None
+        data = read_toml(path)
         if not data:
             raise ValueError(f"{path}: empty scenario file (omit the file to run the built-in defaults)")
         if "factors" in data or "design" in data:

@@ -61,6 +61,8 @@ def parse_arm(text: str) -> tuple[str, list[str]]:
     if not sep or not label:
         raise ValueError(f"--arm {text!r}: expected LABEL:path=value[;path=value...]")
     sets = [part.strip() for part in rest.split(";") if part.strip()]
+    if not sets:
+        raise ValueError(f"--arm {text!r}: no path=value after {label!r}: (an arm needs at least one change)")
     for assignment in sets:
         parse_set(assignment)
     return label, sets

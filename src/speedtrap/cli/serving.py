@@ -4,7 +4,6 @@ a model's tokens/s per user against throughput per chip on some hardware."""
 from __future__ import annotations
 
 import math
-import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -16,6 +15,15 @@ if TYPE_CHECKING:  # imported where used, so that `speedtrap --help` starts fast
     import pandas as pd
 
     from speedtrap.config.backend import Backend
+
+MAX_CHIPS_PER_REPLICA = 65_536
+"""``--chips`` bound: :data:`speedtrap.config.backend.MAX_CHIPS_PER_REPLICA` (a test checks they agree;
+not imported, so that ``speedtrap --help`` does not load the specs)."""
+MAX_PRICE_USD_PER_MTOK = 10_000.0
+"""``--price-out`` bound, USD per million output tokens: 60× the dearest published list price
+(fast mode's $150/MTok) and more, so that a slip such as ``inf`` or ``1e300`` is refused."""
+MAX_UNCACHED_TOKENS = 10_000_000
+"""``--uncached-tokens`` bound: ten times the longest context window of any preset (1M tokens)."""
 
 TYPICAL_UNCACHED_TOKENS = 4_000
 """Assumption: new (uncached) input of a typical agent turn, tokens: the last tool output and the
@@ -76,7 +84,12 @@ def backends(
     json_out: JsonOption = False,
     uncached_tokens: Annotated[
         int,
-        typer.Option("--uncached-tokens", min=0, help="New input tokens of the request whose TTFT is shown."),
+        typer.Option(
+            "--uncached-tokens",
+            min=0,
+            max=MAX_UNCACHED_TOKENS,
+            help="New input tokens of the request whose TTFT is shown.",
+        ),
     ] = TYPICAL_UNCACHED_TOKENS,
 ) -> None:
     """Show each backend preset's speed, time to first token and price, derived from the physics.
@@ -135,8 +148,9 @@ def _spec_table(table: Any, kind: str) -> dict[str, Any]:
 def load_pareto_specs(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """The ``[model]`` and ``[hardware]`` tables of a TOML spec file; each is either full fields or
     ``preset = "name"`` plus overrides of that preset's fields."""
-    with path.open("rb") as f:
-        data = tomllib.load(f)
+    from speedtrap.config.toml_file import read_toml
+
+    data = read_toml(path)
     unknown = sorted(set(data) - {"model", "hardware"})
     if unknown:
         raise ValueError(f"{path}: unknown tables {unknown} (expected [model] and [hardware])")
@@ -166,9 +180,10 @@ def pareto_backend(
     chips: int | None,
     spec: Path | None = None,
     llm_overrides: dict[str, Any] | None = None,
+    context_option: str = "--context",
 ) -> Backend:
     """A one-stream backend of the model on the hardware (presets, a TOML spec file, overrides):
-    validates the fit and derives chips."""
+    validates the fit and derives chips; ``context_option`` names what set ``context`` in errors."""
     model_fields, hardware_fields = load_pareto_specs(spec) if spec is not None else ({}, {})
     llm = _resolve_spec(model_fields, model, "model")
     if llm_overrides:
@@ -178,6 +193,11 @@ def pareto_backend(
     from speedtrap.config.presets import AGENT_CONTEXT_TOKENS
 
     context_tokens = min(AGENT_CONTEXT_TOKENS, llm.context_window_tokens) if context is None else context
+    if context_tokens > llm.context_window_tokens:
+        raise ValueError(
+            f"{context_option}: a mean context of {context_tokens:,} tokens exceeds {llm.name}'s context "
+            f"window of {llm.context_window_tokens:,}"
+        )
     return Backend(
         name=f"{llm.name}@{hw.name}",
         hardware=hw,
@@ -226,7 +246,10 @@ def pareto(
         int | None, typer.Option("--osl", min=1, help="Output tokens per request (with --isl).")
     ] = None,
     chips: Annotated[
-        int | None, typer.Option("--chips", min=1, help="Chips per replica [default: fewest that fit].")
+        int | None,
+        typer.Option(
+            "--chips", min=1, max=MAX_CHIPS_PER_REPLICA, help="Chips per replica [default: fewest that fit]."
+        ),
     ] = None,
     batch: Annotated[
         list[int] | None,
@@ -248,7 +271,13 @@ def pareto(
         int | None, typer.Option("--experts-per-token", min=1, help="Routed experts per token.")
     ] = None,
     price_out: Annotated[
-        float, typer.Option("--price-out", min=0.0, help="Output list price beside the cost, USD/MTok.")
+        float,
+        typer.Option(
+            "--price-out",
+            min=0.0,
+            max=MAX_PRICE_USD_PER_MTOK,
+            help="Output list price beside the cost, USD/MTok.",
+        ),
     ] = 25.0,
     json_out: JsonOption = False,
 ) -> None:
@@ -279,7 +308,13 @@ def pareto(
             raise ValueError("give --isl and --osl together")
         mean_context = None if isl is None or osl is None else math.ceil(isl + osl / 2)
         backend = pareto_backend(
-            model, hardware, context=mean_context or context, chips=chips, spec=spec, llm_overrides=overrides
+            model,
+            hardware,
+            context=mean_context or context,
+            chips=chips,
+            spec=spec,
+            llm_overrides=overrides,
+            context_option="--isl/--osl (mean context: isl + osl/2)" if mean_context else "--context",
         )
         physics = ReplicaPhysics.from_backend(backend)
         context_tokens = backend.typical_context_tokens

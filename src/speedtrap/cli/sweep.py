@@ -4,7 +4,6 @@ replications (stored as they run, resumed and extended), and the canonical exper
 from __future__ import annotations
 
 import math
-import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -111,15 +110,13 @@ def sweep(
     """
     from speedtrap.analysis.statistics import summarize
     from speedtrap.config.experiment import Experiment
+    from speedtrap.config.toml_file import read_toml
     from speedtrap.experiments import ResultStore, StoreMismatchError, make_executor, run_experiment
 
     if not experiment_file.is_file():
         fail(f"{experiment_file}: no such experiment file")
     with bad_input_exits():
-        try:
-            data = tomllib.loads(experiment_file.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"{experiment_file}: not valid TOML ({exc})") from None
+        data = read_toml(experiment_file)
         if not data:
             raise ValueError(f"{experiment_file}: empty experiment file")
         if not {"factors", "design", "replications", "scenario"} & data.keys():

@@ -5,13 +5,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, StrictBool, ValidationInfo, field_validator
 
 from speedtrap.config.base import Spec
 from speedtrap.config.catalog import hardware_preset, llm_preset
 from speedtrap.config.hardware import BYTES_PER_GB, Hardware
 from speedtrap.config.llm import LLM
 from speedtrap.config.tier import Price, Quality, Tier
+
+MAX_CHIPS_PER_REPLICA = 65_536
+"""Plausibility bound on the chips of one model replica: far beyond any deployment (large
+expert-parallel serving spans a few hundred GPUs per replica)."""
 
 DEFAULT_TTFT_OVERHEAD_S = 1.0
 """Assumption: network, scheduling and prompt-cache lookup before the first token of a frontier-model
@@ -77,14 +81,14 @@ class Backend(Spec):
     default_tier: str = "standard"
     typical_batch: int = Field(default=1, ge=1, description="Streams per replica at the typical load.")
     typical_context_tokens: int = Field(default=1, ge=1, description="Mean context per stream, tokens.")
-    chips_per_replica: int | None = Field(default=None, ge=1)
+    chips_per_replica: int | None = Field(default=None, ge=1, le=MAX_CHIPS_PER_REPLICA)
     replicas: int = Field(default=1, ge=1)
     price: Price = Field(default_factory=Price)
     quality: Quality = Field(default_factory=Quality)
     background_streams_per_replica: int = Field(default=0, ge=0)
     speculative: SpeculativeDecoding | None = None
     ttft_overhead_s: float = Field(default=DEFAULT_TTFT_OVERHEAD_S, ge=0)
-    cache_writes: bool = True
+    cache_writes: StrictBool = True
     decode_speedup: float = Field(
         default=1.0, gt=0, description="What-if multiplier on the derived decode rate (1 = physics)."
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, StrictBool, field_validator, model_validator
 
 from speedtrap.config.base import Spec
 from speedtrap.config.dist import MAX_LOG_SD, LogNormal
@@ -115,7 +115,7 @@ class Attention(Spec):
         description="rule = 'expected_wait': suspension length over which the short lag grows by one "
         "resumption_short_s per e-fold (logarithmic growth, memory-for-goals decay). Assumption.",
     )
-    resumption_random: bool = Field(
+    resumption_random: StrictBool = Field(
         default=True,
         description="Draw the overhead from an exponential around its mean. With a 12.5 min mean "
         "this puts ≈8% of long-break resumptions under one minute (Parnin & Rugaber: ~10%).",
@@ -246,7 +246,7 @@ class Developer(Spec):
         "and Codex sessions (TraceLab: 38 s; Anthropic, 'Measuring agent autonomy': ≈45 s). The "
         "longest run of tool calls per transcript, 10–21 (Anthropic), is a maximum, not the mean.",
     )
-    checkin_random: bool = Field(
+    checkin_random: StrictBool = Field(
         default=True,
         description="Stretch lengths are geometric with mean checkin_every_turns (a check-in is "
         "equally likely after any turn: the long tail of autonomous stretches, p90 ≈10× the median "

@@ -35,17 +35,17 @@ from __future__ import annotations
 
 import json
 import math
-import tomllib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal, Self
 
 import numpy as np
-from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import Field, StrictBool, ValidationError, ValidationInfo, field_validator, model_validator
 
 from speedtrap.config.base import Spec
 from speedtrap.config.outcomes import SUMMARY_KEYS
 from speedtrap.config.scenario import Scenario
+from speedtrap.config.toml_file import TomlFileError, read_toml
 
 BACKEND_PATH = "backend"
 """The special factor path that serves a design point by one backend: ``Scenario.with_backend(value)``."""
@@ -153,8 +153,8 @@ class Factor(Spec):
     range: tuple[float, float] | None = None
     choices: list[Any] | None = Field(default=None, min_length=1)
     levels: int | None = Field(default=None, ge=2, description="Evenly spaced levels of a range (factorial).")
-    log: bool = False
-    integer: bool = False
+    log: StrictBool = False
+    integer: StrictBool = False
 
     @model_validator(mode="after")
     def _one_kind(self) -> Self:
@@ -315,14 +315,10 @@ class Experiment(Spec):
     @classmethod
     def _scenario_file(cls, value: Any) -> Any:
         if isinstance(value, str | Path):
-            path = Path(value)
             try:
-                with path.open("rb") as f:
-                    return tomllib.load(f)
-            except OSError as exc:
-                raise ValueError(f"cannot read scenario file {str(path)!r}: {exc.strerror}") from None
-            except tomllib.TOMLDecodeError as exc:
-                raise ValueError(f"scenario file {str(path)!r} is not valid TOML: {exc}") from None
+                return read_toml(value)
+            except TomlFileError as exc:
+                raise ValueError(f"scenario file {exc}") from None
         return value
 
     @model_validator(mode="after")
@@ -443,8 +439,7 @@ class Experiment(Spec):
     def from_toml(cls, path: str | Path) -> Experiment:
         """Load and validate an experiment file; a scenario path in it is relative to the file."""
         path = Path(path)
-        with path.open("rb") as f:
-            data = tomllib.load(f)
+        data = read_toml(path)
         scenario = data.get("scenario")
         if isinstance(scenario, str):
             data["scenario"] = str(path.parent / scenario)

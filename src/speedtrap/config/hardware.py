@@ -12,6 +12,12 @@ BYTES_PER_GB = 1e9
 BYTES_PER_TB = 1e12
 FLOP_PER_TFLOP = 1e12
 
+MIN_TFLOP_S = 1e-3
+MAX_TFLOP_S = 1e7
+"""Plausibility bounds on a chip's dense TFLOP/s (a wafer-scale chip: 1.25e5). The other hardware
+fields are bounded the same way, orders of magnitude beyond any chip built (WSE-3: 21,000 TB/s and
+44 GB of SRAM; B200: 180 GB), so that a typing slip is refused instead of producing 1e-299 tok/s."""
+
 DEFAULT_ETA_MEM = 0.90
 """Achieved / peak memory bandwidth: 0.87–0.92 (llm-analysis; measured GB200 bandwidth, docs/design.md §5)."""
 
@@ -40,8 +46,10 @@ class Hardware(Spec):
 
     name: str = Field(min_length=1)
     memory_kind: Literal["hbm", "sram"] = "hbm"
-    memory_gb: float = Field(gt=0, description="Memory per chip, GB (1e9 bytes).")
-    memory_bandwidth_tb_s: float = Field(gt=0, description="Peak memory bandwidth per chip, TB/s (1e12 B/s).")
+    memory_gb: float = Field(ge=1e-3, le=1e6, description="Memory per chip, GB (1e9 bytes).")
+    memory_bandwidth_tb_s: float = Field(
+        ge=1e-3, le=1e6, description="Peak memory bandwidth per chip, TB/s (1e12 B/s)."
+    )
     peak_tflop_s: dict[str, float] = Field(
         min_length=1, description="Dense peak TFLOP/s per chip by dtype, e.g. {'bf16': 989, 'fp8': 1979}."
     )
@@ -55,20 +63,23 @@ class Hardware(Spec):
     )
     token_latency_floor_s: float = Field(default=0.0, ge=0, description="Minimum time of one decode step, s.")
     interconnect_bandwidth_gb_s: float = Field(
-        default=450.0, gt=0, description="Chip-to-chip bandwidth per chip, one direction, GB/s."
+        default=450.0, ge=1e-3, le=1e7, description="Chip-to-chip bandwidth per chip, one direction, GB/s."
     )
     collective_latency_s: float = Field(
         default=0.0, ge=0, description="Latency of one collective per log2 step of the chip count, s."
     )
     wafer_hop_s: float = Field(default=0.0, ge=0, description="Per-step time to cross one wafer boundary, s.")
-    usd_per_chip_hour: float = Field(default=0.0, ge=0, description="Cost of one chip for one hour, USD.")
+    usd_per_chip_hour: float = Field(
+        default=0.0, ge=0, le=1e6, description="Cost of one chip for one hour, USD."
+    )
 
     @field_validator("peak_tflop_s")
     @classmethod
     def _positive_compute(cls, value: dict[str, float]) -> dict[str, float]:
         for dtype, tflop_s in value.items():
-            if not tflop_s > 0:
-                raise ValueError(f"peak_tflop_s[{dtype!r}] = {tflop_s} must be > 0")
+            if not MIN_TFLOP_S <= tflop_s <= MAX_TFLOP_S:
+                bounds = f"[{MIN_TFLOP_S:g}, {MAX_TFLOP_S:g}]"
+                raise ValueError(f"peak_tflop_s[{dtype!r}] = {tflop_s} is outside {bounds} TFLOP/s")
         return value
 
     @property

@@ -8,7 +8,6 @@ developer-days is 144 000 s of continuous simulated work per developer.
 from __future__ import annotations
 
 import copy
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from speedtrap.config.base import Spec
 from speedtrap.config.developer import Developer
 from speedtrap.config.policy import PolicySpec, policy_spec_class
 from speedtrap.config.presets import BACKEND_PRESETS, backend_preset
+from speedtrap.config.toml_file import read_toml
 from speedtrap.config.value import Value
 from speedtrap.config.work import TaskMix
 
@@ -206,8 +206,7 @@ class Scenario(Spec):
     @classmethod
     def from_toml(cls, path: str | Path) -> Scenario:
         """Load and validate a scenario file (TOML); errors name the offending field."""
-        with Path(path).open("rb") as f:
-            return cls.model_validate(tomllib.load(f))
+        return cls.model_validate(read_toml(path))
 
     def to_toml(self) -> str:
         """The fully resolved scenario as TOML text (loads back to an equal scenario)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictBool, model_validator
 
 from speedtrap.config.base import Spec
 from speedtrap.config.dist import MAX_LOG_SD, LogNormal
@@ -159,7 +159,7 @@ class TaskMix(Spec):
         allow_inf_nan=True,  # inf: the cache never expires
         description="Prompt-cache lifetime since the last request: 5 minutes (Anthropic pricing).",
     )
-    cache_per_tier: bool = Field(
+    cache_per_tier: StrictBool = Field(
         default=True,
         description="The tier is part of the cache key, so switching tier starts a cold cache (Claude "
         "Code docs: toggling fast mode mid-session rebuilds the cache).",

@@ -1,0 +1,66 @@
+"""Reading a user's TOML file: every failure is one line that names the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from speedtrap.config import Scenario
+from speedtrap.config.experiment import Experiment
+from speedtrap.config.toml_file import MAX_NESTING, TomlFileError, nesting_depth, parse_toml, read_toml
+
+
+def test_a_file_that_is_not_utf8_is_named_with_the_byte_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.toml"
+    path.write_bytes('developers = 1\nname = "café"\n'.encode("latin-1"))
+    with pytest.raises(TomlFileError, match=r"latin1\.toml: not UTF-8 text \(byte 0xe9 on line 2\)"):
+        read_toml(path)
+
+
+def test_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbfdevelopers = 3\n")
+    assert read_toml(path) == {"developers": 3}
+    assert Scenario.from_toml(path).developers == 3
+
+
+@pytest.mark.parametrize("levels", [MAX_NESTING + 1, 5_000])
+def test_absurd_nesting_is_refused_without_recursion_errors(tmp_path: Path, levels: int) -> None:
+    path = tmp_path / "deep.toml"
+    path.write_text("a = " + "[" * levels + "]" * levels + "\n", encoding="utf-8")
+    with pytest.raises(TomlFileError, match=r"deep\.toml: nested deeper than"):
+        read_toml(path)
+
+
+def test_nesting_depth_counts_tables_and_arrays() -> None:
+    assert nesting_depth(1) == 0
+    assert nesting_depth({"a": [1, {"b": [[]]}]}) == 5
+    assert parse_toml("a = [[1]]", source="x") == {"a": [[1]]}
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda d: d / "missing.toml", r"missing\.toml: no such file"),
+        (lambda d: d, r": is a directory, not a TOML file"),
+        (
+            lambda d: (d / "junk.toml", (d / "junk.toml").write_text("junk\n"))[0],
+            r"junk\.toml: not valid TOML",
+        ),
+    ],
+)
+def test_unreadable_files_name_themselves(tmp_path: Path, make, message: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(TomlFileError, match=message):
+        read_toml(make(tmp_path))
+
+
+def test_scenario_and_experiment_files_go_through_the_reader(tmp_path: Path) -> None:
+    bad = tmp_path / "s.toml"
+    bad.write_bytes(b'name = "\xe9"\n')
+    with pytest.raises(TomlFileError, match=r"s\.toml: not UTF-8"):
+        Scenario.from_toml(bad)
+    experiment = tmp_path / "e.toml"
+    experiment.write_text('name = "e"\nscenario = "s.toml"\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"scenario file .*s\.toml: not UTF-8"):
+        Experiment.from_toml(experiment)
