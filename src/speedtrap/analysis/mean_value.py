@@ -120,9 +120,9 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-from speedtrap.analysis import _lognormal as ln
-from speedtrap.analysis import _segments as sg
-from speedtrap.analysis import _task_paths as tp
+from speedtrap.analysis import lognormal as ln
+from speedtrap.analysis import segments as sg
+from speedtrap.analysis import task_paths as tp
 from speedtrap.config.backend import Backend
 from speedtrap.config.dist import LogNormal
 from speedtrap.config.ledger import LEDGER_CATEGORIES, WAITING_CATEGORIES
