@@ -14,7 +14,8 @@ from speedtrap.analysis import (
     break_even_grid,
     expected_task_time,
 )
-from speedtrap.analysis.mean_value import ANALYTIC_RULES, _backends_compared, scope_problems
+from speedtrap.analysis.break_even import backends_compared
+from speedtrap.analysis.mean_value import ANALYTIC_RULES, scope_problems
 from speedtrap.config import Scenario
 from speedtrap.config.ledger import LEDGER_CATEGORIES
 from speedtrap.serving.pricing import request_cost_usd
@@ -222,7 +223,7 @@ def test_at_the_break_even_the_metrics_are_equal() -> None:
             HEADLINE, speedup=speedup, price_multiplier=price, metric=metric
         )
         assert 1.0 < m_star < math.inf
-        base, fast = _backends_compared(HEADLINE, None, None, speedup, price)
+        base, fast = backends_compared(HEADLINE, None, None, speedup, price)
         fast = fast.with_overrides({"quality.failure_multiplier": m_star})
         baseline = expected_task_time(HEADLINE, base).summary()[metric]
         at_m_star = expected_task_time(HEADLINE, fast).summary()[metric]

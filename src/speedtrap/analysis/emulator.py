@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from speedtrap.analysis.sensitivity import _is_constant, salib_problem
+from speedtrap.analysis.sensitivity import is_constant, salib_problem
 from speedtrap.config.experiment import Factor
 
 if TYPE_CHECKING:
@@ -235,7 +235,7 @@ def cross_validated_q2(
     folds = min(folds, len(y))
     if folds < 2:
         raise ValueError(f"cross-validation needs at least 2 folds, got {folds}")
-    if _is_constant(y):
+    if is_constant(y):
         return math.nan
     if start is None:
         start = fit_emulator(x, y, seed=seed).gp.kernel_
@@ -257,7 +257,7 @@ def predictive_q2(emulator: Emulator, x: np.ndarray, y: np.ndarray | Sequence[fl
     :func:`emulator_inputs` gives) and their outputs ``y`` — e.g. runs of another design, which
     checks the emulator where its training design did not go (NaN when ``y`` is constant)."""
     x, y = _check_training(x, np.asarray(y, dtype=float))
-    return math.nan if _is_constant(y) else _q2(y, emulator.predict(x))
+    return math.nan if is_constant(y) else _q2(y, emulator.predict(x))
 
 
 def _saltelli_indices(
@@ -266,7 +266,7 @@ def _saltelli_indices(
     from SALib.analyze import sobol as sobol_analyze
 
     y = emulator.predict(emulator_inputs(factors, base))
-    if _is_constant(y):  # no variance to apportion (as sobol_indices: every index NaN)
+    if is_constant(y):  # no variance to apportion (as sobol_indices: every index NaN)
         nan = np.full(len(factors), math.nan)
         return {"S1": nan, "ST": nan, "S1_conf": nan, "ST_conf": nan}
     result = sobol_analyze.analyze(

@@ -209,7 +209,9 @@ def _nan_frame(columns: Sequence[str], names: Sequence[Any]) -> pd.DataFrame:
     return frame
 
 
-def _is_constant(y: np.ndarray) -> bool:
+def is_constant(y: np.ndarray) -> bool:
+    """Whether the outputs ``y`` are constant (their range within machine precision of their
+    size): there is no variance to apportion, and every sensitivity index is NaN."""
     return bool(np.ptp(y) <= np.finfo(float).eps * max(1.0, float(np.abs(y).max())))
 
 
@@ -238,7 +240,7 @@ def _sobol_analysis(
         )
     y = output_vector(points, outputs)
     names = [f.path for f in factors]
-    if _is_constant(y):
+    if is_constant(y):
         return names, None
     result = sobol_analyze.analyze(
         salib_problem(factors),
@@ -400,6 +402,7 @@ __all__ = [
     "SECOND_ORDER_COLUMNS",
     "SOBOL_COLUMNS",
     "FactorsLike",
+    "is_constant",
     "morris_indices",
     "morris_sample",
     "output_vector",

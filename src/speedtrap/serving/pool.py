@@ -27,37 +27,11 @@ Semantics
   (``B`` = own decoding streams + background streams), and prompts do not slow the decode steps
   here (the steady-load share of prompts in each step, ``speedtrap.serving.pareto.steady_load``,
   is what ``speedtrap pareto --isl/--osl`` and ``speedtrap validate serving`` use).
-* **Live rate, exact re-timing.** All decoding streams of a replica advance at the same
-  per-stream rate ``speed.decode_rate_tok_s(B, L)``, L the mean context of the decoding streams
-  (input plus tokens generated so far) at the last change. The rate is re-evaluated whenever
-  the replica's streams change (one is admitted, starts decoding or finishes) and held
-  constant in between; in-flight completions are then re-timed exactly. Each replica keeps a
-  clock ``V`` of tokens served per stream and a heap of finish marks ``V_start + output − 1``,
-  and holds ONE scheduled event (its next completion or prefill end), moved only when that time
-  changes.
-* **Folded prefill ends.** When a replica's only stream is prefilling, its prefill end changes
-  nothing but that replica, and then predictably: the pool starts the stream decoding as of the
-  prefill end at once (its ``first_token_s`` is known at admission) and schedules only its
-  completion. If another stream is admitted to the replica before the prefill ends, the fold is
-  undone and the prefill end becomes an event again. The time averages are integrated at the
-  prefill end as before, so results are those of the unfolded event sequence
-  (``fold_prefill=False``, kept for comparison) — only ties of exactly equal event times may be
-  ordered differently.
-* **Admission.** Waiting requests are admitted by tier priority (higher first), then first come
-  first served (strict FIFO within a priority level: a blocked head is not overtaken by later
-  requests of its level). A tier's requests run only on replicas holding at most
-  ``tier.batch_cap`` own streams (the newcomer included); a replica's effective cap is the
-  smallest cap among the tiers of the streams on it. Among the replicas that can
-  take a request it goes to one whose effective cap does not lower its tier's cap, least loaded
-  first (then lowest index).
-* **Anti-starvation reservation.** When the head request of a priority level cannot be placed,
-  and lower levels exist, one replica is *reserved* for that level: the unreserved replica with
-  the fewest streams (then least KV) in excess of what the head needs, i.e. the one that will
-  drain soonest. A reserved replica accepts no work of lower priority until the level's queue is
-  empty (the reservation is then released). So a small-cap fast request waits for at most one
-  replica to drain below its cap, never behind an endless flow of large-batch work. With all
-  tiers of equal cap (and no KV limit) a blocked head means no slot is free anywhere, the
-  reservation changes nothing, and the pool is a non-preemptive priority M/M/c queue.
+* **Re-timing** (``speedtrap.serving.replica_clock``): the live decode rate of each replica,
+  exact re-timing of in-flight completions, one scheduled event per replica, folded prefill
+  ends.
+* **Admission** (``speedtrap.serving.admission``): tier priority, FIFO within a level, tier
+  caps and placement, the anti-starvation reservation.
 * **Price.** A request's ``cost_usd`` is fixed at submission: ``request_cost_usd`` of the list
   price with the tier's multiplier (linear in the token counts; its per-token coefficients are
   taken once per tier).
@@ -66,136 +40,21 @@ Semantics
 from __future__ import annotations
 
 import math
-from collections import deque
 from collections.abc import Callable, Sequence
-from heapq import heapify, heappop, heappush
-from typing import Any, Protocol
+from heapq import heappop
 
 import pandas as pd
 
 from speedtrap.config.tier import Price, Tier
-from speedtrap.serving.pricing import request_cost_usd
-from speedtrap.serving.request import NAN, Record, Request, RequestTally, from_record, record, records_frame
+from speedtrap.serving.admission import Admission, PriorityLevel, TierAdmission
+from speedtrap.serving.replica_clock import INF, Clock, ClockEvent, ReplicaState
+from speedtrap.serving.request import Record, Request, RequestTally, from_record, record, records_frame
 from speedtrap.serving.speed import SpeedModel
 
-INF = math.inf
-_CAPPED_PENALTY = 1 << 40  # placement key offset: replicas whose cap is below the request's tier cap
+__all__ = ["INF", "Clock", "ClockEvent", "ServingPool"]
 
 
-class ClockEvent(Protocol):
-    """A scheduled callback that can be cancelled (Mesa's ``Event``)."""
-
-    def cancel(self) -> None: ...
-
-
-class Clock(Protocol):
-    """What the pool needs from its driver: a time in seconds and one-off event scheduling.
-
-    A Mesa 3.5 ``Model`` qualifies. Mesa holds callbacks by weak reference; the pool schedules
-    bound methods of objects it keeps alive.
-    """
-
-    time: float
-
-    def schedule_event(self, function: Callable[[], Any], *, at: float | None = None) -> ClockEvent: ...
-
-
-class _Level:
-    """The FIFO queue of one priority level and the replica it has reserved, if any."""
-
-    __slots__ = ("priority", "queue", "reserved")
-
-    def __init__(self, priority: int) -> None:
-        self.priority = priority
-        self.queue: deque[Request] = deque()
-        self.reserved: _Replica | None = None
-
-
-class _TierInfo:
-    """A tier's admission data and its linear price coefficients (US dollars per token)."""
-
-    __slots__ = ("batch_cap", "level", "priority", "usd_per_cached", "usd_per_output", "usd_per_uncached")
-
-    def __init__(self, tier: Tier, level: _Level, price: Price, cache_writes: bool) -> None:
-        self.priority = tier.priority
-        self.batch_cap = tier.batch_cap
-        self.level = level
-
-        def usd(uncached: int, cached: int, output: int) -> float:
-            return request_cost_usd(
-                price,
-                uncached_input_tokens=uncached,
-                cached_input_tokens=cached,
-                output_tokens=output,
-                price_multiplier=tier.price_multiplier,
-                cache_writes=cache_writes,
-            )
-
-        # request_cost_usd is linear in the token counts: take its per-token coefficients once.
-        self.usd_per_uncached = usd(1, 0, 0)
-        self.usd_per_cached = usd(0, 1, 0)
-        self.usd_per_output = usd(0, 0, 1)
-
-
-class _Replica:
-    """Mutable state of one replica. ``v_tok`` is the tokens-served-per-stream clock ``V``."""
-
-    __slots__ = (
-        "__weakref__",
-        "cap",
-        "cap_counts",
-        "decode_heap",
-        "decoding",
-        "dirty",
-        "due_mark",
-        "due_s",
-        "event",
-        "event_s",
-        "fold",
-        "index",
-        "kv_used",
-        "pool",
-        "prefill_free_s",
-        "prefill_heap",
-        "rate",
-        "reserved_for",
-        "streams",
-        "sum_input",
-        "sum_vstart",
-        "v_time",
-        "v_tok",
-    )
-
-    def __init__(self, pool: ServingPool, index: int) -> None:
-        self.pool = pool
-        self.index = index
-        self.streams = 0  # own streams admitted (prefilling + decoding)
-        self.decoding = 0  # own streams decoding
-        self.kv_used = 0  # KV tokens held by own streams
-        self.cap_counts: dict[int, int] = {}  # tier batch cap -> own streams of such tiers
-        self.cap: float = INF  # effective cap: smallest cap among tiers on the replica
-        self.v_tok = 0.0  # V: tokens served per decoding stream so far
-        self.v_time = 0.0  # when V was last advanced (s)
-        self.rate = 0.0  # current per-stream decode rate (tok/s)
-        self.decode_heap: list[tuple[float, int, Request, float]] = []  # (finish mark, id, req, V_start)
-        self.prefill_heap: list[tuple[float, int, Request]] = []  # (prefill end s, id, req)
-        self.prefill_free_s = 0.0  # when the replica's prefill compute is next free (s)
-        self.due_s = INF  # time of the next decode completion (s)
-        self.due_mark = math.nan  # finish mark the due time was computed for
-        self.event: ClockEvent | None = None  # the one scheduled wake-up
-        self.event_s = INF  # its time (s)
-        self.fold: Request | None = None  # a stream started decoding ahead, at its prefill end
-        self.dirty = False  # streams changed in the current event: re-time at the end
-        self.reserved_for: int | None = None  # priority floor while reserved
-        self.sum_input = 0  # Σ input tokens of decoding streams
-        self.sum_vstart = 0.0  # Σ V_start of decoding streams
-
-    def wake(self) -> None:
-        """Event callback: the replica's next prefill end or completion is due."""
-        self.pool._on_wake(self)
-
-
-class ServingPool:
+class ServingPool(Admission):
     """Replicas with continuous batching and tiers, fed by :meth:`submit` (module docstring).
 
     ``record`` keeps every finished request's record (:meth:`requests_frame`, :attr:`finished`);
@@ -204,9 +63,6 @@ class ServingPool:
     """
 
     _stat_start_s: float  # start of the statistics window (s), set by reset_stats
-    _stat_t: float  # when the time averages were last integrated (s)
-    _area_system: float  # ∫ in-system dt over the statistics window
-    _area_waiting: float  # ∫ waiting dt over the statistics window
 
     def __init__(
         self,
@@ -253,15 +109,15 @@ class ServingPool:
         self._bg = background_streams_per_replica
         self._kv_capacity = kv_capacity
         self.tiers: dict[str, Tier] = {t.name: t for t in tiers}
-        self._levels = [_Level(p) for p in sorted({t.priority for t in tiers}, reverse=True)]
+        self._levels = [PriorityLevel(p) for p in sorted({t.priority for t in tiers}, reverse=True)]
         level_of = {lv.priority: lv for lv in self._levels}
-        self._tier_info = {t.name: _TierInfo(t, level_of[t.priority], price, cache_writes) for t in tiers}
-        self._replicas = [_Replica(self, i) for i in range(replicas)]
+        self._tier_info = {t.name: TierAdmission(t, level_of[t.priority], price, cache_writes) for t in tiers}
+        self._replicas = [ReplicaState(self._on_wake, i) for i in range(replicas)]
         # (streams, index) of every replica, pushed at each change; entries whose streams no longer
         # match are stale and dropped when they surface. The top valid entry is the least loaded
         # replica (lowest index first): placement's answer whenever that replica can take the request.
         self._loads: list[tuple[int, int]] = [(0, i) for i in range(replicas)]
-        self._dirty: list[_Replica] = []
+        self._dirty: list[ReplicaState] = []
         self._finished: list[Record] = []  # records (serving.request.record) in completion order
         self._next_id = 0
         self._completed = 0
@@ -461,208 +317,7 @@ class ServingPool:
             area, current = self._area_system, self._in_system
         return (area + current * (now - self._stat_t)) / window
 
-    def _catch_up_notes(self, now: float) -> None:
-        """Integrate the time averages at every folded prefill end up to ``now`` (in time order, as
-        the unfolded events would have: the counts did not change since)."""
-        pending = self._pending_notes
-        while pending and pending[0] <= now:
-            at = heappop(pending)
-            dt = at - self._stat_t
-            if dt > 0:
-                self._area_system += self._in_system * dt
-                self._area_waiting += self._waiting * dt
-                self._stat_t = at
-
-    def _folded_ahead(self, r: _Replica) -> int:
-        """1 while ``r``'s folded stream is still prefilling in fact (up to its first token), else 0."""
-        fold = r.fold
-        return 1 if fold is not None and self._clock.time <= fold.first_token_s else 0
-
-    def _dispatch(self, now: float) -> None:
-        """Admit waiting requests: priority levels high to low, FIFO within a level."""
-        last = self._levels[-1]
-        for level in self._levels:
-            q = level.queue
-            while q:
-                req = q[0]
-                r = self._place(req)
-                if r is None:
-                    if level is not last and level.reserved is None:
-                        self._reserve(level, req)
-                    break
-                q.popleft()
-                self._waiting -= 1
-                self._admit(req, r, now)
-                if not r.dirty:
-                    r.dirty = True
-                    self._dirty.append(r)
-            else:
-                if level.reserved is not None:
-                    level.reserved.reserved_for = None
-                    level.reserved = None
-
-    def _place(self, req: Request) -> _Replica | None:
-        """The replica to admit ``req`` to now, or ``None`` if none can take it (:meth:`_scan`'s answer).
-
-        Fast path: the least loaded replica (lowest index first) is the scan's answer when it is
-        uncapped for the request's tier, open to its priority and has KV room; and when even it is
-        full for that tier, no replica can take the request. Otherwise scan.
-        """
-        cap_req = req.batch_cap
-        prio = req.priority
-        kv_limit = self._kv_capacity - (req.input_tokens + req.output_tokens)
-        loads = self._loads
-        replicas = self._replicas
-        while True:
-            streams, i = loads[0]
-            r = replicas[i]
-            if r.streams == streams:
-                break
-            heappop(loads)  # stale
-        if r.cap >= cap_req and (r.reserved_for is None or prio >= r.reserved_for):
-            if streams >= cap_req:
-                return None
-            if r.kv_used <= kv_limit:
-                return r
-        return self._scan(req)
-
-    def _scan(self, req: Request) -> _Replica | None:
-        """Placement by the rules, scanning every replica: among those open to the request's
-        priority, with a slot under its tier's cap (or under their own smaller cap) and KV room,
-        the one whose cap does not lower the tier's, least loaded, lowest index first."""
-        cap_req = req.batch_cap
-        prio = req.priority
-        kv_limit = self._kv_capacity - (req.input_tokens + req.output_tokens)
-        best: _Replica | None = None
-        best_key = 0
-        for r in self._replicas:
-            floor = r.reserved_for
-            if floor is not None and prio < floor:
-                continue
-            streams = r.streams
-            cap = r.cap
-            if cap < cap_req:
-                if streams >= cap:
-                    continue
-                key = streams + _CAPPED_PENALTY
-            else:
-                if streams >= cap_req:
-                    continue
-                key = streams
-            if r.kv_used > kv_limit:
-                continue
-            if best is None or key < best_key:
-                best = r
-                best_key = key
-                if key == 0:
-                    break
-        return best
-
-    def _reserve(self, level: _Level, req: Request) -> None:
-        """Reserve for ``level`` the unreserved replica that will soonest fit its head ``req``."""
-        need_kv = req.input_tokens + req.output_tokens
-        best: _Replica | None = None
-        best_key: tuple[int, float] = (0, 0.0)
-        for r in self._replicas:
-            if r.reserved_for is not None:
-                continue
-            key = (
-                max(0, r.streams + 1 - req.batch_cap),
-                max(0.0, r.kv_used + need_kv - self._kv_capacity),
-            )
-            if best is None or key < best_key:
-                best = r
-                best_key = key
-        if best is not None:
-            best.reserved_for = level.priority
-            level.reserved = best
-
-    def _fold(self, r: _Replica) -> None:
-        """Run ``r``'s next prefill end ahead (its only stream: nothing else can re-time it before):
-        start the stream decoding as of its first token and schedule its completion."""
-        at, _, req = heappop(r.prefill_heap)
-        req.first_token_s = at
-        self._start_decoding(r, req, at)
-        r.fold = req
-        heappush(self._pending_notes, at)
-        self._retime(r, at)  # as the prefill end's own event would: the decode rate as of then
-
-    def _unfold(self, r: _Replica, req: Request) -> None:
-        """Undo :meth:`_fold` before the prefill end (another stream joins ``r``): prefilling again."""
-        at = req.first_token_s
-        req.first_token_s = NAN
-        r.decoding = 0
-        r.decode_heap.clear()
-        r.sum_input -= req.input_tokens
-        r.rate = 0.0
-        r.due_mark = math.nan
-        r.due_s = INF
-        heappush(r.prefill_heap, (at, req.id, req))
-        pending = self._pending_notes
-        if at in pending:  # not yet integrated (it is, at a tie with the present event)
-            pending.remove(at)
-            heapify(pending)
-
-    def _note_load(self, r: _Replica) -> None:
-        """Record ``r``'s new stream count in the placement heap (rebuilt when stale entries pile up)."""
-        loads = self._loads
-        if len(loads) > 8 * len(self._replicas) + 64:
-            loads[:] = [(q.streams, q.index) for q in self._replicas]
-            heapify(loads)
-        else:
-            heappush(loads, (r.streams, r.index))
-
-    def _admit(self, req: Request, r: _Replica, now: float) -> None:
-        """Give ``req`` a slot and its KV on ``r`` now; it prefills, or decodes at once. The caller
-        re-times ``r``."""
-        fold = r.fold
-        if fold is not None:
-            r.fold = None
-            if now <= fold.first_token_s:  # still prefilling in fact (at a tie: as if this came first)
-                self._unfold(r, fold)
-        uncached = req.input_tokens - req.cached_tokens
-        prefill_s = self._prefill_memo.get(uncached)
-        if prefill_s is None:
-            prefill_s = self._speed.prefill_s(uncached)
-            if not 0 <= prefill_s < INF:
-                raise ValueError(f"prefill_s({uncached}) = {prefill_s}; need 0 <= seconds < inf")
-            self._prefill_memo[uncached] = prefill_s
-        req.admitted_s = now
-        req.replica = r.index
-        r.streams += 1
-        self._note_load(r)
-        r.kv_used += req.input_tokens + req.output_tokens
-        cap = req.batch_cap
-        counts = r.cap_counts
-        counts[cap] = counts.get(cap, 0) + 1
-        if cap < r.cap:
-            r.cap = cap
-        if prefill_s > 0:
-            overhead = min(self._prefill_overhead_s, prefill_s)
-            start = max(now + overhead, r.prefill_free_s)  # prompts on one replica take turns
-            end = start + (prefill_s - overhead)
-            r.prefill_free_s = end
-            heappush(r.prefill_heap, (end, req.id, req))
-        else:
-            req.first_token_s = now
-            self._start_decoding(r, req, now)
-
-    def _start_decoding(self, r: _Replica, req: Request, now: float) -> None:
-        if r.decoding:
-            r.v_tok += r.rate * (now - r.v_time)
-        else:
-            r.v_tok = 0.0  # re-base V when the replica restarts decoding ...
-            r.sum_vstart = 0.0
-            r.due_mark = math.nan  # ... which voids the due time computed in the old frame
-        r.v_time = now
-        v = r.v_tok
-        # the first token came with the prefill: output − 1 decode steps remain
-        heappush(r.decode_heap, (v + req.output_tokens - 1, req.id, req, v))
-        r.decoding += 1
-        r.sum_input += req.input_tokens
-        r.sum_vstart += v
-
-    def _on_wake(self, r: _Replica) -> None:
+    def _on_wake(self, r: ReplicaState) -> None:
         """Handle a replica's due prefill ends and completions, then admit and re-time."""
         now = self._clock.time
         if self._pending_notes:
@@ -731,56 +386,3 @@ class ServingPool:
             if on_done is not None:
                 req.on_done = None  # spent: do not keep the caller alive through the request
                 on_done(req)
-
-    def _flush(self, now: float) -> None:
-        """Re-time every replica whose streams changed in this event."""
-        dirty = self._dirty
-        for r in dirty:
-            self._retime(r, now)
-        dirty.clear()
-
-    def _retime(self, r: _Replica, now: float) -> None:
-        """Recompute a replica's decode rate and next wake-up; move its one event if needed."""
-        r.dirty = False
-        n = r.decoding
-        if not n and self._fold_prefill and len(r.prefill_heap) == 1 and r.prefill_heap[0][0] > now:
-            self._fold(r)
-            return
-        if n:
-            v = r.v_tok
-            if r.v_time != now:
-                r.v_tok = v = v + r.rate * (now - r.v_time)
-                r.v_time = now
-            context = (r.sum_input + n * v - r.sum_vstart) / n
-            room = r.cap - r.streams  # slots the elastic background traffic may fill
-            bg = self._bg
-            batch = n + (bg if bg < room else int(room))
-            rate = self._decode_rate(batch, context)
-            head = r.decode_heap[0][0]
-            if rate != r.rate or head != r.due_mark:
-                if not rate > 0 or rate == INF:
-                    raise ValueError(f"decode_rate_tok_s({batch}, {context:g}) = {rate}; need 0 < rate < inf")
-                r.rate = rate
-                r.due_mark = head
-                r.due_s = due = now + (head - v) / rate
-            else:
-                due = r.due_s
-        else:
-            r.rate = 0.0
-            r.due_mark = math.nan
-            r.due_s = due = INF
-        prefills = r.prefill_heap
-        if prefills and prefills[0][0] < due:
-            due = prefills[0][0]
-        event = r.event
-        if event is not None:
-            if r.event_s == due:
-                return
-            event.cancel()
-            self.events_cancelled += 1
-            r.event = None
-            r.event_s = INF
-        if due < INF:
-            r.event = self._schedule(r.wake, at=due)
-            r.event_s = due
-            self.events_scheduled += 1

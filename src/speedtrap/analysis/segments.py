@@ -16,7 +16,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 from scipy.signal import lfilter
 
-from speedtrap.analysis import _lognormal as ln
+from speedtrap.analysis import lognormal as ln
 from speedtrap.config.dist import LogNormal
 
 FINE_POINTS = 1000

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import nbinom
 
-from speedtrap.analysis import _lognormal as ln
+from speedtrap.analysis import lognormal as ln
 from speedtrap.config.dist import LogNormal
 from speedtrap.config.scenario import Scenario
 

@@ -1,0 +1,163 @@
+"""Break-even of a faster backend in the analytic mean-value model: the multiplier on the
+baseline's failure probabilities at which the faster backend stops paying, one point or a grid
+(one developer, uncontended; ``speedtrap.analysis.mean_value``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+import pandas as pd
+from scipy import optimize
+
+from speedtrap.analysis.model_scope import resolve_backend
+from speedtrap.analysis.task_model import TaskTimeBreakdown, expected_task_time
+from speedtrap.config.backend import Backend
+from speedtrap.config.scenario import Scenario
+
+__all__ = ["Metric", "backends_compared", "break_even_failure_multiplier", "break_even_grid"]
+
+Metric = Literal["tasks_per_dev_day", "usd_per_task"]
+"""What a break-even compares: completed tasks per developer-day (more is better) or US dollars
+billed per task (less is better)."""
+
+
+def _metric(breakdown: TaskTimeBreakdown, metric: Metric) -> float:
+    if metric == "tasks_per_dev_day":
+        return breakdown.tasks_per_dev_day
+    if metric == "usd_per_task":
+        return breakdown.usd_per_task
+    raise ValueError(f"unknown metric {metric!r} (known: tasks_per_dev_day, usd_per_task)")
+
+
+def backends_compared(
+    scenario: Scenario,
+    baseline: str | Backend | None,
+    fast: str | Backend | None,
+    speedup: float,
+    price_multiplier: float,
+) -> tuple[Backend, Backend]:
+    """The baseline on its tier, and the fast backend: sped up, repriced, with the baseline's
+    failure probabilities (each as a spec whose default tier is the one modelled)."""
+    if not (speedup > 0 and math.isfinite(speedup)):
+        raise ValueError(f"speedup must be a positive finite number, got {speedup}")
+    if not (price_multiplier > 0 and math.isfinite(price_multiplier)):
+        raise ValueError(f"price_multiplier must be a positive finite number, got {price_multiplier}")
+    _, base, base_tier = resolve_backend(scenario, baseline)
+    base = base.with_overrides({"default_tier": base_tier.name})
+    _, fast_spec, fast_tier = (None, base, base_tier) if fast is None else resolve_backend(scenario, fast)
+    price = fast_spec.price
+    fast_spec = fast_spec.with_overrides(
+        {
+            "default_tier": fast_tier.name,
+            "decode_speedup": fast_spec.decode_speedup * speedup,
+            **{
+                f"price.{field}": getattr(price, field) * price_multiplier
+                for field in type(price).model_fields
+            },
+            "quality.failure_prob": dict(base.quality.failure_prob),
+            "quality.failure_multiplier": base.quality.failure_multiplier,
+        }
+    )
+    return base, fast_spec
+
+
+def break_even_failure_multiplier(
+    scenario: Scenario,
+    *,
+    speedup: float,
+    price_multiplier: float = 1.0,
+    metric: Metric = "tasks_per_dev_day",
+    baseline: str | Backend | None = None,
+    fast: str | Backend | None = None,
+    m_max: float | None = None,
+    xtol: float = 1e-6,
+) -> float:
+    """The multiplier m* on the baseline's failure probabilities at which a faster backend gives
+    the baseline's ``metric`` (mean-value model, one developer, uncontended).
+
+    The fast backend is ``fast`` (a backend of ``scenario``, a preset or a spec; default: the
+    baseline itself) with its decode rate × ``speedup`` (``Backend.decode_speedup``; time to first
+    token unchanged) and its list prices × ``price_multiplier``; its failure probabilities are the
+    baseline's × m (each capped at 1, as ``Quality.failure_prob_for`` does); its malformed-tool-call
+    rate is its own. The baseline is ``baseline`` (default: the scenario's backend) at m = 1.
+
+    Returns:
+
+    * m* > 1: speed pays until the fast backend makes m* times the baseline's mistakes;
+    * 1.0: the two are equal at equal mistakes (e.g. ``speedup = price_multiplier = 1``);
+    * 0 < m* < 1: the fast backend must make fewer mistakes to break even; 0.0 if it loses even
+      with none;
+    * ``math.inf``: it still wins at ``m_max`` (default: the multiplier at which every
+      difficulty's failure probability reaches 1, beyond which nothing changes).
+
+    Solved with ``scipy.optimize.brentq`` to ``xtol``; the metric falls monotonically with m.
+    """
+    base, fast_spec = backends_compared(scenario, baseline, fast, speedup, price_multiplier)
+    if metric not in ("tasks_per_dev_day", "usd_per_task"):
+        raise ValueError(f"unknown metric {metric!r} (known: tasks_per_dev_day, usd_per_task)")
+    sign = 1.0 if metric == "tasks_per_dev_day" else -1.0
+    target = _metric(expected_task_time(scenario, base), metric)
+    probs = [base.quality.failure_prob_for(d) for d in scenario.task_mix.difficulty_names]
+    positive = [p for p in probs if p > 0.0]
+    if m_max is None:
+        m_max = 1.0 / min(positive) if positive else 1.0
+    if not m_max >= 1.0:
+        raise ValueError(f"m_max must be at least 1, got {m_max}")
+    multiplier = base.quality.failure_multiplier
+
+    def gain(m: float) -> float:
+        spec = fast_spec.with_overrides({"quality.failure_multiplier": multiplier * m})
+        return sign * (_metric(expected_task_time(scenario, spec), metric) - target)
+
+    at_one = gain(1.0)
+    if at_one == 0.0:
+        return 1.0
+    if not positive:  # no failures to multiply: the fast backend wins or loses whatever m
+        return math.inf if at_one > 0.0 else 0.0
+    if at_one > 0.0:
+        return math.inf if gain(m_max) > 0.0 else float(optimize.brentq(gain, 1.0, m_max, xtol=xtol))
+    return 0.0 if gain(0.0) < 0.0 else float(optimize.brentq(gain, 0.0, 1.0, xtol=xtol))
+
+
+def break_even_grid(
+    scenario: Scenario,
+    speedups: Sequence[float],
+    price_multipliers: Sequence[float] = (1.0,),
+    *,
+    metrics: Sequence[Metric] = ("tasks_per_dev_day", "usd_per_task"),
+    baseline: str | Backend | None = None,
+    fast: str | Backend | None = None,
+) -> pd.DataFrame:
+    """:func:`break_even_failure_multiplier` over a grid of speed-ups and price multipliers, as a
+    tidy table with one row per speed-up × price multiplier × metric and the columns ``speedup``,
+    ``price_multiplier``, ``metric``, ``m_star`` (the break-even failure multiplier, see
+    :func:`break_even_failure_multiplier`), ``baseline_value`` and ``fast_value`` (the metric of the
+    baseline and of the fast backend at equal mistakes, m = 1; tasks per developer-day or US dollars
+    per task)."""
+    rows = []
+    for metric in metrics:
+        for speedup in speedups:
+            for price in price_multipliers:
+                base, fast_spec = backends_compared(scenario, baseline, fast, float(speedup), float(price))
+                rows.append(
+                    {
+                        "speedup": float(speedup),
+                        "price_multiplier": float(price),
+                        "metric": metric,
+                        "m_star": break_even_failure_multiplier(
+                            scenario,
+                            speedup=float(speedup),
+                            price_multiplier=float(price),
+                            metric=metric,
+                            baseline=baseline,
+                            fast=fast,
+                        ),
+                        "baseline_value": _metric(expected_task_time(scenario, base), metric),
+                        "fast_value": _metric(expected_task_time(scenario, fast_spec), metric),
+                    }
+                )
+    return pd.DataFrame(
+        rows, columns=["speedup", "price_multiplier", "metric", "m_star", "baseline_value", "fast_value"]
+    )
