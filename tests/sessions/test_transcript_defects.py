@@ -6,7 +6,9 @@ import random
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from speedtrap.cli import app
 from speedtrap.sessions import NoRequestsError, load_sessions
 from speedtrap.sessions import claude_code as cc
 from speedtrap.sessions import conversation as cv
@@ -131,7 +133,7 @@ def test_line_order_does_not_matter(tmp_path, transcript, order):
 
 
 def test_no_usable_request_says_why_with_the_counts(tmp_path, transcript):
-    """Timestamps removed: the error carries the load report."""
+    """Timestamps removed: the error carries the load report, on the Python and the CLI path."""
     t = _session(transcript)
     for line in t.lines:
         del line["timestamp"]
@@ -140,6 +142,9 @@ def test_no_usable_request_says_why_with_the_counts(tmp_path, transcript):
     with pytest.raises(NoRequestsError, match="without a readable timestamp") as caught:
         loaded.require_requests()
     assert caught.value.report is loaded.report
+    result = CliRunner().invoke(app, ["fit", str(tmp_path), "--out", str(tmp_path / "f.toml")])
+    assert result.exit_code == 2
+    assert "no usable request" in result.output and f"skipped {len(t.lines)} events" in result.output
 
 
 def test_a_byte_order_mark_is_not_damage(tmp_path, transcript):

@@ -38,6 +38,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -204,16 +205,30 @@ def empty_trace() -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=t) for c, t in TRACE_COLUMNS.items()})
 
 
+def _iso_seconds(value: object) -> float:
+    """Unix seconds of an ISO 8601 timestamp (no time zone: UTC); ``inf`` past 2099, NaN if
+    unreadable."""
+    if not isinstance(value, str):
+        return math.nan
+    try:
+        when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return math.nan
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    try:
+        seconds = when.timestamp()
+    except (OverflowError, OSError, ValueError):
+        return math.inf
+    return seconds if seconds < MAX_EPOCH_S else math.inf
+
+
 def _seconds(column: pd.Series) -> pd.Series:
-    """Seconds on any clock (numbers) or ISO 8601 timestamps (Unix seconds); unreadable: NaN."""
+    """Seconds on any clock (numbers) or ISO 8601 timestamps (Unix seconds; ``inf`` past 2099);
+    unreadable: NaN."""
     numbers = pd.to_numeric(column.replace("", np.nan), errors="coerce")
     if not pd.api.types.is_numeric_dtype(column) and numbers.isna().all() and column.notna().any():
-        text = column.astype(str).str.strip()
-        times = pd.to_datetime(text, errors="coerce", utc=True, format="ISO8601")
-        out = (times - pd.Timestamp(0, tz="UTC")).dt.total_seconds()
-        # pandas stops at 2262; a later date (e.g. year 9999) parses to NaT: mark it as too late
-        late = times.isna() & text.str.match(r"^\+?\d{5,}|^(2[1-9]|[3-9]\d)\d\d-")
-        return out.mask(late, math.inf).astype("float64")
+        return column.map(_iso_seconds).astype("float64")
     return numbers.astype("float64")
 
 
