@@ -93,6 +93,17 @@ def test_an_interruption_is_a_rework_signal_not_a_prompt(tmp_path, transcript):
     assert list(trace["human_gap_s"].iloc[1:]) == [0.0, pytest.approx(14.0, abs=1e-3)]
 
 
+def test_an_interruption_written_as_a_tool_result_and_an_image_prompt(tmp_path, transcript):
+    """1.x wrote an interruption as the text of a tool result; a prompt may be an image alone."""
+    t = transcript().prompt(0.0).reply(1.0, "m1", out=40, call="A", stop="tool_use")
+    t.result(5.0, "A", text="[Request interrupted by user for tool use]", error=True)
+    t.user(30.0, [{"type": "image", "source": {"type": "base64", "data": "..."}}])
+    t.reply(32.0, "m2", out=40, text="I see", stop="end_turn")
+    trace = _load(tmp_path, t).trace
+    assert list(trace["rework"]) == ["interrupted", ""]
+    assert trace["human_gap_s"].iloc[1] == pytest.approx(25.0, abs=1e-3)
+
+
 def test_parallel_tool_results_written_out_of_order_are_paired_by_id(tmp_path, transcript):
     """Three parallel calls; their results written L, X, W but stamped X, W, L (a real 2.1 file).
     The old loader started the next request before this one ended and dropped it as clock skew."""

@@ -14,10 +14,11 @@ and, on assistant lines, ``id``, ``stop_reason`` and ``usage`` (``input_tokens``
 ``cache_creation_input_tokens``, ``cache_read_input_tokens``, ``output_tokens``).
 
 User lines that are not tool results are told apart by their text: ``[Request interrupted by
-user…]`` is an interruption, ``<task-notification>`` a background task's notice,
-``<local-command-stdout>`` / ``<local-command-stderr>`` / ``<local-command-caveat>`` /
-``<system-reminder>`` a command's or the system's output, ``<command-name>/clear`` … a command the
-human typed (``/clear`` and ``/compact`` start a new task), anything else a human prompt. A
+user…]`` is an interruption (also as a tool result's text, as 1.x wrote it),
+``<task-notification>`` a background task's notice, ``<local-command-stdout>`` /
+``<local-command-stderr>`` / ``<local-command-caveat>`` / ``<system-reminder>`` a command's or
+the system's output, ``<command-name>/clear`` … a command the human typed (``/clear`` and
+``/compact`` start a new task), anything else (an image alone too) a human prompt. A
 tool result whose text says the user did not want to proceed is a refused tool call. A subagent's
 requests form a session of their own (``<session>/agent-<id>``) whose ``parent_session`` is the
 session that started it: fleet load and cost, not the human's turns. Only timestamps, counts,
@@ -206,10 +207,15 @@ def _user(obj: dict[str, Any], t: float, order: int, human: bool) -> list[Event]
     events: list[Event] = []
     if results:
         calls = tuple(b["tool_use_id"] for b in results if isinstance(b.get("tool_use_id"), str))
-        refused = any(_text(b).lstrip().startswith(REFUSED) for b in results)
+        bodies = [_text(b).lstrip() for b in results]
+        refused = any(body.startswith(REFUSED) for body in bodies)
         events.append(Event(Kind.TOOL, t, order, calls=calls, rejected=refused))
+        if any(body.startswith(INTERRUPTED) for body in bodies):  # 1.x wrote it as the result
+            events.append(Event(Kind.INTERRUPT, t, order))
     text = " ".join(_text(b) for b in blocks if b.get("type") == "text").strip()
     if not text:
+        if blocks and not results:  # an image or a document the human pasted, without text
+            events.append(Event(Kind.PROMPT, t, order, human=human))
         return events
     if text.startswith(INTERRUPTED):
         events.append(Event(Kind.INTERRUPT, t, order))
