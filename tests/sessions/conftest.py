@@ -1,4 +1,5 @@
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -112,3 +113,21 @@ class Transcript:
 @pytest.fixture
 def transcript() -> type[Transcript]:
     return Transcript
+
+
+def task_with_subagent(tmp_path: Path, outputs: list[int]) -> Path:
+    """Transcripts of a session whose Task call (from 1 s to 60 s) waited on a subagent that made
+    one request per output count (a tool call each): the session's directory."""
+    main = Transcript("s1").prompt(0.0).reply(1.0, "m1", out=40, call="task")
+    main.result(60.0, "task").reply(62.0, "m2", out=30, text="done", stop="end_turn")
+    main.write(tmp_path / "s1.jsonl")
+    sub = Transcript("s1", agent="a1").prompt(1.5, "explore")
+    for k, out in enumerate(outputs):
+        sub.reply(3.0 + 5 * k, f"x{k}", out=out, call=f"r{k}").result(4.0 + 5 * k, f"r{k}")
+    sub.write(tmp_path / "s1" / "subagents" / "agent-a1.jsonl")
+    return tmp_path
+
+
+@pytest.fixture
+def with_subagent() -> Callable[[Path, list[int]], Path]:
+    return task_with_subagent

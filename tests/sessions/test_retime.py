@@ -84,15 +84,8 @@ def test_rework_signals_scale_with_a_weaker_backend(example) -> None:
     assert expected["expected"] == pytest.approx(3 * 1.2)
 
 
-def test_subagent_requests_load_the_fleet_in_a_replay(tmp_path, transcript) -> None:
-    main = transcript("s1").prompt(0.0).reply(1.0, "m1", out=40, call="task")
-    main.result(60.0, "task").reply(62.0, "m2", out=30, text="done", stop="end_turn")
-    main.write(tmp_path / "s1.jsonl")
-    sub = transcript("s1", agent="a1").prompt(1.5, "explore")
-    for k in range(4):
-        sub.reply(3.0 + 5 * k, f"x{k}", out=500, call=f"r{k}").result(4.0 + 5 * k, f"r{k}")
-    sub.write(tmp_path / "s1" / "subagents" / "agent-a1.jsonl")
-    trace = load_sessions([tmp_path]).trace
+def test_subagent_requests_load_the_fleet_in_a_replay(tmp_path, with_subagent) -> None:
+    trace = load_sessions([with_subagent(tmp_path, [500] * 4)]).trace
     run = replay(trace, DAY.with_backend("gpu-batched"), seed=0)
     first = run.request_times().query("cycle == 0")
     assert len(first) == 6 and first["output_tokens"].sum() == 40 + 30 + 4 * 500

@@ -100,15 +100,8 @@ def test_subagents_run_inside_the_tool_call_that_waited_on_them() -> None:
     assert (folded["human_gap_s"].iloc[1:5] == 0).all()
 
 
-def test_subagent_tokens_count_in_the_fit(tmp_path, transcript) -> None:
-    main = transcript("s1").prompt(0.0).reply(1.0, "m1", out=40, call="task")
-    main.result(60.0, "task").reply(62.0, "m2", out=30, text="done", stop="end_turn")
-    main.write(tmp_path / "s1.jsonl")
-    sub = transcript("s1", agent="a1").prompt(1.5, "explore")
-    for k in range(6):
-        sub.reply(3.0 + 5 * k, f"x{k}", out=1_000 + k, call=f"r{k}").result(4.0 + 5 * k, f"r{k}")
-    sub.write(tmp_path / "s1" / "subagents" / "agent-a1.jsonl")
-    fitted = fit_scenario(load_sessions([tmp_path]))
+def test_subagent_tokens_count_in_the_fit(tmp_path, with_subagent) -> None:
+    fitted = fit_scenario(load_sessions([with_subagent(tmp_path, [1_000 + k for k in range(6)])]))
     assert fitted.fits["task_mix.output_tokens"].n == 8
 
 

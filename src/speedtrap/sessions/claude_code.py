@@ -40,14 +40,7 @@ from typing import Any
 import pandas as pd
 
 from speedtrap.sessions.conversation import Event, Kind, session_requests
-from speedtrap.sessions.trace import (
-    DEFAULT_DEVELOPER,
-    MAX_EPOCH_S,
-    TRACE_COLUMNS,
-    LoadReport,
-    empty_trace,
-    normalize_trace,
-)
+from speedtrap.sessions.trace import DEFAULT_DEVELOPER, MAX_EPOCH_S, LoadReport, trace_from_rows
 
 __all__ = ["load_claude_code", "parse_timestamp", "read_json_lines"]
 
@@ -337,9 +330,4 @@ def load_claude_code(
         orphans = [s for s in subagents if reader.parents[s] not in sessions_with_requests]
         if orphans:
             report.note(ORPHAN_NOTE.format(n=len(orphans)))
-    if not rows:
-        return empty_trace()
-    raw = pd.DataFrame(rows)
-    raw["developer"] = developer
-    raw["backend"] = ""
-    return normalize_trace(raw[list(TRACE_COLUMNS)], report, developer=developer)
+    return trace_from_rows(rows, report, developer=developer)

@@ -27,13 +27,7 @@ import pandas as pd
 
 from speedtrap.sessions.claude_code import parse_timestamp, read_json_lines
 from speedtrap.sessions.conversation import Event, Kind, session_requests
-from speedtrap.sessions.trace import (
-    DEFAULT_DEVELOPER,
-    TRACE_COLUMNS,
-    LoadReport,
-    empty_trace,
-    normalize_trace,
-)
+from speedtrap.sessions.trace import DEFAULT_DEVELOPER, LoadReport, trace_from_rows
 
 __all__ = ["is_codex_rollout", "load_codex"]
 
@@ -200,9 +194,4 @@ def load_codex(paths: list[Path], report: LoadReport, *, developer: str = DEFAUL
             row["session"] = session
             row["parent_session"] = ""
             rows.append(row)
-    if not rows:
-        return empty_trace()
-    raw = pd.DataFrame(rows)
-    raw["developer"] = developer
-    raw["backend"] = ""
-    return normalize_trace(raw[list(TRACE_COLUMNS)], report, developer=developer)
+    return trace_from_rows(rows, report, developer=developer)

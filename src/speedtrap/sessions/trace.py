@@ -55,6 +55,7 @@ __all__ = [
     "NoRequestsError",
     "load_trace_file",
     "normalize_trace",
+    "trace_from_rows",
 ]
 
 TRACE_COLUMNS: dict[str, str] = {
@@ -199,6 +200,19 @@ def load_trace_file(path: Path, report: LoadReport) -> pd.DataFrame:
         )
         return empty_trace()
     return normalize_trace(raw, report)
+
+
+def trace_from_rows(
+    rows: list[dict[str, object]], report: LoadReport, *, developer: str = DEFAULT_DEVELOPER
+) -> pd.DataFrame:
+    """A log loader's request rows (every trace column but ``developer`` and ``backend``) as one
+    developer's normalized trace."""
+    if not rows:
+        return empty_trace()
+    raw = pd.DataFrame(rows)
+    raw["developer"] = developer
+    raw["backend"] = ""
+    return normalize_trace(raw[list(TRACE_COLUMNS)], report, developer=developer)
 
 
 def empty_trace() -> pd.DataFrame:
