@@ -214,8 +214,8 @@ class _Fitter:
                 {**{p: v for p, (v, _) in self.values.items()}, **{p: v for p, (v, _) in values.items()}}
             )
         except (ValidationError, ValueError, KeyError) as exc:
-            first = str(exc).splitlines()[0][:160]
-            self.kept[path] = f"the fitted value is outside the field's range ({first}): default kept"
+            why = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+            self.kept[path] = f"the fitted value is outside the field's range ({why[:120]}): default kept"
             return False
         self.values.update(values)
         if fit is not None:
