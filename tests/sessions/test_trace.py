@@ -33,7 +33,7 @@ def test_awkward_trace_keeps_only_the_usable_rows(examples: Path) -> None:
     assert loaded.report.adjusted[tr.ZERO_OUTPUT] == 1
     assert len(loaded.trace) == 4  # 8 rows + a duplicate + a truncated line, 6 of them unusable
     assert (loaded.trace["output_tokens"] >= 1).all()
-    assert all(line.startswith(("skipped", "kept")) for line in loaded.report.lines())
+    assert all(line.startswith(("read", "skipped", "kept")) for line in loaded.report.lines())
 
 
 def test_missing_required_column_skips_the_file(tmp_path: Path) -> None:

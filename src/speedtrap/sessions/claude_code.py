@@ -1,235 +1,333 @@
 """Claude Code session transcripts (``~/.claude/projects/<project>/<session>.jsonl``) as a trace.
 
-What the loader relies on (docs/sessions.md has the details and where the format is described):
-one JSON object per line; ``type`` ``"user"`` or ``"assistant"`` for conversation events (other
-types — ``summary``, ``system``, ``progress``, ``file-history-snapshot``… — are ignored);
-``timestamp`` (ISO 8601), ``sessionId``, ``uuid``, ``isSidechain`` (subagent events), ``isMeta``
-/ ``isCompactSummary`` / ``isVisibleInTranscriptOnly`` (user events the human did not type), and
-``message`` with ``content`` (a string or a list of blocks of ``type`` text / tool_use /
-tool_result…) and, on assistant messages, ``id`` and ``usage`` (``input_tokens``,
+There is no published schema; what the loader relies on is what community tools that read these
+files describe (claude-code-log, ccusage) and what real transcripts of versions 1.0 to 2.1 show
+(docs/sessions.md has the details). One JSON object per line, in any order (lines are read in
+time order); ``type`` ``"user"`` or ``"assistant"`` for conversation events (``summary``,
+``system``, ``progress``, ``file-history-snapshot``… carry no request and are ignored);
+``timestamp`` (ISO 8601), ``sessionId``, ``uuid``, ``parentUuid``; ``isSidechain`` with
+``agentId`` for a subagent's events (2.x writes them to ``<session>/subagents/agent-<id>.jsonl``,
+1.x into the session's own file); ``isMeta`` / ``isCompactSummary`` /
+``isVisibleInTranscriptOnly`` for user events the human did not type; ``message`` with
+``content`` (a string or blocks of type ``text`` / ``thinking`` / ``tool_use`` / ``tool_result``)
+and, on assistant lines, ``id``, ``stop_reason`` and ``usage`` (``input_tokens``,
 ``cache_creation_input_tokens``, ``cache_read_input_tokens``, ``output_tokens``).
 
-One API response is written as several lines (one per content block) sharing ``message.id`` and
-its usage: they form one request, ending at the last of them. A request starts at the event that
-triggered it (the human's prompt or the tool result before it). Resumed sessions copy earlier
-events into a new file: events already seen (same ``uuid``, or same ``message.id`` in an earlier
-response) are duplicates. Only timestamps and token counts are read; no text is kept.
+User lines that are not tool results are told apart by their text: ``[Request interrupted by
+user…]`` is an interruption (also as a tool result's text, as 1.x wrote it),
+``<task-notification>`` a background task's notice, ``<local-command-stdout>`` /
+``<local-command-stderr>`` / ``<local-command-caveat>`` / ``<system-reminder>`` a command's or
+the system's output, ``<command-name>/clear`` … a command the human typed (``/clear`` and
+``/compact`` start a new task), anything else (an image alone too) a human prompt. A
+tool result whose text says the user did not want to proceed is a refused tool call. A subagent's
+requests form a session of their own (``<session>/agent-<id>``) whose ``parent_session`` is the
+session that started it: fleet load and cost, not the human's turns. Only timestamps, counts,
+ids and the length of the visible output are read; no text reaches the trace.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
-from dataclasses import dataclass
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from speedtrap.sessions.trace import (
-    DEFAULT_DEVELOPER,
-    TRACE_COLUMNS,
-    LoadReport,
-    empty_trace,
-    normalize_trace,
-)
+from speedtrap.sessions.conversation import Event, Kind, session_requests
+from speedtrap.sessions.trace import DEFAULT_DEVELOPER, MAX_EPOCH_S, LoadReport, trace_from_rows
 
-__all__ = ["load_claude_code"]
+__all__ = ["load_claude_code", "parse_timestamp", "read_json_lines"]
 
-NOT_JSON = "lines that are not JSON (e.g. a truncated last line)"
+NOT_JSON = "lines that are not JSON (e.g. a truncated last line) or nested too deeply"
 NOT_OBJECT = "lines that are not JSON objects"
 UNKNOWN_TYPE = "events of unknown type"
-NO_TIMESTAMP = "events without a readable timestamp"
+NO_TIMESTAMP = "events without a readable timestamp (missing, malformed, or outside 2000–2099)"
 NO_USAGE = "assistant messages without token usage"
-SIDECHAIN = "subagent (sidechain) events"
 DUPLICATE_EVENT = "duplicate events (already seen, e.g. copied into a resumed session)"
-NO_TRIGGER = "assistant messages with no event before them"
 OTHER_EVENTS = "non-conversation events (summary, system, progress, snapshots)"
 META_EVENTS = "user events not typed by the human (meta, compaction summaries)"
+SYNTHETIC = "assistant messages Claude Code wrote itself (errors; no request)"
+UNREADABLE_FILE = "files that could not be read"
+SUBAGENT_SESSIONS = "subagent sessions (their requests are kept: fleet load and cost)"
+ORPHAN_NOTE = (
+    "{n} subagent session(s) whose parent session is not among the logs: kept as sessions of "
+    "their own, without human turns"
+)
 
 KNOWN_OTHER_TYPES = frozenset(
     {"summary", "system", "progress", "file-history-snapshot", "queue-operation", "result", "attachment"}
 )
 """Event types Claude Code writes that carry no request (ignored, not skipped)."""
+MIN_EPOCH_S = 946_684_800.0
+"""2000-01-01 in Unix seconds: an earlier timestamp in a coding-agent log is damage."""
+INTERRUPTED = "[Request interrupted by user"
+NOTICE_TAG = "<task-notification>"
+OUTPUT_TAGS = (
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<system-reminder>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+)
+COMMAND = re.compile(r"<command-name>\s*/?([^<\s]+)")
+BOUNDARY_COMMANDS = {"clear": "clear", "compact": "compact"}
+REFUSED = ("The user doesn't want to proceed with this tool use", "The user doesn't want to take this action")
+GIT_COMMIT = re.compile(r"\bgit\b[^\n|;&]*\bcommit\b")
 
 
-@dataclass
-class _Seen:
-    """Events and responses already read, across the files of one load (resumed sessions)."""
-
-    uuids: set[str]
-    messages: set[str]
-
-
-def _timestamp(value: Any) -> float:
-    if not isinstance(value, str):
+def parse_timestamp(value: Any) -> float:
+    """Unix seconds of an ISO 8601 timestamp between 2000 and 2099; NaN otherwise."""
+    if not isinstance(value, str) or len(value) > 64:
         return math.nan
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
+        t = datetime.fromisoformat(value.strip().replace("Z", "+00:00")).timestamp()
+    except (ValueError, OverflowError, OSError):
         return math.nan
+    return t if MIN_EPOCH_S <= t < MAX_EPOCH_S else math.nan
 
 
-def _usage(usage: Any) -> tuple[float, float, float, float] | None:
-    """Input, cache-write, cache-read and output tokens of a usage record; None unless every count
-    present is a finite number and the output count is there (missing input counts are 0)."""
-    if not isinstance(usage, dict) or usage.get("output_tokens") is None:
-        return None
-    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
-    values = []
-    for key in keys:
-        value = usage.get(key)
-        value = 0 if value is None else value
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            return None
-        values.append(float(value))
-    return values[0], values[1], values[2], values[3]
-
-
-def _is_tool_result(message: Any) -> bool:
-    content = message.get("content") if isinstance(message, dict) else None
-    return isinstance(content, list) and any(
-        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
-    )
-
-
-def _events(path: Path, report: LoadReport, seen: _Seen) -> list[dict[str, Any]]:
-    """The usable conversation events of one file, in file order: kind (prompt / tool / reply),
-    time, session, and for replies the message id and token counts."""
-    events: list[dict[str, Any]] = []
+def read_json_lines(path: Path, report: LoadReport, not_json: str = NOT_JSON) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a JSON Lines file (a byte-order mark anywhere at a line's start is
+    dropped); lines that are not JSON objects are counted and skipped."""
     with path.open(encoding="utf-8", errors="replace") as f:
         for line in f:
-            if not line.strip():
+            line = line.lstrip("\ufeff").strip()
+            if not line:
                 continue
             try:
                 obj = json.loads(line)
-            except json.JSONDecodeError:
-                report.skip(NOT_JSON)
+            except (json.JSONDecodeError, RecursionError, ValueError):
+                report.skip(not_json)
                 continue
             if not isinstance(obj, dict):
                 report.skip(NOT_OBJECT)
                 continue
-            kind = obj.get("type")
-            if kind not in ("user", "assistant"):
-                if kind in KNOWN_OTHER_TYPES:
-                    report.ignore(OTHER_EVENTS)
-                else:
-                    report.skip(UNKNOWN_TYPE)
-                continue
-            uuid = obj.get("uuid")
-            if isinstance(uuid, str):
-                if uuid in seen.uuids:
-                    report.skip(DUPLICATE_EVENT)
-                    continue
-                seen.uuids.add(uuid)
-            if obj.get("isSidechain"):
-                report.skip(SIDECHAIN)
-                continue
-            t = _timestamp(obj.get("timestamp"))
-            if math.isnan(t):
-                report.skip(NO_TIMESTAMP)
-                continue
-            session = str(obj.get("sessionId") or path.stem)
-            message = obj.get("message")
-            if kind == "user":
-                if obj.get("isMeta") or obj.get("isCompactSummary") or obj.get("isVisibleInTranscriptOnly"):
-                    report.ignore(META_EVENTS)
-                    continue
-                events.append(
-                    {"kind": "tool" if _is_tool_result(message) else "prompt", "t": t, "session": session}
-                )
-                continue
-            usage = message.get("usage") if isinstance(message, dict) else None
-            counts = _usage(usage)
-            if counts is None:
-                report.skip(NO_USAGE)
-                continue
-            assert isinstance(message, dict)
-            msg_id = message.get("id") if isinstance(message.get("id"), str) else f"uuid:{uuid}"
-            fresh, created, cached, output = counts
-            uncached = fresh + created
-            events.append(
-                {
-                    "kind": "reply",
-                    "t": t,
-                    "session": session,
-                    "id": msg_id,
-                    "input": uncached + cached,
-                    "cached": cached,
-                    "output": output,
-                }
-            )
+            yield obj
+
+
+def _number(value: Any) -> float | None:
+    """A finite, non-negative count (missing: 0); None if unreadable."""
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) and number >= 0 else None
+
+
+def _usage(usage: Any) -> tuple[float, float, float] | None:
+    """Input (cached included), cached and output tokens of a usage record; None unless every count
+    present is a finite non-negative number and the output count is there."""
+    if not isinstance(usage, dict) or usage.get("output_tokens") is None:
+        return None
+    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+    values = [_number(usage.get(key)) for key in keys]
+    if any(v is None for v in values):
+        return None
+    fresh, created, cached, output = (float(v) for v in values if v is not None)
+    return fresh + created + cached, cached, output
+
+
+def _blocks(message: Any) -> list[dict[str, Any]]:
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _text(block: dict[str, Any]) -> str:
+    value = block.get("text", block.get("content", ""))
+    if isinstance(value, list):
+        return " ".join(str(v.get("text", "")) for v in value if isinstance(v, dict))
+    return value if isinstance(value, str) else ""
+
+
+def _reply(obj: dict[str, Any], t: float, order: int, report: LoadReport) -> Event | None:
+    message = obj.get("message")
+    if not isinstance(message, dict):
+        report.skip(NO_USAGE)
+        return None
+    if message.get("model") == "<synthetic>":
+        report.ignore(SYNTHETIC)
+        return None
+    counts = _usage(message.get("usage"))
+    if counts is None:
+        report.skip(NO_USAGE)
+        return None
+    chars, calls, commit = 0, [], False
+    for block in _blocks(message):
+        kind = block.get("type")
+        if kind == "text":
+            chars += len(_text(block))
+        elif kind == "thinking":
+            thinking = block.get("thinking")
+            chars += len(thinking) if isinstance(thinking, str) else 0
+        elif kind == "tool_use":
+            tool_input = block.get("input")
+            with contextlib.suppress(TypeError, ValueError, RecursionError):
+                chars += len(json.dumps(tool_input, ensure_ascii=False))
+            if isinstance(block.get("id"), str):
+                calls.append(block["id"])
+            command = tool_input.get("command") if isinstance(tool_input, dict) else None
+            commit = commit or (isinstance(command, str) and bool(GIT_COMMIT.search(command)))
+    msg_id = message.get("id")
+    uuid = obj.get("uuid")
+    return Event(
+        Kind.REPLY,
+        t,
+        order,
+        msg_id=msg_id if isinstance(msg_id, str) else f"line:{uuid if isinstance(uuid, str) else order}",
+        input_tokens=counts[0],
+        cached_tokens=counts[1],
+        output_tokens=counts[2],
+        final=message.get("stop_reason") is not None,
+        chars=chars,
+        calls=tuple(calls),
+        commit=commit,
+    )
+
+
+def _user(obj: dict[str, Any], t: float, order: int, human: bool) -> list[Event]:
+    blocks = _blocks(obj.get("message"))
+    results = [b for b in blocks if b.get("type") == "tool_result"]
+    events: list[Event] = []
+    if results:
+        calls = tuple(b["tool_use_id"] for b in results if isinstance(b.get("tool_use_id"), str))
+        bodies = [_text(b).lstrip() for b in results]
+        refused = any(body.startswith(REFUSED) for body in bodies)
+        events.append(Event(Kind.TOOL, t, order, calls=calls, rejected=refused))
+        if any(body.startswith(INTERRUPTED) for body in bodies):  # 1.x wrote it as the result
+            events.append(Event(Kind.INTERRUPT, t, order))
+    text = " ".join(_text(b) for b in blocks if b.get("type") == "text").strip()
+    if not text:
+        if blocks and not results:  # an image or a document the human pasted, without text
+            events.append(Event(Kind.PROMPT, t, order, human=human))
+        return events
+    if text.startswith(INTERRUPTED):
+        events.append(Event(Kind.INTERRUPT, t, order))
+    elif text.startswith(NOTICE_TAG):
+        events.append(Event(Kind.NOTICE, t, order))
+    elif text.startswith(OUTPUT_TAGS):
+        events.append(Event(Kind.OUTPUT, t, order))
+    elif not results:
+        command = COMMAND.search(text[:2000])
+        name = command.group(1).lower() if command else ""
+        boundary = BOUNDARY_COMMANDS.get(name, "")
+        events.append(Event(Kind.PROMPT, t, order, human=human, command=bool(name), boundary=boundary))
     return events
 
 
-def _requests(events: list[dict[str, Any]], report: LoadReport, seen: _Seen) -> list[dict[str, Any]]:
-    """Turn one session's events into requests (trace rows)."""
-    rows: list[dict[str, Any]] = []
-    trigger = math.nan  # when the event that will trigger the next request happened
-    agent_t = math.nan  # when the agent last did something (reply ended, tool returned)
-    gap = 0.0  # human seconds before the next request
-    current: dict[str, Any] | None = None
-    for e in events:
-        if e["kind"] == "reply":
-            if current is not None and e["id"] == current["_id"]:
-                current["end_s"] = max(current["end_s"], e["t"])  # another block of the same response
-                current["output_tokens"] = max(current["output_tokens"], e["output"])
-                agent_t = trigger = current["end_s"]
-                continue
-            if e["id"] in seen.messages:
-                report.skip(DUPLICATE_EVENT)
-                continue
-            seen.messages.add(e["id"])
-            if math.isnan(trigger):
-                report.skip(NO_TRIGGER)
-                continue
-            current = {
-                "_id": e["id"],
-                "session": e["session"],
-                "start_s": trigger,
-                "end_s": e["t"],
-                "input_tokens": e["input"],
-                "cached_tokens": e["cached"],
-                "output_tokens": e["output"],
-                "tool_s": 0.0,
-                "human_gap_s": gap if rows else math.nan,
-            }
-            rows.append(current)
-            agent_t = trigger = e["t"]
-            gap = 0.0
-        elif e["kind"] == "tool":
-            if current is not None:
-                current["tool_s"] = max(current["tool_s"], e["t"] - current["end_s"])
-            agent_t = trigger = e["t"]
-        else:  # the human typed a prompt
-            gap = e["t"] - agent_t if not math.isnan(agent_t) else math.nan
-            trigger = e["t"]
-            current = None
-    for row in rows:
-        del row["_id"]
-    return rows
+@dataclass
+class _Reader:
+    """Reads the files of one load: events by session, each subagent session's parent."""
+
+    report: LoadReport
+    uuids: set[str] = field(default_factory=set)
+    events: dict[str, list[Event]] = field(default_factory=dict)
+    parents: dict[str, str] = field(default_factory=dict)
+    order: int = 0
+
+    def read(self, path: Path) -> None:
+        lines = list(read_json_lines(path, self.report))
+        roots = _sidechain_roots(lines)
+        for obj in lines:
+            self.order += 1
+            self._line(obj, path, roots)
+
+    def _line(self, obj: dict[str, Any], path: Path, roots: dict[str, str]) -> None:
+        kind = obj.get("type")
+        if kind not in ("user", "assistant"):
+            if kind in KNOWN_OTHER_TYPES:
+                self.report.ignore(OTHER_EVENTS)
+            else:
+                self.report.skip(UNKNOWN_TYPE)
+            return
+        uuid = obj.get("uuid")
+        if isinstance(uuid, str):
+            if uuid in self.uuids:
+                self.report.skip(DUPLICATE_EVENT)
+                return
+            self.uuids.add(uuid)
+        t = parse_timestamp(obj.get("timestamp"))
+        if math.isnan(t):
+            self.report.skip(NO_TIMESTAMP)
+            return
+        session_id = obj.get("sessionId")
+        session = session_id if isinstance(session_id, str) and session_id else path.stem
+        human = not obj.get("isSidechain")
+        if not human:
+            agent = obj.get("agentId")
+            name = f"agent-{agent}" if isinstance(agent, str) and agent else None
+            root = roots.get(uuid) if isinstance(uuid, str) else None
+            thread = name or (f"sidechain-{root[:12]}" if root else f"sidechain-{path.stem}")
+            self.parents[f"{session}/{thread}"] = session
+            session = f"{session}/{thread}"
+        if kind == "assistant":
+            reply = _reply(obj, t, self.order, self.report)
+            new = [reply] if reply is not None else []
+        elif obj.get("isMeta") or obj.get("isCompactSummary") or obj.get("isVisibleInTranscriptOnly"):
+            self.report.ignore(META_EVENTS)
+            return
+        else:
+            new = _user(obj, t, self.order, human)
+        self.events.setdefault(session, []).extend(new)
+
+
+def _sidechain_roots(lines: list[dict[str, Any]]) -> dict[str, str]:
+    """For the sidechain events of one file, the uuid of the first event of their thread (the
+    subagent's prompt), following ``parentUuid`` links (lines in any order)."""
+    parent: dict[str, str | None] = {}
+    for obj in lines:
+        uuid, up = obj.get("uuid"), obj.get("parentUuid")
+        if obj.get("isSidechain") and isinstance(uuid, str):
+            parent[uuid] = up if isinstance(up, str) else None
+    roots: dict[str, str] = {}
+    for uuid in parent:
+        path: list[str] = []
+        node = uuid
+        while node in parent and node not in roots and len(path) <= len(parent):
+            path.append(node)
+            up = parent[node]
+            if up is None or up not in parent:
+                break
+            node = up
+        root = roots.get(node, path[-1] if path else uuid)
+        for n in path:
+            roots[n] = root
+    return roots
 
 
 def load_claude_code(
     paths: list[Path], report: LoadReport, *, developer: str = DEFAULT_DEVELOPER
 ) -> pd.DataFrame:
     """The requests of Claude Code transcript files as a normalized trace (one developer)."""
-    seen = _Seen(set(), set())
-    by_session: dict[str, list[dict[str, Any]]] = {}
+    reader = _Reader(report)
     for path in paths:
         try:
-            events = _events(path, report, seen)
-        except OSError:
-            report.skip("files that could not be read")
+            reader.read(path)
+        except (OSError, UnicodeError):
+            report.skip(UNREADABLE_FILE)
             continue
         report.files += 1
-        for e in events:
-            by_session.setdefault(e["session"], []).append(e)
-    rows = [row for events in by_session.values() for row in _requests(events, report, seen)]
-    if not rows:
-        return empty_trace()
-    raw = pd.DataFrame(rows)
-    raw["developer"] = developer
-    raw["backend"] = ""
-    return normalize_trace(raw[list(TRACE_COLUMNS)], report, developer=developer)
+    seen: set[str] = set()
+    rows: list[dict[str, Any]] = []
+    for session, events in reader.events.items():
+        for row in session_requests(events, report, seen):
+            row["session"] = session
+            row["parent_session"] = reader.parents.get(session, "")
+            rows.append(row)
+    sessions_with_requests = {row["session"] for row in rows}
+    subagents = [s for s in reader.parents if s in sessions_with_requests]
+    if subagents:
+        report.adjust(SUBAGENT_SESSIONS, len(subagents))
+        orphans = [s for s in subagents if reader.parents[s] not in sessions_with_requests]
+        if orphans:
+            report.note(ORPHAN_NOTE.format(n=len(orphans)))
+    return trace_from_rows(rows, report, developer=developer)

@@ -23,7 +23,9 @@ def trace_from_result(result: RunResult, *, complete_only: bool = True) -> pd.Da
     (``"<developer>-<task>-<attempt>"``); ``tool_s`` is the tool call after a request (until the
     next request or the agent's stop), ``human_gap_s`` the human time before the first request of
     each agent stretch (the prompt for a task's first session, else the gap from the agent's stop
-    to the hand-back). ``complete_only`` drops the tasks still open at the horizon."""
+    to the hand-back). ``complete_only`` drops the tasks still open at the horizon. A simulation has
+    no subagents, task boundaries or rework signals in its logs: those optional columns are left
+    out (a loader reads them as empty)."""
     st = result.stretches
     assert st is not None
     req = result.requests.sort_values(["developer", "task", "attempt", "turn"], kind="stable")
@@ -72,4 +74,5 @@ def trace_from_result(result: RunResult, *, complete_only: bool = True) -> pd.Da
             "backend": merged["backend"].astype(str).to_numpy(),
         }
     )
-    return pd.DataFrame({c: out[c].astype(t) for c, t in TRACE_COLUMNS.items()}).reset_index(drop=True)
+    columns = {c: t for c, t in TRACE_COLUMNS.items() if c in out.columns}
+    return pd.DataFrame({c: out[c].astype(t) for c, t in columns.items()}).reset_index(drop=True)

@@ -11,7 +11,9 @@ speed does to the same work, not what a weaker model would have got wrong). Each
 through their recorded sessions in order and starts again from the first when done, until the
 horizon. Cached input follows the scenario's prompt-cache rules (5-min lifetime by default). On a
 backend whose context window is smaller than the recorded inputs the agent compacts as in any
-simulation, and later inputs grow from the compacted size as recorded.
+simulation, and later inputs grow from the compacted size as recorded. A subagent's requests run
+inside the parent session's tool call that waited on them
+(:func:`~speedtrap.sessions.structure.fold_subagents`): they load the fleet and are billed.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from speedtrap.config.scenario import Scenario
 from speedtrap.models.results import RunResult
 from speedtrap.models.workflow import WorkflowModel
 from speedtrap.serving.request import Request
+from speedtrap.sessions.structure import LONG_GAP_S, fold_subagents, task_starts
 
 if TYPE_CHECKING:
     from speedtrap.agents.backend import Backend
@@ -74,26 +77,33 @@ class RecordedSession:
 
 
 def recorded_sessions(trace: pd.DataFrame) -> dict[str, list[RecordedSession]]:
-    """The trace's sessions by developer, each developer's in order of their first request."""
+    """The trace's tasks by developer, each developer's in order of their first request. A task is
+    a session, or the part of one between task boundaries (:func:`~speedtrap.sessions.structure.
+    task_starts`: ``<session>#<k>`` from the second on); the human gap before a task's first
+    request is its prompt unless it was time away (then NaN: the scenario's prompt time)."""
     out: dict[str, list[RecordedSession]] = {}
     df = trace.sort_values(["developer", "session", "start_s"], kind="stable")
-    for (developer, name), g in df.groupby(["developer", "session"], sort=False):
-        gaps = g["human_gap_s"].to_numpy(float)
-        after = [k for k in range(1, len(g)) if gaps[k] > 0]
-        out.setdefault(str(developer), []).append(
-            RecordedSession(
-                name=str(name),
-                input_tokens=tuple(int(x) for x in g["input_tokens"]),
-                cached_tokens=tuple(int(x) for x in g["cached_tokens"]),
-                output_tokens=tuple(max(1, int(x)) for x in g["output_tokens"]),
-                tool_s=tuple(float(x) for x in g["tool_s"]),
-                checkin_after=tuple(after),
-                checkin_s=tuple(float(gaps[k]) for k in after),
-                prompt_s=float(gaps[0]),
-                start_s=tuple(float(x) for x in g["start_s"]),
-                end_s=tuple(float(x) for x in g["end_s"]),
+    for (developer, name), session in df.groupby(["developer", "session"], sort=False):
+        starts = np.flatnonzero(task_starts(session) != "")
+        for k, (a, b) in enumerate(zip(starts, [*starts[1:], len(session)], strict=True)):
+            g = session.iloc[a:b]
+            gaps = g["human_gap_s"].to_numpy(float)
+            after = [j for j in range(1, len(g)) if gaps[j] > 0]
+            prompt = float(gaps[0]) if gaps[0] < LONG_GAP_S else math.nan
+            out.setdefault(str(developer), []).append(
+                RecordedSession(
+                    name=str(name) if k == 0 else f"{name}#{k}",
+                    input_tokens=tuple(int(x) for x in g["input_tokens"]),
+                    cached_tokens=tuple(int(x) for x in g["cached_tokens"]),
+                    output_tokens=tuple(max(1, int(x)) for x in g["output_tokens"]),
+                    tool_s=tuple(float(x) for x in g["tool_s"]),
+                    checkin_after=tuple(after),
+                    checkin_s=tuple(float(gaps[j]) for j in after),
+                    prompt_s=prompt,
+                    start_s=tuple(float(x) for x in g["start_s"]),
+                    end_s=tuple(float(x) for x in g["end_s"]),
+                )
             )
-        )
     for sessions in out.values():
         sessions.sort(key=lambda s: s.start_s[0])
     return out
@@ -213,8 +223,9 @@ class ReplayRun:
 
     def request_times(self) -> pd.DataFrame:
         """Every replayed request beside its recording: developer, session, turn, recorded and
-        replayed seconds from sending to the last token, and the first pass (``cycle`` 0) or a
-        repeat."""
+        replayed seconds from sending to the last token, the replayed seconds to the first token
+        (queue and prefill included) and of decoding, the output tokens, and the first pass
+        (``cycle`` 0) or a repeat."""
         req = self.result.requests
         lengths = np.array([len(s) for s in self.sessions])
         n = lengths[req["developer"].to_numpy()]
@@ -231,13 +242,18 @@ class ReplayRun:
                 "cycle": cycle,
                 "recorded_s": recorded,
                 "replayed_s": (req["done_s"] - req["arrival_s"]).to_numpy(),
+                "ttft_s": req["ttft_s"].to_numpy(),
+                "decode_s": req["decode_s"].to_numpy(),
+                "output_tokens": req["output_tokens"].to_numpy(),
             }
         )
 
 
 def replay(trace: pd.DataFrame, scenario: Scenario, seed: int | None = None) -> ReplayRun:
     """Run ``scenario`` with its developers replaying ``trace`` (one developer per developer of the
-    trace; ``scenario.developers`` is overridden) up to the horizon."""
+    trace; ``scenario.developers`` is overridden) up to the horizon; subagents' requests run in
+    their parent's session."""
+    trace, _ = fold_subagents(trace)
     by_developer = recorded_sessions(trace)
     if not by_developer:
         raise ValueError("no usable request in the session logs")
@@ -292,7 +308,9 @@ def replay_pair(
     trace: pd.DataFrame, scenario: Scenario, backend: str, *, recorded: str, seed: int | None = 0
 ) -> pd.DataFrame:
     """The trace replayed on its recorded backend and on ``backend`` with the same seed: one row
-    per measure of :data:`REPLAY_MEASURES` with both values and the change."""
+    per measure of :data:`REPLAY_MEASURES` with what the logs themselves say (``logged``: NaN
+    where they cannot say), both replayed values (``recorded``: on the recorded backend;
+    ``replayed``: on ``backend``) and the change."""
     rows = {}
     for name in dict.fromkeys((recorded, backend)):
         run = replay(trace, scenario.with_backend(name), seed)
@@ -308,5 +326,7 @@ def replay_pair(
             "replayed": [rows[backend][key] for key, _ in REPLAY_MEASURES],
         }
     )
+    logged = {"mean_request_s": float((trace["end_s"] - trace["start_s"]).mean())}
+    out.insert(2, "logged", [logged.get(key, math.nan) for key, _ in REPLAY_MEASURES])
     out["change"] = out["replayed"] - out["recorded"]
     return out

@@ -15,32 +15,47 @@ Columns (documented in docs/sessions.md):
                              (prompt, check-in) preceded it, 0 or empty that the agent went on
                              after a tool call (optional)
 ``backend``        str       the backend that served it (optional)
+``parent_session`` str       the session whose agent started this one (a subagent); empty for a
+                             session a human started (optional)
+``boundary``       str       why this request starts a new task inside its session: ``clear``,
+                             ``compact`` (the human's command), ``commit`` (a git commit since the
+                             last human turn); empty otherwise (optional)
+``rework``         str       ``interrupted`` (the human stopped this request or the tool call after
+                             it) or ``rejected`` (the human refused its tool call); empty otherwise
+                             (optional)
 =================  ========  ======================================================================
 
 ``start_s`` and ``end_s`` may also be ISO 8601 timestamps. Only timings and counts are read; any
 other column is ignored. Rows that cannot be used are skipped and counted by kind
-(:class:`LoadReport`), never raised.
+(:class:`LoadReport`), never raised; a load that leaves no request raises :class:`NoRequestsError`,
+which carries the report.
 """
 
 from __future__ import annotations
 
 import io
+import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 __all__ = [
+    "BOUNDARIES",
     "DEFAULT_DEVELOPER",
     "OPTIONAL_COLUMNS",
     "REQUIRED_COLUMNS",
+    "REWORK_SIGNALS",
     "TRACE_COLUMNS",
     "LoadReport",
+    "NoRequestsError",
     "load_trace_file",
     "normalize_trace",
+    "trace_from_rows",
 ]
 
 TRACE_COLUMNS: dict[str, str] = {
@@ -54,6 +69,9 @@ TRACE_COLUMNS: dict[str, str] = {
     "tool_s": "float64",
     "human_gap_s": "float64",
     "backend": "str",
+    "parent_session": "str",
+    "boundary": "str",
+    "rework": "str",
 }
 """Columns of a normalized trace, in order, with their dtypes."""
 REQUIRED_COLUMNS = ("session", "start_s", "end_s", "input_tokens", "output_tokens")
@@ -63,12 +81,29 @@ OPTIONAL_COLUMNS = {
     "tool_s": 0.0,
     "human_gap_s": np.nan,
     "backend": "",
+    "parent_session": "",
+    "boundary": "",
+    "rework": "",
 }
+TEXT_COLUMNS = ("session", "developer", "backend", "parent_session", "boundary", "rework")
 DEFAULT_DEVELOPER = "developer-0"
+BOUNDARIES = ("clear", "compact", "commit")
+"""Values of the ``boundary`` column: what in the log says a new task starts at this request."""
+REWORK_SIGNALS = ("interrupted", "rejected")
+"""Values of the ``rework`` column: what the human did to this request's output."""
+
+MAX_TOKENS = 100_000_000
+"""Most tokens one request can have (no model's context window reaches 100 million): more is damage."""
+MAX_REQUEST_S = 86_400.0
+"""Longest plausible request, seconds (a day): a longer one is a clock error."""
+MAX_EPOCH_S = 4_102_444_800.0
+"""2100-01-01 in Unix seconds: later timestamps (e.g. year 9999) are damage."""
 
 # Kinds of skipped input: the report's one line per kind.
 MISSING_FIELD = "rows with a missing or unreadable required field"
+NOT_FINITE = "rows with infinite or not-a-number times or counts"
 NEGATIVE = "rows with negative times or token counts, or more cached than input tokens"
+HUGE = "rows with implausible values (over 100 million tokens, a request over a day, a date after 2099)"
 SKEW_ORDER = "requests that end before they start (clock skew)"
 SKEW_OVERLAP = "requests that start before the previous request of their session ended (clock skew)"
 DUPLICATE = "duplicate requests"
@@ -76,17 +111,20 @@ TRUNCATED_ROW = "truncated last lines"
 MISSING_COLUMNS = "files without the required columns"
 UNREADABLE = "files that could not be read"
 ZERO_OUTPUT = "requests with no output tokens (counted as 1 token)"
+UNKNOWN_VALUE = "rows with an unknown boundary or rework value (read as empty)"
 
 
 @dataclass
 class LoadReport:
     """What a loader skipped (``skipped``, by kind), kept after a correction (``adjusted``) and
-    ignored as irrelevant (``ignored``)."""
+    ignored as irrelevant (``ignored``); ``files`` read and ``notes`` (one line each: what the logs
+    are, e.g. which formats, and what they cannot say)."""
 
     skipped: Counter[str] = field(default_factory=Counter)
     adjusted: Counter[str] = field(default_factory=Counter)
     ignored: Counter[str] = field(default_factory=Counter)
     files: int = 0
+    notes: list[str] = field(default_factory=list)
 
     def skip(self, kind: str, n: int = 1) -> None:
         if n:
@@ -100,25 +138,48 @@ class LoadReport:
         if n:
             self.ignored[kind] += n
 
+    def note(self, line: str) -> None:
+        if line not in self.notes:
+            self.notes.append(line)
+
     def lines(self) -> list[str]:
-        """One line per kind: what was skipped, corrected, then ignored."""
-        out = [f"skipped {n} {kind}" for kind, n in sorted(self.skipped.items())]
+        """One line per kind: files read, what was skipped, corrected, ignored, then the notes."""
+        out = [f"read {self.files} file" + ("" if self.files == 1 else "s")]
+        out += [f"skipped {n} {kind}" for kind, n in sorted(self.skipped.items())]
         out += [f"kept {n} {kind}" for kind, n in sorted(self.adjusted.items())]
         out += [f"ignored {n} {kind}" for kind, n in sorted(self.ignored.items())]
-        return out
+        return out + list(self.notes)
+
+    def merge(self, other: LoadReport) -> None:
+        """Add ``other``'s counts and notes to this report."""
+        self.skipped.update(other.skipped)
+        self.adjusted.update(other.adjusted)
+        self.ignored.update(other.ignored)
+        self.files += other.files
+        for line in other.notes:
+            self.note(line)
 
 
-def _read_table(path: Path, report: LoadReport) -> pd.DataFrame | None:
+class NoRequestsError(ValueError):
+    """The logs gave no request: the message says so in one line with every count of the load
+    report (``report``), so that any caller that prints the error prints why."""
+
+    def __init__(self, report: LoadReport, what: str = "no usable request in the session logs") -> None:
+        self.report = report
+        super().__init__(f"{what}: " + "; ".join(report.lines()))
+
+
+def _read_table(path: Path, report: LoadReport) -> pd.DataFrame:
     if path.suffix.lower() == ".parquet":
         return pd.read_parquet(path)
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = path.read_text(encoding="utf-8-sig", errors="replace")
     lines = text.splitlines()
     if lines and not text.endswith("\n") and len(lines) > 1:
         header = lines[0].count(",")
         if lines[-1].count(",") < header:  # written while the writer was stopped
             report.skip(TRUNCATED_ROW)
             text = "\n".join(lines[:-1]) + "\n"
-    return pd.read_csv(io.StringIO(text), dtype={"session": str, "developer": str, "backend": str})
+    return pd.read_csv(io.StringIO(text), dtype={c: str for c in TEXT_COLUMNS}, keep_default_na=False)
 
 
 def load_trace_file(path: Path, report: LoadReport) -> pd.DataFrame:
@@ -126,29 +187,67 @@ def load_trace_file(path: Path, report: LoadReport) -> pd.DataFrame:
     counted in ``report`` and gives an empty frame."""
     try:
         raw = _read_table(path, report)
-    except (OSError, ValueError, ImportError) as exc:  # pandas' parser errors are ValueErrors
-        del exc
-        report.skip(UNREADABLE)
+    except (OSError, ValueError, ImportError, UnicodeError, RecursionError, MemoryError):
+        report.skip(UNREADABLE)  # pandas' and pyarrow's parser errors are ValueErrors or OSErrors
         return empty_trace()
-    assert raw is not None
     report.files += 1
+    raw.columns = [str(c).strip() for c in raw.columns]
     missing = [c for c in REQUIRED_COLUMNS if c not in raw.columns]
     if missing:
         report.skip(MISSING_COLUMNS)
+        report.note(
+            f"{path.name}: no column {', '.join(missing)} (a trace needs {', '.join(REQUIRED_COLUMNS)})"
+        )
         return empty_trace()
     return normalize_trace(raw, report)
+
+
+def trace_from_rows(
+    rows: list[dict[str, object]], report: LoadReport, *, developer: str = DEFAULT_DEVELOPER
+) -> pd.DataFrame:
+    """A log loader's request rows (every trace column but ``developer`` and ``backend``) as one
+    developer's normalized trace."""
+    if not rows:
+        return empty_trace()
+    raw = pd.DataFrame(rows)
+    raw["developer"] = developer
+    raw["backend"] = ""
+    return normalize_trace(raw[list(TRACE_COLUMNS)], report, developer=developer)
 
 
 def empty_trace() -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=t) for c, t in TRACE_COLUMNS.items()})
 
 
+def _iso_seconds(value: object) -> float:
+    """Unix seconds of an ISO 8601 timestamp (no time zone: UTC); ``inf`` past 2099, NaN if
+    unreadable."""
+    if not isinstance(value, str):
+        return math.nan
+    try:
+        when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return math.nan
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    try:
+        seconds = when.timestamp()
+    except (OverflowError, OSError, ValueError):
+        return math.inf
+    return seconds if seconds < MAX_EPOCH_S else math.inf
+
+
 def _seconds(column: pd.Series) -> pd.Series:
-    numbers = pd.to_numeric(column, errors="coerce")
+    """Seconds on any clock (numbers) or ISO 8601 timestamps (Unix seconds; ``inf`` past 2099);
+    unreadable: NaN."""
+    numbers = pd.to_numeric(column.replace("", np.nan), errors="coerce")
     if not pd.api.types.is_numeric_dtype(column) and numbers.isna().all() and column.notna().any():
-        times = pd.to_datetime(column, errors="coerce", utc=True, format="ISO8601")
-        return (times - pd.Timestamp(0, tz="UTC")).dt.total_seconds()
+        return column.map(_iso_seconds).astype("float64")
     return numbers.astype("float64")
+
+
+def _text(column: pd.Series) -> pd.Series:
+    return column.astype("object").where(column.notna(), "").astype(str).str.strip()
 
 
 def normalize_trace(
@@ -160,19 +259,26 @@ def normalize_trace(
     for column, default in OPTIONAL_COLUMNS.items():
         if column not in df.columns:
             df[column] = developer if column == "developer" else default
-    df["developer"] = df["developer"].fillna(developer).astype(str)
-    df["backend"] = df["backend"].fillna("").astype(str)
-    df["session"] = df["session"].astype("string")
+    for column in TEXT_COLUMNS:
+        df[column] = _text(df[column])
+    df.loc[df["developer"] == "", "developer"] = developer
+    df.loc[df["session"] == "", "session"] = np.nan
     for column in ("start_s", "end_s"):
         df[column] = _seconds(df[column])
-    for column in ("input_tokens", "cached_tokens", "output_tokens", "tool_s", "human_gap_s"):
-        df[column] = pd.to_numeric(df[column], errors="coerce")
+    numeric = ["input_tokens", "cached_tokens", "output_tokens", "tool_s", "human_gap_s"]
+    for column in numeric:
+        df[column] = pd.to_numeric(df[column].replace("", np.nan), errors="coerce").astype("float64")
     df["cached_tokens"] = df["cached_tokens"].fillna(0)
     df["tool_s"] = df["tool_s"].fillna(0.0)
-    required = ["session", "start_s", "end_s", "input_tokens", "output_tokens"]
-    bad = df[required].isna().any(axis=1)
+    bad = df[list(REQUIRED_COLUMNS)].isna().any(axis=1)
     report.skip(MISSING_FIELD, int(bad.sum()))
     df = df[~bad]
+    values = df[["start_s", "end_s", "input_tokens", "cached_tokens", "output_tokens", "tool_s"]]
+    infinite = ~np.isfinite(values.to_numpy()).all(axis=1) | np.isinf(df["human_gap_s"].to_numpy())
+    late = ((df["start_s"] == math.inf) | (df["end_s"] == math.inf)).to_numpy()
+    report.skip(HUGE, int((infinite & late).sum()))
+    report.skip(NOT_FINITE, int((infinite & ~late).sum()))
+    df = df[~infinite]
     negative = (
         (df[["input_tokens", "cached_tokens", "output_tokens", "tool_s"]] < 0).any(axis=1)
         | (df["human_gap_s"] < 0)
@@ -180,12 +286,23 @@ def normalize_trace(
     )
     report.skip(NEGATIVE, int(negative.sum()))
     df = df[~negative]
+    huge = (
+        (df[["input_tokens", "output_tokens"]] > MAX_TOKENS).any(axis=1)
+        | (df["end_s"] - df["start_s"] > MAX_REQUEST_S)
+        | (df[["start_s", "end_s"]].abs() > MAX_EPOCH_S).any(axis=1)
+    )
+    report.skip(HUGE, int(huge.sum()))
+    df = df[~huge]
     backwards = df["end_s"] < df["start_s"]
     report.skip(SKEW_ORDER, int(backwards.sum()))
     df = df[~backwards]
     dup = df.duplicated(["developer", "session", "start_s", "end_s", "input_tokens", "output_tokens"])
     report.skip(DUPLICATE, int(dup.sum()))
     df = df[~dup]
+    unknown = ~df["boundary"].isin(("", *BOUNDARIES)) | ~df["rework"].isin(("", *REWORK_SIGNALS))
+    report.adjust(UNKNOWN_VALUE, int(unknown.sum()))
+    df.loc[~df["boundary"].isin(("", *BOUNDARIES)), "boundary"] = ""
+    df.loc[~df["rework"].isin(("", *REWORK_SIGNALS)), "rework"] = ""
     df = df.sort_values(["developer", "session", "start_s"], kind="stable")
     # A request that starts before the previous one of its session ended: the clocks disagree.
     overlap = _overlaps(df)
@@ -194,6 +311,8 @@ def normalize_trace(
     zero = df["output_tokens"] < 1
     report.adjust(ZERO_OUTPUT, int(zero.sum()))
     df.loc[zero, "output_tokens"] = 1
+    for column in ("input_tokens", "cached_tokens", "output_tokens"):
+        df[column] = np.floor(df[column])
     out = pd.DataFrame({c: df[c].astype(t) for c, t in TRACE_COLUMNS.items()}).reset_index(drop=True)
     return out
 

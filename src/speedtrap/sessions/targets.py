@@ -1,0 +1,151 @@
+"""Trace statistics a workflow calibration needs, from loaded logs, with their uncertainty.
+
+:func:`trace_targets` gives, for the human sessions of a trace (subagents folded into their
+parents; :mod:`speedtrap.sessions.structure` defines tasks, stretches and open sessions):
+
+==============================  ====================================================================
+statistic                       what
+==============================  ====================================================================
+human_response_median / _p90    seconds from the agent's last activity to the human's reply at a
+                                check-in (gaps inside a task, time away left out)
+agent_stretch_median / _p90     seconds from a human turn to the agent's last request (and tool call)
+                                before the next human turn or the end of the task
+human_turns_per_session         human turns (the first prompt, check-ins, new tasks) per session
+concurrent_sessions_1 / _2 /    share of the time with at least one session open that had 1, 2,
+_3plus                          3 or more human sessions open
+==============================  ====================================================================
+
+Each comes with a percentile bootstrap 95% interval over sessions (resampled with replacement;
+for the shares of open time, over developer-days), the number of sessions behind it and the
+number of values. These are the statistics of the ``headline`` workflow targets (TraceLab's human
+response and agent stretch, Anthropic's human turns per transcript), computed the same way from
+one's own logs; a handful of sessions gives wide intervals, which the table says.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from speedtrap.sessions.structure import LONG_GAP_S, concurrency, fold_subagents, stretches, with_structure
+
+__all__ = ["TARGET_STATISTICS", "trace_targets"]
+
+TARGET_STATISTICS: dict[str, str] = {
+    "human_response_median": "s",
+    "human_response_p90": "s",
+    "agent_stretch_median": "s",
+    "agent_stretch_p90": "s",
+    "human_turns_per_session": "count",
+    "concurrent_sessions_1": "fraction",
+    "concurrent_sessions_2": "fraction",
+    "concurrent_sessions_3plus": "fraction",
+}
+"""The statistics :func:`trace_targets` computes, with their units."""
+
+
+def _quantile(q: float) -> Callable[[np.ndarray], float]:
+    return lambda x: float(np.quantile(x, q)) if len(x) else math.nan
+
+
+def _bootstrap(
+    values: pd.Series,
+    groups: pd.Series,
+    stat: Callable[[np.ndarray], float],
+    n_boot: int,
+    rng: np.random.Generator,
+) -> tuple[float, float, float]:
+    """The statistic of ``values`` and its percentile 95% interval when the groups (sessions) are
+    resampled with replacement."""
+    x = values.to_numpy(float)
+    if not len(x):
+        return math.nan, math.nan, math.nan
+    keys, codes = np.unique(groups.to_numpy(str), return_inverse=True)
+    members = [x[codes == k] for k in range(len(keys))]
+    draws = []
+    for _ in range(n_boot):
+        pick = rng.integers(0, len(keys), len(keys))
+        draws.append(stat(np.concatenate([members[i] for i in pick])))
+    low, high = np.nanquantile(draws, [0.025, 0.975]) if len(keys) > 1 else (math.nan, math.nan)
+    return stat(x), float(low), float(high)
+
+
+def _day_concurrency(trace: pd.DataFrame, long_gap_s: float) -> pd.DataFrame:
+    """Seconds with 1, 2, 3+ sessions open per developer-day (sessions by the UTC day they began)."""
+    df = trace.copy()
+    first = df.groupby(["developer", "session"])["start_s"].transform("min")
+    df["day"] = df["developer"].astype(str) + "/" + (first // 86_400).astype(int).astype(str)
+    rows = []
+    for day, g in df.groupby("day", sort=True):
+        seconds = concurrency(g, long_gap_s).total
+        padded = np.zeros(3)
+        padded[: min(3, len(seconds))] = seconds[:3]
+        padded[2] += seconds[3:].sum()
+        rows.append({"day": day, "c1": padded[0], "c2": padded[1], "c3": padded[2]})
+    return pd.DataFrame(rows, columns=["day", "c1", "c2", "c3"])
+
+
+def trace_targets(
+    trace: pd.DataFrame, *, n_boot: int = 2_000, seed: int = 0, long_gap_s: float = LONG_GAP_S
+) -> pd.DataFrame:
+    """One row per :data:`TARGET_STATISTICS` entry: ``statistic``, ``value``, ``low`` and
+    ``high`` (bootstrap 95%; NaN with a single session or day), ``unit``, ``sessions`` (human
+    sessions behind it) and ``n`` (values). Pure: the same trace and seed give the same table."""
+    rng = np.random.default_rng(seed)
+    folded, _ = fold_subagents(trace)
+    df = with_structure(folded, long_gap_s)
+    st = stretches(folded, long_gap_s)
+    sessions = df["developer"].astype(str) + "/" + df["session"].astype(str)
+    rows: list[dict[str, object]] = []
+
+    def add(name: str, values: pd.Series, groups: pd.Series, stat: Callable[[np.ndarray], float]) -> None:
+        value, low, high = _bootstrap(values, groups, stat, n_boot, rng)
+        rows.append(
+            {
+                "statistic": name,
+                "value": value,
+                "low": low,
+                "high": high,
+                "unit": TARGET_STATISTICS[name],
+                "sessions": int(groups.nunique()),
+                "n": len(values),
+            }
+        )
+
+    checkin = df[(df["task_start"] == "") & df["human"] & ~df["away"]]
+    checkin_groups = sessions[checkin.index]
+    add("human_response_median", checkin["human_gap_s"], checkin_groups, _quantile(0.5))
+    add("human_response_p90", checkin["human_gap_s"], checkin_groups, _quantile(0.9))
+    st_groups = st["developer"].astype(str) + "/" + st["session"].astype(str)
+    add("agent_stretch_median", st["seconds"], st_groups, _quantile(0.5))
+    add("agent_stretch_p90", st["seconds"], st_groups, _quantile(0.9))
+    turns = df.groupby(["developer", "session"])["human"].sum().reset_index()
+    turn_groups = turns["developer"].astype(str) + "/" + turns["session"].astype(str)
+    add("human_turns_per_session", turns["human"].astype(float), turn_groups, lambda x: float(np.mean(x)))
+    days = _day_concurrency(df, long_gap_s)
+    n_sessions = int(sessions.nunique())
+    for k, name in enumerate(("concurrent_sessions_1", "concurrent_sessions_2", "concurrent_sessions_3plus")):
+        col = ["c1", "c2", "c3"][k]
+        total = days[["c1", "c2", "c3"]].sum(axis=1).to_numpy()
+        value = float(days[col].sum() / total.sum()) if total.sum() > 0 else math.nan
+        draws = []
+        for _ in range(n_boot if len(days) > 1 else 0):
+            pick = rng.integers(0, len(days), len(days))
+            t = total[pick].sum()
+            draws.append(days[col].to_numpy()[pick].sum() / t if t > 0 else math.nan)
+        low, high = np.nanquantile(draws, [0.025, 0.975]) if draws else (math.nan, math.nan)
+        rows.append(
+            {
+                "statistic": name,
+                "value": value,
+                "low": float(low),
+                "high": float(high),
+                "unit": "fraction",
+                "sessions": n_sessions,
+                "n": len(days),
+            }
+        )
+    return pd.DataFrame(rows)
