@@ -6,6 +6,7 @@ import json
 import math
 import tomllib
 from pathlib import Path
+from typing import get_args
 
 import numpy as np
 import pandas as pd
@@ -13,9 +14,11 @@ import pytest
 from typer.testing import CliRunner
 
 from speedtrap.cli import app
+from speedtrap.cli.common import LogFormat
 from speedtrap.config.scenario import Scenario
 from speedtrap.models.workflow import simulate
 from speedtrap.sessions import (
+    LOG_FORMATS,
     Sessions,
     fit_lognormal,
     fit_scenario,
@@ -23,6 +26,7 @@ from speedtrap.sessions import (
     scenario_toml,
     trace_from_result,
 )
+from speedtrap.sessions.check import CHECKS
 from speedtrap.sessions.fit import fit_checkin_every, max_parallel
 
 TRUTH = Scenario.model_validate(
@@ -193,3 +197,47 @@ def test_fit_command_without_requests_fails_in_one_line(tmp_path: Path) -> None:
     empty.write_text("session,start_s,end_s,input_tokens,output_tokens\n")
     result = CliRunner().invoke(app, ["fit", str(empty), "--out", str(tmp_path / "f.toml")])
     assert result.exit_code == 2 and "no usable request" in result.output
+
+
+REAL = Path(__file__).resolve().parent / "data" / "real"
+
+
+def test_fit_command_prints_the_load_report_and_kept_fields_and_checks_itself(tmp_path: Path) -> None:
+    out = tmp_path / "me.toml"
+    result = CliRunner().invoke(app, ["fit", str(REAL), "--out", str(out), "--check"])
+    assert result.exit_code == 0, result.output
+    assert (
+        "1 Codex CLI rollout file(s)" in result.output and "Claude Code transcript file(s)" in result.output
+    )
+    assert "Kept at the base value (the logs cannot fit them):" in result.output
+    assert "developer.prompt_s: the logs do not record" in result.output
+    assert "Does the fitted scenario reproduce its own logs?" in result.output
+    assert "measures within tolerance" in result.output
+    payload = json.loads(
+        CliRunner().invoke(app, ["fit", str(REAL), "--out", str(out), "--check", "--json"]).output
+    )
+    assert payload["report"] and "developer.prompt_s" in payload["kept"]
+    assert [row["measure"] for row in payload["check"]] == [check.key for check in CHECKS]
+
+
+def test_the_cli_log_formats_are_the_loaders() -> None:
+    assert list(get_args(LogFormat)) == list(LOG_FORMATS)
+
+
+def test_fit_command_reads_a_format_on_request(tmp_path: Path) -> None:
+    codex = next((REAL / "codex").rglob("*.jsonl"))
+    renamed = tmp_path / "session.jsonl"  # no rollout- prefix
+    renamed.write_bytes(codex.read_bytes())
+    out = tmp_path / "f.toml"
+    result = CliRunner().invoke(app, ["fit", str(renamed), "--out", str(out), "--format", "codex", "--json"])
+    assert result.exit_code == 0, result.output
+    assert any("Codex CLI rollout" in line for line in json.loads(result.output)["report"])
+
+
+def test_fit_command_without_requests_prints_the_counts(tmp_path: Path) -> None:
+    logs = tmp_path / "x.jsonl"
+    logs.write_text('{"type": "mystery"}\n', encoding="utf-8")
+    result = CliRunner().invoke(app, ["fit", str(logs), "--out", str(tmp_path / "f.toml")])
+    assert result.exit_code == 2
+    assert "no usable request in the session logs: read 1 file" in result.output
+    assert "skipped 1 events of unknown type" in result.output

@@ -143,3 +143,19 @@ def test_run_replay_rejects_logs_without_requests(tmp_path: Path) -> None:
     empty.write_text("session,start_s,end_s,input_tokens,output_tokens\n")
     result = CliRunner().invoke(app, ["run", "--replay", str(empty)])
     assert result.exit_code == 2 and "no usable request" in result.output
+
+
+def test_run_replay_shows_the_logged_figures_and_the_speed_that_would_match(tmp_path: Path) -> None:
+    logs = Path(__file__).resolve().parents[2] / "examples" / "sessions" / "trace.csv"
+    result = CliRunner().invoke(app, ["run", "--replay", str(logs), "--set", "horizon_s=14400"])
+    assert result.exit_code == 0, result.output
+    assert "logged" in result.output and "gpu-batched (re-simulated)" in result.output
+    assert "re-times the" in result.output
+    payload = json.loads(
+        CliRunner().invoke(app, ["run", "--replay", str(logs), "--set", "horizon_s=14400", "--json"]).output
+    )
+    measures = {m["measure"]: m for m in payload["measures"]}
+    assert measures["mean_request_s"]["logged"] > 0  # the logged figure, not a re-simulation
+    assert measures["waiting_share"]["logged"] is None  # the logs alone cannot say
+    assert set(payload["backend_speed"]) >= {"decode_speedup", "ttft_overhead_s", "reason"}
+    assert payload["report"]

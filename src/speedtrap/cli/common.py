@@ -14,7 +14,7 @@ import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
 
 import typer
 from pydantic import ValidationError
@@ -42,6 +42,16 @@ POLICY_KINDS: tuple[str, ...] = (
 a test checks this list against :func:`speedtrap.config.policy.known_policy_kinds`)."""
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (schema in this command's help).")]
+LogFormat = Literal["auto", "claude-code", "codex"]
+"""How ``.jsonl`` session logs are read (:data:`speedtrap.sessions.LOG_FORMATS`; a test checks they agree)."""
+LogFormatOption = Annotated[
+    LogFormat,
+    typer.Option(
+        "--format",
+        help="How .jsonl files are read: auto tells Claude Code transcripts and Codex CLI rollouts apart "
+        "by their first line; claude-code or codex reads every .jsonl file as that format.",
+    ),
+]
 SeedOption = Annotated[
     int, typer.Option("--seed", min=0, help="Root seed of the run (same seed, same task stream).")
 ]

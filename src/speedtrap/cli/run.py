@@ -15,6 +15,7 @@ from speedtrap.cli.common import (
     JSON_SCHEMA_VERSION,
     POLICY_KINDS,
     JsonOption,
+    LogFormatOption,
     SeedOption,
     bad_input_exits,
     fail,
@@ -106,8 +107,8 @@ def run(
         list[Path] | None,
         typer.Option(
             "--replay",
-            help="Drive the developers with recorded sessions (a trace or Claude Code transcripts; "
-            "repeatable), paired against --recorded-backend (docs/sessions.md).",
+            help="Drive the developers with recorded sessions (a trace, Claude Code transcripts or Codex "
+            "CLI rollouts; repeatable), paired against --recorded-backend (docs/sessions.md).",
         ),
     ] = None,
     recorded_backend: Annotated[
@@ -118,6 +119,7 @@ def run(
             "(default: the trace's backend column, else gpu-batched).",
         ),
     ] = None,
+    log_format: LogFormatOption = "auto",
     trace_file: TraceOption = None,
     trace_window: TraceWindowOption = None,
     export: Annotated[
@@ -137,8 +139,10 @@ def run(
     speedtrap.models.results (shares are fractions of all developer-seconds; seconds; USD; tasks
     per developer-day); provenance as in compare --help.
     With --replay: {"schema_version": 1, "scenario", "seed", "recorded_backend", "backend",
-    "skipped": {kind: int}, "recorded_timing": {...}, "measures": [{"measure", "label", "recorded",
-    "replayed", "change"}]}.
+    "report": [str], "skipped": {kind: int}, "recorded_timing": {...}, "backend_speed":
+    {"decode_speedup", "decode_speedup_ci", "ttft_overhead_s", "after", "requests", "reason"},
+    "rework": {...}, "measures": [{"measure", "label", "logged" (what the logs say; null where they
+    cannot), "recorded" (re-simulated on the recorded backend), "replayed", "change"}]}.
 
     --trace FILE.json writes the run as Chrome trace-event JSON (open it in ui.perfetto.dev or
     chrome://tracing; tracks documented in speedtrap.models.chrome_trace).
@@ -152,7 +156,7 @@ def run(
 
         if trace_file is not None or trace_window is not None or export is not None:
             fail("--trace, --trace-window and --export do not apply to --replay runs")
-        run_replay(scenario_file, replay, backend, recorded_backend, sets or (), seed, json_out)
+        run_replay(scenario_file, replay, backend, recorded_backend, sets or (), seed, json_out, log_format)
         return
     from speedtrap.config.ledger import LEDGER_CATEGORIES
     from speedtrap.models.workflow import simulate

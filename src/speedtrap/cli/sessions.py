@@ -16,6 +16,8 @@ import typer
 from speedtrap.cli.common import (
     JSON_SCHEMA_VERSION,
     JsonOption,
+    LogFormat,
+    LogFormatOption,
     bad_input_exits,
     json_number,
     load_scenario,
@@ -44,22 +46,39 @@ def fit(
     developer: Annotated[
         str, typer.Option("--developer", help="Who ran the Claude Code sessions (traces name their own).")
     ] = "developer-0",
+    log_format: LogFormatOption = "auto",
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Also run the fitted scenario and replay the logs with it on the recorded backend (seeds "
+            "0–2); print whether the simulation reproduces the replay's waiting, tool, request and turn "
+            "statistics within stated tolerances.",
+        ),
+    ] = False,
     json_out: JsonOption = False,
 ) -> None:
-    """Fit a scenario to your own coding-agent sessions: turns per session, tokens per request and
-    their growth, tool time, human gaps, check-in frequency, parallel sessions (docs/sessions.md).
+    """Fit a scenario to your own coding-agent sessions: turns per task, tokens per request and
+    their growth, tool time, human gaps, check-ins, review and diagnosis time, parallel sessions
+    (docs/sessions.md).
 
-    Writes the scenario (every fitted value commented with what it was fitted from) and a QQ-plot
-    figure; prints what the loaders skipped and the fit quality (KS statistics). JSON (--json),
+    Writes the scenario (every fitted value commented with what it was fitted from, every field the
+    logs cannot fit commented with the reason it kept its value) and a QQ-plot figure; prints what
+    the loaders read and skipped, the fit quality (KS statistics) and the fields kept. JSON (--json),
     schema_version 1: {"schema_version": 1, "sessions": int, "requests": int, "developers": int,
-    "skipped": {kind: int}, "fits": [{"field", "law", "parameter", "estimate", "ci_low", "ci_high",
-    "n", "ks_stat", "ks_p"}], "scenario": path, "figure": path}.
+    "report": [str], "skipped": {kind: int}, "fits": [{"field", "law", "parameter", "estimate",
+    "ci_low", "ci_high", "n", "ks_stat", "ks_p"}], "kept": {field: reason}, "scenario": path, "figure":
+    path, "check": [{"measure", "label", "logged", "replay", "simulated", "tolerance", "within",
+    "note"}] (with --check)}.
     """
     from speedtrap.sessions import fit_scenario, load_sessions, scenario_toml
     from speedtrap.sessions.fit import qq_figure
 
     with bad_input_exits():
-        loaded = load_sessions(sessions, developer=developer)
+        loaded = load_sessions(sessions, developer=developer, log_format=log_format)
+        if not json_out:
+            for line in loaded.report.lines():
+                typer.echo(line)
         scenario = load_scenario(base) if base is not None else None
         fitted = fit_scenario(loaded, scenario)
     header = (
@@ -73,6 +92,13 @@ def fit(
     figure = qq_figure(fitted)
     figure.savefig(figure_path, dpi=100)
     table = fitted.table()
+    checked = None
+    if check:
+        from speedtrap.sessions.check import fit_check
+        from speedtrap.sessions.replay import recorded_backend
+
+        with bad_input_exits():
+            checked = fit_check(loaded, fitted, backend=recorded_backend(loaded.trace))
     if json_out:
         print_json(
             {
@@ -80,15 +106,24 @@ def fit(
                 "sessions": fitted.n_sessions,
                 "requests": fitted.n_requests,
                 "developers": fitted.n_developers,
+                "report": loaded.report.lines(),
                 "skipped": dict(loaded.report.skipped),
                 "fits": [{k: json_number(v) for k, v in row.items()} for row in table.to_dict("records")],
+                "kept": dict(fitted.kept),
                 "scenario": str(out),
                 "figure": str(figure_path),
+                **(
+                    {}
+                    if checked is None
+                    else {
+                        "check": [
+                            {k: json_number(v) for k, v in row.items()} for row in checked.to_dict("records")
+                        ]
+                    }
+                ),
             }
         )
         return
-    for line in loaded.report.lines():
-        typer.echo(line)
     print_table(
         f"Fit to {fitted.n_sessions} sessions ({fitted.n_requests} requests, "
         f"{_count(fitted.n_developers, 'developer')})",
@@ -106,6 +141,19 @@ def fit(
             for r in table.itertuples()
         ],
     )
+    kept = fitted.kept_lines()
+    if kept:
+        typer.echo("Kept at the base value (the logs cannot fit them):")
+        for line in kept:
+            typer.echo(f"  {line}")
+    if checked is not None:
+        from speedtrap.sessions.check import check_lines
+
+        typer.echo(
+            "Does the fitted scenario reproduce its own logs? (simulated against the replay, seeds 0–2)"
+        )
+        for line in check_lines(checked):
+            typer.echo(f"  {line}")
     typer.echo(f"wrote {out} and {figure_path}")
 
 
@@ -129,20 +177,25 @@ def run_replay(
     sets: Sequence[str],
     seed: int,
     json_out: bool,
+    log_format: LogFormat = "auto",
 ) -> None:
     """``speedtrap run --replay``: the recorded sessions on their backend and on ``backend``."""
     from speedtrap.sessions import load_sessions
-    from speedtrap.sessions.replay import recorded_backend, replay, replay_pair, request_timing_error
+    from speedtrap.sessions.replay import recorded_backend, replay_pair
+    from speedtrap.sessions.retime import expected_rework, fit_backend_speed
 
     with bad_input_exits():
-        loaded = load_sessions(logs)
-        if not len(loaded.trace):
-            raise ValueError("no usable request in the session logs")
+        loaded = load_sessions(logs, log_format=log_format)
+        if not json_out:
+            for line in loaded.report.lines():
+                typer.echo(line)
+        loaded.require_requests()
         scenario = load_scenario(scenario_file, sets=sets)
         recorded = recorded or recorded_backend(loaded.trace)
         backend = backend or recorded
         table = replay_pair(loaded.trace, scenario, backend, recorded=recorded, seed=seed)
-        timing = request_timing_error(replay(loaded.trace, scenario.with_backend(recorded), seed))
+        speed = fit_backend_speed(loaded.trace, scenario, recorded, seed)
+        rework = expected_rework(loaded.trace, scenario, recorded, backend)
     if json_out:
         print_json(
             {
@@ -151,22 +204,31 @@ def run_replay(
                 "seed": seed,
                 "recorded_backend": recorded,
                 "backend": backend,
+                "report": loaded.report.lines(),
                 "skipped": dict(loaded.report.skipped),
-                "recorded_timing": timing,
-                "measures": table.to_dict("records"),
+                "recorded_timing": speed.before,
+                "backend_speed": {
+                    "decode_speedup": json_number(speed.decode_speedup),
+                    "decode_speedup_ci": [json_number(v) for v in speed.decode_speedup_ci],
+                    "ttft_overhead_s": json_number(speed.ttft_overhead_s),
+                    "after": speed.after,
+                    "requests": speed.n,
+                    "reason": speed.reason or None,
+                },
+                "rework": {k: json_number(v) for k, v in rework.items()},
+                "measures": [{k: json_number(v) for k, v in row.items()} for row in table.to_dict("records")],
             }
         )
         return
-    for line in loaded.report.lines():
-        typer.echo(line)
     print_table(
         f"{_count(loaded.n_sessions, 'recorded session')} of {_count(loaded.n_developers, 'developer')} "
         "replayed for "
         f"{scenario.horizon_s / scenario.workday_s:g} developer-days each, seed {seed}",
-        ["measure", f"{recorded} (recorded)", backend, "change"],
+        ["measure", "logged", f"{recorded} (re-simulated)", backend, "change"],
         [
             [
                 r.label,
+                _replay_cell(r.measure, r.logged) if math.isfinite(r.logged) else "—",
                 _replay_cell(r.measure, r.recorded),
                 _replay_cell(r.measure, r.replayed),
                 _replay_cell(r.measure, r.change, change=True),
@@ -174,8 +236,11 @@ def run_replay(
             for r in table.itertuples()
         ],
     )
-    typer.echo(
-        f"{recorded} re-times the recorded requests with a median error of "
-        f"{100 * timing['median_abs_rel_error']:.2f}% (90th percentile "
-        f"{100 * timing['p90_abs_rel_error']:.2f}%, total {100 * (timing['total_ratio'] - 1):+.2f}%)."
-    )
+    for line in speed.lines():
+        typer.echo(line)
+    if math.isfinite(rework["factor"]):
+        typer.echo(
+            f"The logs record {rework['logged']:g} rework signals (interrupted or refused outputs); on "
+            f"{backend} (failure multiplier {rework['factor']:.3g}× {recorded}'s) expect about "
+            f"{rework['expected']:.3g}."
+        )
