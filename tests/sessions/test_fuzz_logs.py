@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from speedtrap.sessions import NoRequestsError, fit_scenario, load_sessions
-from speedtrap.sessions.trace import REQUIRED_COLUMNS
+from speedtrap.sessions.plain_trace import REQUIRED_COLUMNS
 
 EPOCH = "2026-03-02T09:"
 SETTINGS = settings(

@@ -13,9 +13,9 @@ from speedtrap.config.scenario import Scenario
 from speedtrap.models.workflow import simulate
 from speedtrap.sessions import Sessions, fit_scenario, load_sessions, trace_from_result
 from speedtrap.sessions.check import CHECKS, check_lines, fit_check
+from speedtrap.sessions.plain_trace import LoadReport, normalize_trace
 from speedtrap.sessions.replay import replay, replay_pair
 from speedtrap.sessions.retime import expected_rework, fit_backend_speed, rework_signals, timing_check
-from speedtrap.sessions.trace import LoadReport, normalize_trace
 
 DAY = Scenario(name="replay", horizon_s=28_800.0)
 

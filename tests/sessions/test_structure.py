@@ -6,8 +6,8 @@ import pytest
 
 from speedtrap.sessions import Sessions, fit_scenario, load_sessions, scenario_toml
 from speedtrap.sessions.fit import MIN_OPEN_S
+from speedtrap.sessions.plain_trace import LoadReport, normalize_trace
 from speedtrap.sessions.structure import LONG_GAP_S, concurrency, fold_subagents, tasks
-from speedtrap.sessions.trace import LoadReport, normalize_trace
 
 
 def _trace(rows: list[dict]) -> pd.DataFrame:

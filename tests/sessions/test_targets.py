@@ -10,8 +10,8 @@ import pytest
 from speedtrap.config.scenario import Scenario
 from speedtrap.models.workflow import simulate
 from speedtrap.sessions import trace_from_result
+from speedtrap.sessions.plain_trace import LoadReport, normalize_trace
 from speedtrap.sessions.targets import TARGET_STATISTICS, trace_targets
-from speedtrap.sessions.trace import LoadReport, normalize_trace
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from speedtrap.sessions.codex import load_codex
 from speedtrap.sessions.export import trace_from_result
 from speedtrap.sessions.fit import Fit, ScenarioFit, fit_lognormal, fit_scenario, scenario_toml
 from speedtrap.sessions.load import LOG_FORMATS, Sessions, load_sessions
-from speedtrap.sessions.trace import TRACE_COLUMNS, LoadReport, NoRequestsError, normalize_trace
+from speedtrap.sessions.plain_trace import TRACE_COLUMNS, LoadReport, NoRequestsError, normalize_trace
 
 __all__ = [
     "LOG_FORMATS",

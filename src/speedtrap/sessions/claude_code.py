@@ -40,7 +40,7 @@ from typing import Any
 import pandas as pd
 
 from speedtrap.sessions.conversation import Event, Kind, session_requests
-from speedtrap.sessions.trace import DEFAULT_DEVELOPER, MAX_EPOCH_S, LoadReport, trace_from_rows
+from speedtrap.sessions.plain_trace import DEFAULT_DEVELOPER, MAX_EPOCH_S, LoadReport, trace_from_rows
 
 __all__ = ["load_claude_code", "parse_timestamp", "read_json_lines"]
 

@@ -27,7 +27,7 @@ import pandas as pd
 
 from speedtrap.sessions.claude_code import parse_timestamp, read_json_lines
 from speedtrap.sessions.conversation import Event, Kind, session_requests
-from speedtrap.sessions.trace import DEFAULT_DEVELOPER, LoadReport, trace_from_rows
+from speedtrap.sessions.plain_trace import DEFAULT_DEVELOPER, LoadReport, trace_from_rows
 
 __all__ = ["is_codex_rollout", "load_codex"]
 

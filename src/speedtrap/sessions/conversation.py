@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from speedtrap.sessions.trace import LoadReport
+from speedtrap.sessions.plain_trace import LoadReport
 
 __all__ = [
     "CHARS_PER_TOKEN",

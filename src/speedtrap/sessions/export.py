@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from speedtrap.sessions.trace import TRACE_COLUMNS
+from speedtrap.sessions.plain_trace import TRACE_COLUMNS
 
 if TYPE_CHECKING:
     from speedtrap.models.results import RunResult

@@ -309,7 +309,7 @@ def _parallel(f: _Fitter, trace: pd.DataFrame) -> None:
 def fit_scenario(sessions: Sessions, base: Scenario | None = None, *, level: float = LEVEL) -> ScenarioFit:
     """Fit ``base`` (default: the built-in scenario) to ``sessions``; fields without enough data
     keep their values and ``kept`` says why; intervals at ``level``. Raises
-    :class:`~speedtrap.sessions.trace.NoRequestsError` (with the load report) when the logs
+    :class:`~speedtrap.sessions.plain_trace.NoRequestsError` (with the load report) when the logs
     hold no request."""
     trace = sessions.require_requests().trace
     base = base or Scenario(name="fitted")

@@ -14,7 +14,7 @@ import pandas as pd
 
 from speedtrap.sessions.claude_code import load_claude_code
 from speedtrap.sessions.codex import is_codex_rollout, load_codex
-from speedtrap.sessions.trace import (
+from speedtrap.sessions.plain_trace import (
     DEFAULT_DEVELOPER,
     LoadReport,
     NoRequestsError,

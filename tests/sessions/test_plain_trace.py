@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from speedtrap.sessions import TRACE_COLUMNS, LoadReport, load_sessions, normalize_trace
-from speedtrap.sessions import trace as tr
+from speedtrap.sessions import plain_trace as tr
 
 
 def test_csv_and_parquet_give_the_same_trace(examples: Path) -> None:
