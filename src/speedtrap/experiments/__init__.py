@@ -27,7 +27,7 @@ from speedtrap.experiments.sensitivity import (
     run_morris,
     run_sobol,
 )
-from speedtrap.experiments.store import ResultStore, StoreMismatchError
+from speedtrap.experiments.store import ResultStore, StoreError, StoreMismatchError
 
 __all__ = [
     "EXECUTOR_KINDS",
@@ -39,6 +39,7 @@ __all__ = [
     "RunTask",
     "SensitivityResult",
     "SerialExecutor",
+    "StoreError",
     "StoreMismatchError",
     "check_points",
     "design_points",

@@ -20,15 +20,25 @@ the store folds journals left behind into a part file. A part file that cannot b
 corrupted on disk) is moved to ``runs/quarantine/`` with a :class:`CorruptPartWarning`, and its
 runs are computed again. A store refuses runs of anything but the spec it was made for: opening it
 with a different identity raises :class:`StoreMismatchError` naming what changed.
+
+A store that cannot be used as it is raises a :class:`StoreError` (a ``ValueError``) in one line
+naming the path and what to do: a path of the wrong kind (a file where a directory belongs, a
+directory as ``spec.json``), a damaged ``spec.json``, a name too long for the file system, a
+directory that cannot be written when runs remain to compute (checked before any run, see
+:meth:`ResultStore.writing`). A store that cannot be written but holds every run asked for is read
+as it is.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -48,14 +58,50 @@ KEY_COLUMNS = ("point", "replication", "seed")
 PART_PATTERN = re.compile(r"^part-(\d{5,})\.parquet$")
 JOURNAL_PATTERN = re.compile(r"^journal-(\d+)\.jsonl$")
 QUARANTINE = "quarantine"
+ANOTHER_DIRECTORY = "or choose another results directory"
+NOT_WRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
+"""Errors that mean "this process may not write there" (as opposed to "that path is wrong")."""
 
 
-class StoreMismatchError(ValueError):
+class StoreError(ValueError):
+    """A results directory that cannot be used as it is; the message is one line naming the path."""
+
+
+class StoreMismatchError(StoreError):
     """The store holds runs of a different experiment spec than the one being run."""
 
 
 class CorruptPartWarning(UserWarning):
     """A part file could not be read; it was moved to ``runs/quarantine/`` and its runs will be redone."""
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def path_error(path: Path, exc: OSError) -> StoreError:
+    """A one-line :class:`StoreError` for an ``OSError`` met at ``path``."""
+    if exc.errno == errno.ENAMETOOLONG:
+        longest = max((len(os.fsencode(part)) for part in path.parts), default=0)
+        return StoreError(
+            f"{path}: name too long for the file system (a name of {longest} bytes; most allow 255): "
+            "give the experiment a shorter name"
+        )
+    if exc.errno == errno.ENOTDIR:
+        return StoreError(f"{path}: a file on that path is not a directory; move it away {ANOTHER_DIRECTORY}")
+    return StoreError(f"{path}: {_reason(exc)}")
+
+
+def _kind(path: Path) -> str:
+    """``"missing"``, ``"dir"``, ``"file"`` or ``"other"``; a path that cannot be looked at raises
+    :class:`StoreError`."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return "missing"
+    except OSError as exc:
+        raise path_error(path, exc) from None
+    return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
 
 
 def differences(old: Any, new: Any, prefix: str = "") -> list[str]:
@@ -107,10 +153,98 @@ class ResultStore:
         return self.directory / "runs"
 
     def identity(self) -> dict[str, Any] | None:
-        """The contents of spec.json, or ``None`` if the store has not been opened yet."""
-        if not self.spec_path.exists():
+        """The contents of spec.json, or ``None`` if the store has not been opened yet.
+
+        Raises :class:`StoreError` naming spec.json and what to do when it cannot be read or is
+        damaged (cut short, not UTF-8, not a JSON object).
+        """
+        try:
+            data = self.spec_path.read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
             return None
-        return json.loads(self.spec_path.read_text(encoding="utf-8"))
+        except IsADirectoryError:
+            raise self._spec_is_not_a_file() from None
+        except OSError as exc:
+            raise path_error(self.spec_path, exc) from None
+        try:
+            record = json.loads(data.decode("utf-8"))
+            problem = None if isinstance(record, dict) else f"a JSON {type(record).__name__}, not an object"
+        except UnicodeDecodeError:
+            problem = "not UTF-8 text"
+        except json.JSONDecodeError as exc:
+            problem = f"not valid JSON: {exc}"
+        if problem is not None:
+            raise StoreError(
+                f"{self.spec_path} is damaged ({problem}); without it the stored runs cannot be matched "
+                f"to design points: move {self.directory} away to start over, {ANOTHER_DIRECTORY}"
+            )
+        result: dict[str, Any] = record
+        return result
+
+    def _spec_is_not_a_file(self) -> StoreError:
+        return StoreError(
+            f"{self.spec_path} is a directory, not the store's spec file; move it away {ANOTHER_DIRECTORY}"
+        )
+
+    def check(self) -> None:
+        """Raise :class:`StoreError` naming the path unless each path of the store is of the right
+        kind or absent: the directory (and the nearest of its parents that exists) a directory,
+        ``runs`` a directory and ``spec.json`` a readable JSON object."""
+        for path in [self.directory, *self.directory.parents]:
+            kind = _kind(path)
+            if kind == "missing":
+                continue
+            if kind != "dir":
+                raise StoreError(
+                    f"{path}: not a directory (the results go to {self.directory}/); "
+                    f"move it away {ANOTHER_DIRECTORY}"
+                )
+            break
+        if _kind(self.runs_dir) not in ("missing", "dir"):
+            raise StoreError(
+                f"{self.runs_dir}: not a directory (the store keeps its runs there); "
+                f"move it away {ANOTHER_DIRECTORY}"
+            )
+        if _kind(self.spec_path) == "dir":
+            raise self._spec_is_not_a_file()
+        self.identity()
+
+    def unwritable(self) -> str | None:
+        """Why this process cannot write the store (``None``: it can), creating its directory if
+        need be and trying a file in it and in ``runs/``. Raises :class:`StoreError` for other
+        failures (a name too long, a file in the way)."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            if exc.errno in NOT_WRITABLE:
+                return _reason(exc)
+            raise path_error(self.directory, exc) from None
+        runs = self.runs_dir
+        for folder in (self.directory, runs) if _kind(runs) == "dir" else (self.directory,):
+            probe = folder / f".probe-{os.getpid()}.tmp"
+            try:
+                os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644))
+                os.unlink(probe)
+            except OSError as exc:
+                if exc.errno in NOT_WRITABLE:
+                    return _reason(exc) if folder == self.directory else f"{_reason(exc)} in {folder}"
+                raise path_error(probe, exc) from None
+        return None
+
+    def unwritable_error(self, reason: str, pending: int) -> StoreError:
+        """The error for a store that cannot be written (``reason``) while ``pending`` runs remain."""
+        return StoreError(
+            f"{self.directory}: cannot write the results there ({reason}); {pending} runs remain to "
+            f"compute: make it writable {ANOTHER_DIRECTORY}"
+        )
+
+    @contextmanager
+    def writing(self) -> Iterator[str | None]:
+        """Prepare the store for writing: check its paths (:meth:`check`) and yield ``None``; or
+        yield why it cannot be written (a read-only directory: what is stored can still be read).
+        Raises :class:`StoreError` for a path of the wrong kind."""
+        self.check()
+        yield self.unwritable()
 
     def open(self, identity: dict[str, Any]) -> None:
         """Create the store for ``identity`` (JSON-able), or check that it already holds it.
@@ -126,7 +260,10 @@ class ResultStore:
                 raise mismatch_error(self.directory, differences(existing, record))
             self._fold_journals()
             return
-        self.runs_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.runs_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise path_error(self.runs_dir, exc) from None
         from speedtrap.provenance import provenance
 
         record[PROVENANCE_KEY] = provenance()
@@ -146,15 +283,25 @@ class ResultStore:
         """This process's journal: runs finished since its last part file."""
         return self.runs_dir / f"journal-{os.getpid()}.jsonl"
 
-    def _journals(self) -> list[Path]:
-        if not self.runs_dir.exists():
+    def _listing(self) -> list[Path]:
+        """The entries of ``runs/`` (none when it is missing or not a directory)."""
+        if _kind(self.runs_dir) != "dir":
             return []
-        return sorted(p for p in self.runs_dir.iterdir() if JOURNAL_PATTERN.match(p.name))
+        try:
+            return list(self.runs_dir.iterdir())
+        except OSError as exc:
+            raise path_error(self.runs_dir, exc) from None
+
+    def _journals(self) -> list[Path]:
+        return sorted(p for p in self._listing() if JOURNAL_PATTERN.match(p.name))
 
     def record(self, run: Mapping[str, Any]) -> None:
         """Journal one finished run at once (a JSON line); :meth:`append` later stores it in a part."""
-        with self.journal_path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(dict(run)) + "\n")
+        try:
+            with self.journal_path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(dict(run)) + "\n")
+        except OSError as exc:
+            raise path_error(self.journal_path, exc) from None
 
     def _journal_runs(self) -> list[dict[str, Any]]:
         runs: list[dict[str, Any]] = []
@@ -177,18 +324,17 @@ class ResultStore:
 
     def _write_atomic(self, path: Path, data: bytes) -> None:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with tmp.open("wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        try:
+            with tmp.open("wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise path_error(path, exc) from None
 
     def _parts(self) -> list[tuple[int, Path]]:
-        if not self.runs_dir.exists():
-            return []
-        return sorted(
-            (int(m.group(1)), p) for p in self.runs_dir.iterdir() if (m := PART_PATTERN.match(p.name))
-        )
+        return sorted((int(m.group(1)), p) for p in self._listing() if (m := PART_PATTERN.match(p.name)))
 
     def part_paths(self) -> list[Path]:
         """The stored part files, in the order they were written."""
@@ -216,10 +362,13 @@ class ResultStore:
         path = self.runs_dir / f"part-{number:05d}.parquet"
         table = pa.Table.from_pandas(runs.reset_index(drop=True), preserve_index=False)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        pq.write_table(table, tmp)
-        with tmp.open("rb") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        try:
+            pq.write_table(table, tmp)
+            with tmp.open("rb") as f:
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise path_error(path, exc) from None
         return path
 
     def _read_part(self, path: Path, columns: list[str] | None = None) -> pa.Table | None:
@@ -228,11 +377,15 @@ class ResultStore:
             return pq.read_table(path, columns=columns)
         except (pa.ArrowException, OSError, ValueError) as exc:
             target = self.runs_dir / QUARANTINE / path.name
-            target.parent.mkdir(exist_ok=True)
-            os.replace(path, target)
+            try:
+                target.parent.mkdir(exist_ok=True)
+                os.replace(path, target)
+                moved = f"moved to {target}"
+            except OSError as move:
+                moved = f"could not be moved to {target} ({_reason(move)})"
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             warnings.warn(
-                f"{path} could not be read ({reason}); moved to {target}, its runs will be computed again",
+                f"{path} could not be read ({reason}); {moved}, its runs will be computed again",
                 CorruptPartWarning,
                 stacklevel=3,
             )
