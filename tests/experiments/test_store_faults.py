@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from pydantic import ValidationError
 from sweep_models import calls, counted_summary
 from typer.testing import CliRunner
 
@@ -211,3 +212,27 @@ def test_a_damaged_spec_json_names_the_file_and_what_to_do(
     assert "\n" not in message and str(path) in message
     assert "move" in message and "another results directory" in message
     assert_one_line_error(sweep_cli(spec_file, tmp_path), str(path), "damaged")
+
+
+# --- a name too long for a directory ------------------------------------------------------------
+
+
+def test_an_experiment_name_too_long_for_a_directory_is_refused_naming_the_field(
+    make_tiny: Callable[..., Experiment], spec_file: Path, tmp_path: Path
+) -> None:
+    with pytest.raises(ValidationError) as info:
+        make_tiny(name="a" * 300)
+    (error,) = info.value.errors()
+    assert error["loc"] == ("name",) and "255" in error["msg"]
+    assert make_tiny(name="a" * 255).name == "a" * 255
+    spec_file.write_text(TINY.replace('name = "tiny"', f'name = "{"a" * 300}"'), encoding="utf-8")
+    result = sweep_cli(spec_file, tmp_path / "r")
+    assert_one_line_error(result, "name: ", "255")
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_store_name_the_file_system_refuses_is_one_line(spec: Experiment, tmp_path: Path) -> None:
+    unchecked = spec.model_copy(update={"name": "a" * 300})  # as if validation had let it through
+    with pytest.raises(StoreError, match="name too long") as info:
+        run_experiment(unchecked, results_dir=tmp_path, progress=False)
+    assert "\n" not in str(info.value) and str(tmp_path) in str(info.value)
