@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 import errno
 import io
+import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,8 +21,8 @@ from typer.testing import CliRunner
 
 from speedtrap.cli import app
 from speedtrap.config.experiment import Experiment
-from speedtrap.experiments import run_experiment
-from speedtrap.experiments.store import StoreError
+from speedtrap.experiments import ResultStore, run_experiment
+from speedtrap.experiments.store import DamagedJournalWarning, StoreError
 
 runner = CliRunner()
 
@@ -212,6 +213,50 @@ def test_a_damaged_spec_json_names_the_file_and_what_to_do(
     assert "\n" not in message and str(path) in message
     assert "move" in message and "another results directory" in message
     assert_one_line_error(sweep_cli(spec_file, tmp_path), str(path), "damaged")
+
+
+# --- a damaged journal --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "bad_line",
+    [b"\xff\xfe\x00 not text", b'{"point": 0, "replication": 1}', b"[1, 2]", b'{"point": "x"}'],
+    ids=["not-utf-8", "no-seed", "not-an-object", "not-a-number"],
+)
+def test_a_damaged_journal_is_quarantined_with_one_warning_and_the_sweep_resumes(
+    spec: Experiment, spec_file: Path, tmp_path: Path, bad_line: bytes
+) -> None:
+    fresh = run_experiment(spec, results_dir=None, progress=False, model=counted_summary)
+    run_experiment(spec, results_dir=tmp_path, progress=False, model=counted_summary, max_runs=1)
+    store = ResultStore(tmp_path / "tiny")
+    kept = fresh.iloc[[1, 2]].drop(columns="backend")  # two runs a killed sweep had journalled
+    good = [json.dumps(row).encode() for row in kept.to_dict(orient="records")]
+    journal = store.runs_dir / "journal-1.jsonl"
+    journal.write_bytes(b"\n".join([good[0], bad_line, good[1]]) + b"\n")
+    calls.clear()
+    with pytest.warns(DamagedJournalWarning) as warned:
+        table = run_experiment(spec, results_dir=tmp_path, progress=False, model=counted_summary)
+    assert len(warned) == 1
+    message = str(warned[0].message)
+    assert str(journal) in message and "quarantine" in message and "1 damaged line" in message
+    pd.testing.assert_frame_equal(table, fresh)
+    assert len(calls) == 1  # the two journalled runs were kept; only the fourth was computed
+    assert (store.runs_dir / "quarantine" / journal.name).read_bytes().count(b"\n") == 3  # all of it
+    assert not list(store.runs_dir.glob("journal-*"))
+    again = run_experiment(spec, results_dir=tmp_path, progress=False, model=counted_summary)
+    pd.testing.assert_frame_equal(again, fresh)  # no second warning (warnings are errors here)
+
+
+def test_a_damaged_journal_gives_one_warning_through_the_command_line(
+    spec_file: Path, tmp_path: Path
+) -> None:
+    assert sweep_cli(spec_file, tmp_path).exit_code == 0
+    store = ResultStore(tmp_path / "tiny")
+    (store.runs_dir / "journal-7.jsonl").write_bytes(b"\xff\xfe\x00 not text\n")
+    with pytest.warns(DamagedJournalWarning) as warned:
+        result = sweep_cli(spec_file, tmp_path)
+    assert result.exit_code == 0, result.output
+    assert len(warned) == 1
 
 
 # --- a name too long for a directory ------------------------------------------------------------

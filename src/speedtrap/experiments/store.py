@@ -11,15 +11,17 @@ Layout of ``<directory>``::
     runs/part-00002.parquet   ...
     runs/journal-<pid>.jsonl  runs finished since the last part file, one JSON line each, written
                               as each run finishes (so a killed sweep loses no finished run)
-    runs/quarantine/          part files that could not be read, moved aside
+    runs/quarantine/          part files and journals that could not be read, moved aside
 
 Each part file is written to a temporary name and renamed into place, so a crash mid-write leaves
 at most a stray ``*.tmp`` file (ignored) and never damages runs already stored. A journal's last
 line may be cut short by a kill; such a line is ignored (that run is computed again), and opening
 the store folds journals left behind into a part file. A part file that cannot be read (truncated,
 corrupted on disk) is moved to ``runs/quarantine/`` with a :class:`CorruptPartWarning`, and its
-runs are computed again. A store refuses runs of anything but the spec it was made for: opening it
-with a different identity raises :class:`StoreMismatchError` naming what changed.
+runs are computed again; a journal with damaged lines (not UTF-8, not a run) is copied there whole
+with one :class:`DamagedJournalWarning` and keeps only its readable runs. A store refuses runs of
+anything but the spec it was made for: opening it with a different identity raises
+:class:`StoreMismatchError` naming what changed.
 
 A store that cannot be used as it is raises a :class:`StoreError` (a ``ValueError``) in one line
 naming the path and what to do: a path of the wrong kind (a file where a directory belongs, a
@@ -75,6 +77,10 @@ class CorruptPartWarning(UserWarning):
     """A part file could not be read; it was moved to ``runs/quarantine/`` and its runs will be redone."""
 
 
+class DamagedJournalWarning(UserWarning):
+    """A journal had damaged lines; it was copied to ``runs/quarantine/`` and their runs will be redone."""
+
+
 def _reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
@@ -102,6 +108,19 @@ def _kind(path: Path) -> str:
     except OSError as exc:
         raise path_error(path, exc) from None
     return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+
+
+def _journal_run(line: bytes) -> dict[str, Any] | None:
+    """The run journalled in ``line``, or ``None`` if the line is not one (not UTF-8 JSON of a run)."""
+    try:
+        run = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(run, dict):
+        return None
+    keys_ok = all(type(run.get(k)) is int for k in KEY_COLUMNS)
+    values_ok = all(v is None or (type(v) in (int, float)) for v in run.values())
+    return run if keys_ok and values_ok else None
 
 
 def differences(old: Any, new: Any, prefix: str = "") -> list[str]:
@@ -304,14 +323,53 @@ class ResultStore:
             raise path_error(self.journal_path, exc) from None
 
     def _journal_runs(self) -> list[dict[str, Any]]:
-        runs: list[dict[str, Any]] = []
-        for path in self._journals():
-            for line in path.read_text(encoding="utf-8").splitlines():
-                try:
-                    runs.append(json.loads(line))
-                except json.JSONDecodeError:  # a line cut short by a kill: that run is redone
-                    continue
+        return [run for path in self._journals() for run in self._read_journal(path)]
+
+    def _read_journal(self, path: Path) -> list[dict[str, Any]]:
+        """The runs of one journal. Its last line, if cut short by a kill, is left out quietly (that
+        run is redone); other damaged lines are left out too, and the journal is quarantined with
+        one :class:`DamagedJournalWarning`: copied whole to ``runs/quarantine/``, and rewritten with
+        its readable runs only."""
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:  # folded into a part by another process meanwhile
+            return []
+        except OSError as exc:
+            warnings.warn(
+                f"{path} could not be read ({_reason(exc)}); its runs will be computed again",
+                DamagedJournalWarning,
+                stacklevel=4,
+            )
+            return []
+        *lines, last = data.split(b"\n")  # last: b"" after a final newline, else a line cut short
+        runs = [run for line in lines if (run := _journal_run(line)) is not None]
+        damaged = sum(1 for line in lines if line.strip()) - len(runs)
+        if last and (run := _journal_run(last)) is not None:
+            runs.append(run)
+        if damaged:
+            self._quarantine_journal(path, data, runs, damaged)
         return runs
+
+    def _quarantine_journal(self, path: Path, data: bytes, runs: list[dict[str, Any]], damaged: int) -> None:
+        folder = self.runs_dir / QUARANTINE
+        target = folder / path.name
+        n = 1
+        while target.exists():
+            target, n = folder / f"{path.stem}.{n}{path.suffix}", n + 1
+        try:
+            folder.mkdir(exist_ok=True)
+            self._write_atomic(target, data)
+            self._write_atomic(path, b"".join(json.dumps(run).encode() + b"\n" for run in runs))
+            done = f"the journal was copied to {target} and keeps its {len(runs)} readable runs"
+        except (OSError, StoreError) as exc:
+            done = f"the journal could not be copied to {target} ({exc})"
+        lines = "line" if damaged == 1 else "lines"
+        warnings.warn(
+            f"{path}: {damaged} damaged {lines} (not UTF-8 JSON of a run) skipped; {done}; "
+            "the damaged runs will be computed again",
+            DamagedJournalWarning,
+            stacklevel=4,
+        )
 
     def _fold_journals(self) -> None:
         """Store the runs of journals left behind (a killed sweep) in a part file, then drop them."""
