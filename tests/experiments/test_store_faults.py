@@ -9,6 +9,9 @@ import errno
 import io
 import json
 import os
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,14 +19,16 @@ from typing import Any
 import pandas as pd
 import pytest
 from pydantic import ValidationError
-from sweep_models import calls, counted_summary
+from sweep_models import RUN_S, calls, counted_summary, sleepy_summary
 from typer.testing import CliRunner
 
 from speedtrap.cli import app
 from speedtrap.config.experiment import Experiment
 from speedtrap.experiments import ResultStore, run_experiment
-from speedtrap.experiments.store import DamagedJournalWarning, StoreError
+from speedtrap.experiments.store import DamagedJournalWarning, StoreError, StoreLockedError
 
+HERE = Path(__file__).resolve().parent
+SRC = HERE.parents[1] / "src"
 runner = CliRunner()
 
 TINY = """
@@ -281,3 +286,47 @@ def test_a_store_name_the_file_system_refuses_is_one_line(spec: Experiment, tmp_
     with pytest.raises(StoreError, match="name too long") as info:
         run_experiment(unchecked, results_dir=tmp_path, progress=False)
     assert "\n" not in str(info.value) and str(tmp_path) in str(info.value)
+
+
+# --- two sweeps at once -------------------------------------------------------------------------
+
+
+def _driver_env(run_s: float) -> dict[str, str]:
+    path = os.pathsep.join([str(SRC), str(HERE), os.environ.get("PYTHONPATH", "")])
+    return {**os.environ, "PYTHONPATH": path, RUN_S: str(run_s)}
+
+
+def test_a_second_sweep_of_a_directory_in_use_is_refused_naming_the_holder(
+    spec_file: Path, tmp_path: Path
+) -> None:
+    spec_file.write_text(TINY.replace("replications = 2", "replications = 20"), encoding="utf-8")
+    spec = Experiment.from_toml(spec_file)
+    results = tmp_path / "r"
+    first = subprocess.Popen(
+        [sys.executable, str(HERE / "sweep_driver.py"), str(spec_file), str(results), "serial"],
+        env=_driver_env(0.2),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        store = ResultStore(results / "tiny")
+        deadline = time.monotonic() + 60
+        while not store.completed_keys():  # the first sweep is computing
+            assert first.poll() is None, first.communicate()[1].decode()
+            assert time.monotonic() < deadline, "the first sweep stored no run within a minute"
+            time.sleep(0.05)
+        with pytest.raises(StoreLockedError) as info:
+            run_experiment(spec, results_dir=results, progress=False, model=sleepy_summary)
+        message = str(info.value)
+        assert "\n" not in message and str(results / "tiny") in message and f"pid {first.pid}" in message
+        assert_one_line_error(sweep_cli(spec_file, results), str(results / "tiny"), f"pid {first.pid}")
+        assert first.poll() is None  # the first sweep went on
+    finally:
+        first.kill()  # SIGKILL: what it held is released with it
+        first.communicate()
+    stored = len(store.completed_keys())
+    table = run_experiment(spec, results_dir=results, progress=False, model=sleepy_summary)
+    assert len(table) == 40 and stored < 40
+    pd.testing.assert_frame_equal(
+        table, run_experiment(spec, results_dir=None, progress=False, model=sleepy_summary)
+    )

@@ -27,7 +27,7 @@ from speedtrap.experiments.sensitivity import (
     run_morris,
     run_sobol,
 )
-from speedtrap.experiments.store import ResultStore, StoreError, StoreMismatchError
+from speedtrap.experiments.store import ResultStore, StoreError, StoreLockedError, StoreMismatchError
 
 __all__ = [
     "EXECUTOR_KINDS",
@@ -40,6 +40,7 @@ __all__ = [
     "SensitivityResult",
     "SerialExecutor",
     "StoreError",
+    "StoreLockedError",
     "StoreMismatchError",
     "check_points",
     "design_points",

@@ -245,7 +245,8 @@ def run_experiment(
     :class:`~speedtrap.experiments.store.StoreError` naming the path: runs the spec cannot reuse
     (another base scenario, root seed, model, …: :class:`StoreMismatchError`, naming what
     changed), a path of the wrong kind, a damaged ``spec.json``, a directory this process cannot
-    write while runs remain (a complete one is read as it is).
+    write while runs remain (a complete one is read as it is), or another sweep writing it
+    (:class:`~speedtrap.experiments.store.StoreLockedError`, naming its pid).
     """
     if max_runs is not None and max_runs < 0:
         raise ValueError(f"max_runs must be ≥ 0, got {max_runs}")

@@ -12,6 +12,7 @@ Layout of ``<directory>``::
     runs/journal-<pid>.jsonl  runs finished since the last part file, one JSON line each, written
                               as each run finishes (so a killed sweep loses no finished run)
     runs/quarantine/          part files and journals that could not be read, moved aside
+    lock                      while a sweep writes the store: its pid (see speedtrap.experiments.lock)
 
 Each part file is written to a temporary name and renamed into place, so a crash mid-write leaves
 at most a stray ``*.tmp`` file (ignored) and never damages runs already stored. A journal's last
@@ -27,8 +28,9 @@ A store that cannot be used as it is raises a :class:`StoreError` (a ``ValueErro
 naming the path and what to do: a path of the wrong kind (a file where a directory belongs, a
 directory as ``spec.json``), a damaged ``spec.json``, a name too long for the file system, a
 directory that cannot be written when runs remain to compute (checked before any run, see
-:meth:`ResultStore.writing`). A store that cannot be written but holds every run asked for is read
-as it is.
+:meth:`ResultStore.writing`), and another sweep writing it (:class:`StoreLockedError`, naming its
+pid: one sweep at a time writes a store). A store that cannot be written but holds every run asked
+for is read as it is.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from speedtrap.experiments.lock import FileLock, LockHeldError
+
 STORE_FORMAT = 2
 """Version of the store layout, recorded in spec.json. 2: runs are matched to design points by the
 points' factor values and to replications by seed (``run_key``), so ``points`` lists every point
@@ -60,6 +64,8 @@ KEY_COLUMNS = ("point", "replication", "seed")
 PART_PATTERN = re.compile(r"^part-(\d{5,})\.parquet$")
 JOURNAL_PATTERN = re.compile(r"^journal-(\d+)\.jsonl$")
 QUARANTINE = "quarantine"
+LOCK = "lock"
+"""The lock file in a store's directory, held (with the holder's pid in it) while a sweep writes it."""
 ANOTHER_DIRECTORY = "or choose another results directory"
 NOT_WRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
 """Errors that mean "this process may not write there" (as opposed to "that path is wrong")."""
@@ -71,6 +77,10 @@ class StoreError(ValueError):
 
 class StoreMismatchError(StoreError):
     """The store holds runs of a different experiment spec than the one being run."""
+
+
+class StoreLockedError(StoreError):
+    """Another process (named by its pid) is writing the store."""
 
 
 class CorruptPartWarning(UserWarning):
@@ -259,11 +269,31 @@ class ResultStore:
 
     @contextmanager
     def writing(self) -> Iterator[str | None]:
-        """Prepare the store for writing: check its paths (:meth:`check`) and yield ``None``; or
-        yield why it cannot be written (a read-only directory: what is stored can still be read).
-        Raises :class:`StoreError` for a path of the wrong kind."""
+        """Hold the store for writing: check its paths (:meth:`check`), then take its lock for the
+        ``with`` block and yield ``None``; or yield why it cannot be written (a read-only
+        directory: what is stored can still be read). Raises :class:`StoreError` for a path of the
+        wrong kind and :class:`StoreLockedError`, naming the holder's pid, while another process
+        holds the store."""
         self.check()
-        yield self.unwritable()
+        reason = self.unwritable()
+        if reason is not None:
+            yield reason
+            return
+        lock = FileLock(self.directory / LOCK)
+        try:
+            lock.acquire()
+        except LockHeldError as held:
+            holder = f"pid {held.pid}" if held.pid is not None else "pid not yet written"
+            raise StoreLockedError(
+                f"{self.directory} is in use by another sweep ({holder}); wait for it to finish, "
+                f"{ANOTHER_DIRECTORY}"
+            ) from None
+        except OSError as exc:
+            raise path_error(lock.path, exc) from None
+        try:
+            yield None
+        finally:
+            lock.release()
 
     def open(self, identity: dict[str, Any]) -> None:
         """Create the store for ``identity`` (JSON-able), or check that it already holds it.
