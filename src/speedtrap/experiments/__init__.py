@@ -13,6 +13,7 @@ from speedtrap.experiments.executors import (
 from speedtrap.experiments.runner import (
     Model,
     RunTask,
+    SweepInterrupted,
     evaluate,
     execute,
     experiment_identity,
@@ -42,6 +43,7 @@ __all__ = [
     "StoreError",
     "StoreLockedError",
     "StoreMismatchError",
+    "SweepInterrupted",
     "check_points",
     "design_points",
     "evaluate",

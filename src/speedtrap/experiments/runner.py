@@ -188,6 +188,16 @@ def _scenario(spec: Experiment, row: Mapping[str, Any]) -> Scenario:
         raise ValueError(f"point {row[POINT]}: {exc}") from None
 
 
+class SweepInterrupted(KeyboardInterrupt):
+    """A sweep stopped by an interrupt (Ctrl-C): every run finished by then is stored; the message
+    says how many runs the store holds and how to resume."""
+
+    def __init__(self, directory: Path, stored: int) -> None:
+        super().__init__(f"{stored} runs stored in {directory}; run the same sweep again to resume")
+        self.directory = directory
+        self.stored = stored
+
+
 def _tasks(
     spec: Experiment,
     design: pd.DataFrame,
@@ -246,7 +256,9 @@ def run_experiment(
     (another base scenario, root seed, model, …: :class:`StoreMismatchError`, naming what
     changed), a path of the wrong kind, a damaged ``spec.json``, a directory this process cannot
     write while runs remain (a complete one is read as it is), or another sweep writing it
-    (:class:`~speedtrap.experiments.store.StoreLockedError`, naming its pid).
+    (:class:`~speedtrap.experiments.store.StoreLockedError`, naming its pid). An interrupt
+    (Ctrl-C) stores every run finished by then and raises :class:`SweepInterrupted`, a
+    ``KeyboardInterrupt`` that says how many runs are stored.
     """
     if max_runs is not None and max_runs < 0:
         raise ValueError(f"max_runs must be ≥ 0, got {max_runs}")
@@ -266,27 +278,30 @@ def run_experiment(
         store.append(runs_frame(batch))
 
     with store.writing() as unwritable:
-        adoption = adopt(store.directory, store.identity(), identity)  # refuses a store of other runs
-        done = store.completed_keys(by="seed")  # (number, seed) of the stored runs
-        tasks = _tasks(spec, design, adoption.numbers, seeds, done, model, max_runs)
-        if unwritable is not None:
-            if tasks:
-                raise store.unwritable_error(unwritable, len(tasks))
-        else:
-            if adoption.rewrite:  # new points or replications: stored runs stay valid
-                store.extend_identity(adoption.identity)
-            store.open(adoption.identity)
-            execute(
-                tasks,
-                executor,
-                workers=workers,
-                scheduler=scheduler,
-                progress=progress,
-                description=spec.name,
-                on_batch=save,
-                on_record=store.record,
-            )
-        runs = design_runs(store.read(), design[POINT], adoption.numbers, seeds)
+        try:
+            adoption = adopt(store.directory, store.identity(), identity)  # refuses a store of other runs
+            done = store.completed_keys(by="seed")  # (number, seed) of the stored runs
+            tasks = _tasks(spec, design, adoption.numbers, seeds, done, model, max_runs)
+            if unwritable is not None:
+                if tasks:
+                    raise store.unwritable_error(unwritable, len(tasks))
+            else:
+                if adoption.rewrite:  # new points or replications: stored runs stay valid
+                    store.extend_identity(adoption.identity)
+                store.open(adoption.identity)
+                execute(
+                    tasks,
+                    executor,
+                    workers=workers,
+                    scheduler=scheduler,
+                    progress=progress,
+                    description=spec.name,
+                    on_batch=save,
+                    on_record=store.record,
+                )
+            runs = design_runs(store.read(), design[POINT], adoption.numbers, seeds)
+        except KeyboardInterrupt:
+            raise SweepInterrupted(store.directory, len(store.completed_keys())) from None
     return results_table(design, runs, spec.factor_paths)
 
 
