@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -21,6 +24,18 @@ from speedtrap.experiments import (
 
 def square(x: int) -> int:
     return x * x
+
+
+def slow_square(x: int) -> int:
+    """Quick for the first four tasks, then 30 s: tasks that must be ended, not waited for."""
+    time.sleep(0.05 if x < 4 else 30)
+    return x * x
+
+
+def interrupt_self(x: int) -> int:
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.05)
+    return x
 
 
 def test_every_executor_gives_the_same_table(tiny: Experiment, tmp_path: Path) -> None:
@@ -61,6 +76,27 @@ def test_executors_map_every_task_once() -> None:
         assert sorted(processes.map_unordered(square, tasks)) == [x * x for x in tasks]
         assert sorted(processes.map_unordered(square, tasks[:3])) == [0, 1, 4]
     assert list(SerialExecutor().map_unordered(square, tasks)) == [x * x for x in tasks]
+
+
+def test_process_workers_ignore_sigint() -> None:
+    with ProcessExecutor(workers=2) as processes:
+        try:
+            got = sorted(processes.map_unordered(interrupt_self, range(4)))
+        except KeyboardInterrupt:
+            pytest.fail("a worker process was interrupted by SIGINT")
+    assert got == [0, 1, 2, 3]
+
+
+def test_sigint_stops_a_process_pool_at_once_delivering_what_had_finished() -> None:
+    got: list[int] = []
+    with pytest.raises(KeyboardInterrupt):  # raised once the pool has stopped
+        for value in ProcessExecutor(workers=2).map_unordered(slow_square, range(40)):
+            got.append(value)
+            if len(got) == 2:
+                start = time.monotonic()
+                os.kill(os.getpid(), signal.SIGINT)  # noted here, acted on by the executor
+    assert time.monotonic() - start < 3.0  # the 30-s tasks were ended, not waited for
+    assert len(got) == len(set(got)) and set(got) <= {0, 1, 4, 9}  # what had finished, once each
 
 
 def test_make_executor_by_name() -> None:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from speedtrap.experiments import ResultStore, StoreMismatchError
+from speedtrap.experiments.store import LOCK, StoreLockedError
 
 
 def runs(point: int, replications: range, value: float = 1.0) -> pd.DataFrame:
@@ -81,3 +85,24 @@ def test_a_different_spec_is_refused_naming_what_changed(tmp_path: Path) -> None
         ResultStore(tmp_path / "exp").open(
             {"experiment": {"replications": 2, "seed": 2}, "model": "n", "extra": 1}
         )
+
+
+def test_one_process_at_a_time_writes_a_store(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path / "exp")
+    with store.writing() as unwritable:
+        assert unwritable is None
+        assert (store.directory / LOCK).read_text().strip() == str(os.getpid())
+        again = ResultStore(tmp_path / "exp").writing()
+        with pytest.raises(StoreLockedError, match=rf"exp is in use by another sweep \(pid {os.getpid()}\)"):
+            again.__enter__()
+    assert not (store.directory / LOCK).exists()  # removed on release
+    with ResultStore(tmp_path / "exp").writing() as unwritable:
+        assert unwritable is None
+
+
+def test_a_lock_file_left_by_a_killed_process_does_not_block(tmp_path: Path) -> None:
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True)
+    (tmp_path / "exp").mkdir()
+    (tmp_path / "exp" / LOCK).write_text(dead.stdout.decode())  # as a SIGKILLed sweep leaves it
+    with ResultStore(tmp_path / "exp").writing() as unwritable:
+        assert unwritable is None

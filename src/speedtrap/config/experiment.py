@@ -56,6 +56,10 @@ WHOLE_VALUE_PATHS = frozenset({"policy"})
 RESERVED_COLUMNS = ("point", "replication", "seed")
 """Columns of an experiment's results table that are not factors or outcomes."""
 
+NAME_MAX = 255
+"""Longest experiment name: its results go to a directory of that name, and file systems allow
+names of at most 255 bytes (the name is ASCII)."""
+
 QUICK_SUFFIX = "-quick"
 """Appended to an experiment's name by :meth:`Experiment.quick_variant`, so that quick results are
 stored apart from full ones (``results/<name>-quick/``)."""
@@ -292,7 +296,11 @@ class Quick(Spec):
 class Experiment(Spec):
     """A design over scenario parameters × replications (common random numbers); see the module doc."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$", description="Results go to results/<name>/.")
+    name: str = Field(
+        max_length=NAME_MAX,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$",
+        description="Results go to results/<name>/ (a directory: at most 255 characters).",
+    )
     scenario: Scenario = Field(
         description="The base scenario: a table, or a path to a scenario TOML (relative to the experiment "
         "file with from_toml, otherwise to the working directory)."

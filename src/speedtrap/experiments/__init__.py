@@ -13,6 +13,7 @@ from speedtrap.experiments.executors import (
 from speedtrap.experiments.runner import (
     Model,
     RunTask,
+    SweepInterrupted,
     evaluate,
     execute,
     experiment_identity,
@@ -27,7 +28,7 @@ from speedtrap.experiments.sensitivity import (
     run_morris,
     run_sobol,
 )
-from speedtrap.experiments.store import ResultStore, StoreMismatchError
+from speedtrap.experiments.store import ResultStore, StoreError, StoreLockedError, StoreMismatchError
 
 __all__ = [
     "EXECUTOR_KINDS",
@@ -39,7 +40,10 @@ __all__ = [
     "RunTask",
     "SensitivityResult",
     "SerialExecutor",
+    "StoreError",
+    "StoreLockedError",
     "StoreMismatchError",
+    "SweepInterrupted",
     "check_points",
     "design_points",
     "evaluate",

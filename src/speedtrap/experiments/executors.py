@@ -9,21 +9,30 @@ and replication, so every executor gives the same table).
 ``fn`` is a module-level function. An executor used as a context manager keeps its worker pool
 (or Dask cluster) for the whole ``with`` block; otherwise each ``map_unordered`` call starts and
 closes its own.
+
+An interrupt (SIGINT, Ctrl-C) while :class:`ProcessExecutor` runs is the parent's to handle: its
+workers ignore SIGINT from the moment they start; the parent stops the pool at once (tasks not
+started are cancelled, running ones are ended), yields the results that had finished, then raises
+``KeyboardInterrupt``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import multiprocessing.connection
 import os
+import queue
+import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import ExitStack
-from types import TracebackType
+from contextlib import ExitStack, contextmanager
+from types import FrameType, TracebackType
 from typing import Any, Literal, Protocol, Self, TypeVar, runtime_checkable
 
 T = TypeVar("T")
@@ -71,9 +80,15 @@ MAX_POOL_RESTARTS = 3
 memory) before it gives up; each restart retries only the tasks not yet finished."""
 
 
+POLL_S = 0.1
+"""Seconds between checks for an interrupt while waiting for a result."""
+HALT_S = 1.0
+"""Seconds to wait for ended workers (and the pool's manager thread) before giving up on them."""
+
+
 def _exit_with_parent() -> None:
-    """Worker initializer: end this worker when the process that started it dies (even by SIGKILL),
-    so that a killed sweep leaves no worker processes behind."""
+    """End this worker when the process that started it dies (even by SIGKILL), so that a killed
+    sweep leaves no worker processes behind."""
     parent = multiprocessing.parent_process()
     if parent is None:  # pragma: no cover - always set in a spawned worker
         return
@@ -83,6 +98,103 @@ def _exit_with_parent() -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="speedtrap-parent-watch", daemon=True).start()
+
+
+def _init_worker() -> None:
+    """Worker initializer: ignore SIGINT (the parent decides what an interrupt does; the worker was
+    started with SIGINT blocked, see :func:`_sigint_blocked`) and end with the parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    _exit_with_parent()
+
+
+@contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """Block SIGINT in this thread for the block: processes started meanwhile inherit the mask, so
+    a Ctrl-C reaches no worker before its initializer ignores SIGINT (even while it imports), and
+    threads started meanwhile never take it. A SIGINT that arrives meanwhile is not lost: another
+    thread takes it, or it waits until the mask is restored (the way multiprocessing starts its
+    resource tracker)."""
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - Windows
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+class _Interrupt:
+    """While entered (in the main thread, where Python handles signals), SIGINT is noted in
+    :attr:`caught` instead of raising ``KeyboardInterrupt`` wherever the main thread happens to be;
+    the previous handler is restored on exit. A SIGINT that Python would not have raised on (its
+    handler is SIG_IGN or SIG_DFL) is left alone."""
+
+    def __init__(self) -> None:
+        self.caught = False
+        self._previous: Any = None
+
+    def _note(self, signum: int, frame: FrameType | None) -> None:
+        self.caught = True
+
+    def __enter__(self) -> Self:
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.getsignal(signal.SIGINT)
+            if callable(previous):
+                signal.signal(signal.SIGINT, self._note)
+                self._previous = previous
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            previous, self._previous = self._previous, None
+            with contextlib.suppress(ValueError):  # closed outside the main thread: cannot restore
+                signal.signal(signal.SIGINT, previous)
+
+
+def _arrivals[R](
+    arrived: queue.SimpleQueue[Future[R]], count: int, interrupt: _Interrupt
+) -> Iterator[Future[R]]:
+    """Up to ``count`` finished futures from ``arrived``, as they finish; stops when interrupted."""
+    for _ in range(count):
+        while not interrupt.caught:
+            try:
+                future = arrived.get(timeout=POLL_S)
+            except queue.Empty:
+                continue
+            yield future
+            break
+        else:
+            return
+
+
+def _halt(pool: ProcessPoolExecutor) -> None:
+    """Stop ``pool`` now: cancel the tasks not started and end its workers, whose running tasks
+    are lost (a task is a deterministic function of its inputs: it is run again on resume). Their
+    futures are marked failed by the pool's manager thread, which is waited for."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # the pool drops it on shutdown
+    manager = getattr(pool, "_executor_manager_thread", None)
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    deadline = time.monotonic() + HALT_S
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.exitcode is None:
+            process.kill()
+            process.join(HALT_S)
+    if manager is not None:
+        manager.join(HALT_S)
+
+
+def _drain[R](arrived: queue.SimpleQueue[Future[R]]) -> Iterator[Future[R]]:
+    while True:
+        try:
+            yield arrived.get_nowait()
+        except queue.Empty:
+            return
 
 
 class ProcessExecutor:
@@ -98,6 +210,11 @@ class ProcessExecutor:
     stderr, starts a new pool and retries the tasks that had not finished (at most
     :data:`MAX_POOL_RESTARTS` times per call). Tasks are deterministic functions of their inputs,
     so a retried task gives the same result. Workers end themselves when this process dies.
+
+    Workers ignore SIGINT. A SIGINT to this process while ``map_unordered`` runs (in the main
+    thread) stops the pool at once: tasks not started are cancelled, running ones are ended, the
+    results that had finished are yielded, then ``KeyboardInterrupt`` is raised. A caller that
+    stops early, or an error, also ends the running tasks rather than waiting for them.
     """
 
     def __init__(self, workers: int | None = None) -> None:
@@ -110,42 +227,56 @@ class ProcessExecutor:
         return ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=_exit_with_parent,
+            initializer=_init_worker,
         )
 
     def map_unordered(self, fn: Callable[[T], R], tasks: Sequence[T]) -> Iterator[R]:
-        own = self._pool is None
-        pool = self._start() if own else self._pool
-        assert pool is not None
         pending = dict(enumerate(tasks))
-        restarts = 0
+        own = self._pool is None
         futures: dict[Future[R], int] = {}
-        try:
-            while pending:
-                futures = {pool.submit(fn, task): i for i, task in pending.items()}
-                try:
-                    for future in as_completed(futures):
-                        result = future.result()
-                        del pending[futures[future]]
-                        yield result
-                except BrokenProcessPool:
-                    restarts += 1
-                    if restarts > MAX_POOL_RESTARTS:
-                        raise
-                    print(
-                        f"warning: a worker process died; restarting the pool and retrying "
-                        f"{len(pending)} unfinished tasks ({restarts}/{MAX_POOL_RESTARTS})",
-                        file=sys.stderr,
-                    )
-                    pool.shutdown(wait=True, cancel_futures=True)
-                    pool = self._start()
+        arrived: queue.SimpleQueue[Future[R]] = queue.SimpleQueue()
+        restarts = 0
+        with _Interrupt() as interrupt:
+            pool = self._start() if own else self._pool
+            assert pool is not None
+            try:
+                while pending and not interrupt.caught:
+                    arrived = queue.SimpleQueue()
+                    with _sigint_blocked():
+                        futures = {pool.submit(fn, task): i for i, task in pending.items()}
+                    for future in futures:
+                        future.add_done_callback(arrived.put)
+                    try:
+                        for future in _arrivals(arrived, len(futures), interrupt):
+                            result = future.result()
+                            del pending[futures[future]]
+                            yield result
+                    except BrokenProcessPool:
+                        restarts += 1
+                        if restarts > MAX_POOL_RESTARTS:
+                            raise
+                        print(
+                            f"warning: a worker process died; restarting the pool and retrying "
+                            f"{len(pending)} unfinished tasks ({restarts}/{MAX_POOL_RESTARTS})",
+                            file=sys.stderr,
+                        )
+                        pool.shutdown(wait=True, cancel_futures=True)
+                        pool = self._start()
+                        if not own:
+                            self._pool = pool
+            finally:
+                if pending:  # interrupted, failed or stopped early: end the running tasks now
+                    _halt(pool)
                     if not own:
-                        self._pool = pool
-        finally:
-            for future in futures:
-                future.cancel()
-            if own:
-                pool.shutdown(wait=True, cancel_futures=True)
+                        self._pool = pool = self._start()  # a new pool (its workers start when used)
+                if own:
+                    pool.shutdown(wait=True, cancel_futures=True)
+            if interrupt.caught:  # the results that finished before the pool stopped, then the interrupt
+                for future in _drain(arrived):
+                    if not future.cancelled() and future.exception() is None and futures[future] in pending:
+                        del pending[futures[future]]
+                        yield future.result()
+                raise KeyboardInterrupt
 
     def __enter__(self) -> Self:
         if self._pool is None:

@@ -188,6 +188,40 @@ def _scenario(spec: Experiment, row: Mapping[str, Any]) -> Scenario:
         raise ValueError(f"point {row[POINT]}: {exc}") from None
 
 
+class SweepInterrupted(KeyboardInterrupt):
+    """A sweep stopped by an interrupt (Ctrl-C): every run finished by then is stored; the message
+    says how many runs the store holds and how to resume."""
+
+    def __init__(self, directory: Path, stored: int) -> None:
+        super().__init__(f"{stored} runs stored in {directory}; run the same sweep again to resume")
+        self.directory = directory
+        self.stored = stored
+
+
+def _tasks(
+    spec: Experiment,
+    design: pd.DataFrame,
+    numbers: Sequence[int],
+    seeds: Sequence[int],
+    done: set[tuple[int, int]],
+    model: Model,
+    max_runs: int | None,
+) -> list[RunTask]:
+    """The runs of the design not in ``done`` ((number, seed) pairs), at most ``max_runs`` of them."""
+    done = set(done)
+    outcomes = tuple(spec.outcomes) if spec.outcomes is not None else None
+    exclude = tuple(spec.factor_paths)
+    tasks: list[RunTask] = []
+    for row, number in zip(design.to_dict(orient="records"), numbers, strict=True):
+        pending = [r for r in range(spec.replications) if (number, seeds[r]) not in done]
+        if not pending:
+            continue
+        done.update((number, seeds[r]) for r in pending)  # a point listed twice runs once
+        scenario = _scenario(spec, row)
+        tasks.extend(RunTask(number, r, seeds[r], scenario, model, outcomes, exclude) for r in pending)
+    return tasks if max_runs is None else tasks[:max_runs]
+
+
 def run_experiment(
     spec: Experiment,
     *,
@@ -215,58 +249,59 @@ def run_experiment(
     The table has one row per point × replication, sorted by both: ``point``, ``replication``,
     ``seed``, one column per factor (named by its path) and one float column per outcome.
     ``table.attrs`` records ``factors`` and ``outcomes`` (the column names) for the statistics
-    helpers. A store whose runs the spec cannot reuse (another base scenario, root seed, model, …)
-    raises :class:`StoreMismatchError` naming what changed, before any run.
+    helpers.
+
+    Before any run, a store that cannot be used raises a one-line
+    :class:`~speedtrap.experiments.store.StoreError` naming the path: runs the spec cannot reuse
+    (another base scenario, root seed, model, …: :class:`StoreMismatchError`, naming what
+    changed), a path of the wrong kind, a damaged ``spec.json``, a directory this process cannot
+    write while runs remain (a complete one is read as it is), or another sweep writing it
+    (:class:`~speedtrap.experiments.store.StoreLockedError`, naming its pid). An interrupt
+    (Ctrl-C) stores every run finished by then and raises :class:`SweepInterrupted`, a
+    ``KeyboardInterrupt`` that says how many runs are stored.
     """
     if max_runs is not None and max_runs < 0:
         raise ValueError(f"max_runs must be ≥ 0, got {max_runs}")
     design = design_points(spec) if points is None else check_points(spec, points)
     seeds = replication_seeds(spec.seed, spec.replications)
-    numbers = [int(p) for p in design[POINT]]  # each design point's number in the store
-    store: ResultStore | None = None
-    done: set[tuple[int, int]] = set()  # (number, seed) of the stored runs
-    if results_dir is not None:
-        store = ResultStore(Path(results_dir) / spec.name)
-        identity = experiment_identity(spec, design, seeds, model, fixed=True if points is not None else None)
-        stored = store.identity()
-        adoption = adopt(store.directory, stored, identity)  # refuses a store of other runs
-        if adoption.rewrite:
-            store.extend_identity(adoption.identity)  # new points or replications: stored runs stay valid
-        store.open(adoption.identity)
-        numbers = adoption.numbers
-        done = store.completed_keys(by="seed")
-    outcomes = tuple(spec.outcomes) if spec.outcomes is not None else None
-    exclude = tuple(spec.factor_paths)
-    tasks: list[RunTask] = []
-    for row, number in zip(design.to_dict(orient="records"), numbers, strict=True):
-        pending = [r for r in range(spec.replications) if (number, seeds[r]) not in done]
-        if not pending:
-            continue
-        done.update((number, seeds[r]) for r in pending)  # a point listed twice runs once
-        scenario = _scenario(spec, row)
-        tasks.extend(RunTask(number, r, seeds[r], scenario, model, outcomes, exclude) for r in pending)
-    if max_runs is not None:
-        tasks = tasks[:max_runs]
-    if store is None:
+    if results_dir is None:
+        numbers = [int(p) for p in design[POINT]]  # each design point's number
+        tasks = _tasks(spec, design, numbers, seeds, set(), model, max_runs)
         records = execute(
             tasks, executor, workers=workers, scheduler=scheduler, progress=progress, description=spec.name
         )
         return results_table(design, runs_frame(records), spec.factor_paths)
+    store = ResultStore(Path(results_dir) / spec.name)
+    identity = experiment_identity(spec, design, seeds, model, fixed=True if points is not None else None)
 
     def save(batch: list[dict[str, Any]]) -> None:
         store.append(runs_frame(batch))
 
-    execute(
-        tasks,
-        executor,
-        workers=workers,
-        scheduler=scheduler,
-        progress=progress,
-        description=spec.name,
-        on_batch=save,
-        on_record=store.record,
-    )
-    runs = design_runs(store.read(), design[POINT], numbers, seeds)
+    with store.writing() as unwritable:
+        try:
+            adoption = adopt(store.directory, store.identity(), identity)  # refuses a store of other runs
+            done = store.completed_keys(by="seed")  # (number, seed) of the stored runs
+            tasks = _tasks(spec, design, adoption.numbers, seeds, done, model, max_runs)
+            if unwritable is not None:
+                if tasks:
+                    raise store.unwritable_error(unwritable, len(tasks))
+            else:
+                if adoption.rewrite:  # new points or replications: stored runs stay valid
+                    store.extend_identity(adoption.identity)
+                store.open(adoption.identity)
+                execute(
+                    tasks,
+                    executor,
+                    workers=workers,
+                    scheduler=scheduler,
+                    progress=progress,
+                    description=spec.name,
+                    on_batch=save,
+                    on_record=store.record,
+                )
+            runs = design_runs(store.read(), design[POINT], adoption.numbers, seeds)
+        except KeyboardInterrupt:
+            raise SweepInterrupted(store.directory, len(store.completed_keys())) from None
     return results_table(design, runs, spec.factor_paths)
 
 

@@ -11,30 +11,46 @@ Layout of ``<directory>``::
     runs/part-00002.parquet   ...
     runs/journal-<pid>.jsonl  runs finished since the last part file, one JSON line each, written
                               as each run finishes (so a killed sweep loses no finished run)
-    runs/quarantine/          part files that could not be read, moved aside
+    runs/quarantine/          part files and journals that could not be read, moved aside
+    lock                      while a sweep writes the store: its pid (see speedtrap.experiments.lock)
 
 Each part file is written to a temporary name and renamed into place, so a crash mid-write leaves
 at most a stray ``*.tmp`` file (ignored) and never damages runs already stored. A journal's last
 line may be cut short by a kill; such a line is ignored (that run is computed again), and opening
 the store folds journals left behind into a part file. A part file that cannot be read (truncated,
 corrupted on disk) is moved to ``runs/quarantine/`` with a :class:`CorruptPartWarning`, and its
-runs are computed again. A store refuses runs of anything but the spec it was made for: opening it
-with a different identity raises :class:`StoreMismatchError` naming what changed.
+runs are computed again; a journal with damaged lines (not UTF-8, not a run) is copied there whole
+with one :class:`DamagedJournalWarning` and keeps only its readable runs. A store refuses runs of
+anything but the spec it was made for: opening it with a different identity raises
+:class:`StoreMismatchError` naming what changed.
+
+A store that cannot be used as it is raises a :class:`StoreError` (a ``ValueError``) in one line
+naming the path and what to do: a path of the wrong kind (a file where a directory belongs, a
+directory as ``spec.json``), a damaged ``spec.json``, a name too long for the file system, a
+directory that cannot be written when runs remain to compute (checked before any run, see
+:meth:`ResultStore.writing`), and another sweep writing it (:class:`StoreLockedError`, naming its
+pid: one sweep at a time writes a store). A store that cannot be written but holds every run asked
+for is read as it is.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from speedtrap.experiments.lock import FileLock, LockHeldError
 
 STORE_FORMAT = 2
 """Version of the store layout, recorded in spec.json. 2: runs are matched to design points by the
@@ -48,14 +64,73 @@ KEY_COLUMNS = ("point", "replication", "seed")
 PART_PATTERN = re.compile(r"^part-(\d{5,})\.parquet$")
 JOURNAL_PATTERN = re.compile(r"^journal-(\d+)\.jsonl$")
 QUARANTINE = "quarantine"
+LOCK = "lock"
+"""The lock file in a store's directory, held (with the holder's pid in it) while a sweep writes it."""
+ANOTHER_DIRECTORY = "or choose another results directory"
+NOT_WRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
+"""Errors that mean "this process may not write there" (as opposed to "that path is wrong")."""
 
 
-class StoreMismatchError(ValueError):
+class StoreError(ValueError):
+    """A results directory that cannot be used as it is; the message is one line naming the path."""
+
+
+class StoreMismatchError(StoreError):
     """The store holds runs of a different experiment spec than the one being run."""
+
+
+class StoreLockedError(StoreError):
+    """Another process (named by its pid) is writing the store."""
 
 
 class CorruptPartWarning(UserWarning):
     """A part file could not be read; it was moved to ``runs/quarantine/`` and its runs will be redone."""
+
+
+class DamagedJournalWarning(UserWarning):
+    """A journal had damaged lines; it was copied to ``runs/quarantine/`` and their runs will be redone."""
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def path_error(path: Path, exc: OSError) -> StoreError:
+    """A one-line :class:`StoreError` for an ``OSError`` met at ``path``."""
+    if exc.errno == errno.ENAMETOOLONG:
+        longest = max((len(os.fsencode(part)) for part in path.parts), default=0)
+        return StoreError(
+            f"{path}: name too long for the file system (a name of {longest} bytes; most allow 255): "
+            "give the experiment a shorter name"
+        )
+    if exc.errno == errno.ENOTDIR:
+        return StoreError(f"{path}: a file on that path is not a directory; move it away {ANOTHER_DIRECTORY}")
+    return StoreError(f"{path}: {_reason(exc)}")
+
+
+def _kind(path: Path) -> str:
+    """``"missing"``, ``"dir"``, ``"file"`` or ``"other"``; a path that cannot be looked at raises
+    :class:`StoreError`."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return "missing"
+    except OSError as exc:
+        raise path_error(path, exc) from None
+    return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+
+
+def _journal_run(line: bytes) -> dict[str, Any] | None:
+    """The run journalled in ``line``, or ``None`` if the line is not one (not UTF-8 JSON of a run)."""
+    try:
+        run = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(run, dict):
+        return None
+    keys_ok = all(type(run.get(k)) is int for k in KEY_COLUMNS)
+    values_ok = all(v is None or (type(v) in (int, float)) for v in run.values())
+    return run if keys_ok and values_ok else None
 
 
 def differences(old: Any, new: Any, prefix: str = "") -> list[str]:
@@ -107,10 +182,118 @@ class ResultStore:
         return self.directory / "runs"
 
     def identity(self) -> dict[str, Any] | None:
-        """The contents of spec.json, or ``None`` if the store has not been opened yet."""
-        if not self.spec_path.exists():
+        """The contents of spec.json, or ``None`` if the store has not been opened yet.
+
+        Raises :class:`StoreError` naming spec.json and what to do when it cannot be read or is
+        damaged (cut short, not UTF-8, not a JSON object).
+        """
+        try:
+            data = self.spec_path.read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
             return None
-        return json.loads(self.spec_path.read_text(encoding="utf-8"))
+        except IsADirectoryError:
+            raise self._spec_is_not_a_file() from None
+        except OSError as exc:
+            raise path_error(self.spec_path, exc) from None
+        try:
+            record = json.loads(data.decode("utf-8"))
+            problem = None if isinstance(record, dict) else f"a JSON {type(record).__name__}, not an object"
+        except UnicodeDecodeError:
+            problem = "not UTF-8 text"
+        except json.JSONDecodeError as exc:
+            problem = f"not valid JSON: {exc}"
+        if problem is not None:
+            raise StoreError(
+                f"{self.spec_path} is damaged ({problem}); without it the stored runs cannot be matched "
+                f"to design points: move {self.directory} away to start over, {ANOTHER_DIRECTORY}"
+            )
+        result: dict[str, Any] = record
+        return result
+
+    def _spec_is_not_a_file(self) -> StoreError:
+        return StoreError(
+            f"{self.spec_path} is a directory, not the store's spec file; move it away {ANOTHER_DIRECTORY}"
+        )
+
+    def check(self) -> None:
+        """Raise :class:`StoreError` naming the path unless each path of the store is of the right
+        kind or absent: the directory (and the nearest of its parents that exists) a directory,
+        ``runs`` a directory and ``spec.json`` a readable JSON object."""
+        for path in [self.directory, *self.directory.parents]:
+            kind = _kind(path)
+            if kind == "missing":
+                continue
+            if kind != "dir":
+                raise StoreError(
+                    f"{path}: not a directory (the results go to {self.directory}/); "
+                    f"move it away {ANOTHER_DIRECTORY}"
+                )
+            break
+        if _kind(self.runs_dir) not in ("missing", "dir"):
+            raise StoreError(
+                f"{self.runs_dir}: not a directory (the store keeps its runs there); "
+                f"move it away {ANOTHER_DIRECTORY}"
+            )
+        if _kind(self.spec_path) == "dir":
+            raise self._spec_is_not_a_file()
+        self.identity()
+
+    def unwritable(self) -> str | None:
+        """Why this process cannot write the store (``None``: it can), creating its directory if
+        need be and trying a file in it and in ``runs/``. Raises :class:`StoreError` for other
+        failures (a name too long, a file in the way)."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            if exc.errno in NOT_WRITABLE:
+                return _reason(exc)
+            raise path_error(self.directory, exc) from None
+        runs = self.runs_dir
+        for folder in (self.directory, runs) if _kind(runs) == "dir" else (self.directory,):
+            probe = folder / f".probe-{os.getpid()}.tmp"
+            try:
+                os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644))
+                os.unlink(probe)
+            except OSError as exc:
+                if exc.errno in NOT_WRITABLE:
+                    return _reason(exc) if folder == self.directory else f"{_reason(exc)} in {folder}"
+                raise path_error(probe, exc) from None
+        return None
+
+    def unwritable_error(self, reason: str, pending: int) -> StoreError:
+        """The error for a store that cannot be written (``reason``) while ``pending`` runs remain."""
+        return StoreError(
+            f"{self.directory}: cannot write the results there ({reason}); {pending} runs remain to "
+            f"compute: make it writable {ANOTHER_DIRECTORY}"
+        )
+
+    @contextmanager
+    def writing(self) -> Iterator[str | None]:
+        """Hold the store for writing: check its paths (:meth:`check`), then take its lock for the
+        ``with`` block and yield ``None``; or yield why it cannot be written (a read-only
+        directory: what is stored can still be read). Raises :class:`StoreError` for a path of the
+        wrong kind and :class:`StoreLockedError`, naming the holder's pid, while another process
+        holds the store."""
+        self.check()
+        reason = self.unwritable()
+        if reason is not None:
+            yield reason
+            return
+        lock = FileLock(self.directory / LOCK)
+        try:
+            lock.acquire()
+        except LockHeldError as held:
+            holder = f"pid {held.pid}" if held.pid is not None else "pid not yet written"
+            raise StoreLockedError(
+                f"{self.directory} is in use by another sweep ({holder}); wait for it to finish, "
+                f"{ANOTHER_DIRECTORY}"
+            ) from None
+        except OSError as exc:
+            raise path_error(lock.path, exc) from None
+        try:
+            yield None
+        finally:
+            lock.release()
 
     def open(self, identity: dict[str, Any]) -> None:
         """Create the store for ``identity`` (JSON-able), or check that it already holds it.
@@ -126,7 +309,10 @@ class ResultStore:
                 raise mismatch_error(self.directory, differences(existing, record))
             self._fold_journals()
             return
-        self.runs_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.runs_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise path_error(self.runs_dir, exc) from None
         from speedtrap.provenance import provenance
 
         record[PROVENANCE_KEY] = provenance()
@@ -146,25 +332,74 @@ class ResultStore:
         """This process's journal: runs finished since its last part file."""
         return self.runs_dir / f"journal-{os.getpid()}.jsonl"
 
-    def _journals(self) -> list[Path]:
-        if not self.runs_dir.exists():
+    def _listing(self) -> list[Path]:
+        """The entries of ``runs/`` (none when it is missing or not a directory)."""
+        if _kind(self.runs_dir) != "dir":
             return []
-        return sorted(p for p in self.runs_dir.iterdir() if JOURNAL_PATTERN.match(p.name))
+        try:
+            return list(self.runs_dir.iterdir())
+        except OSError as exc:
+            raise path_error(self.runs_dir, exc) from None
+
+    def _journals(self) -> list[Path]:
+        return sorted(p for p in self._listing() if JOURNAL_PATTERN.match(p.name))
 
     def record(self, run: Mapping[str, Any]) -> None:
         """Journal one finished run at once (a JSON line); :meth:`append` later stores it in a part."""
-        with self.journal_path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(dict(run)) + "\n")
+        try:
+            with self.journal_path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(dict(run)) + "\n")
+        except OSError as exc:
+            raise path_error(self.journal_path, exc) from None
 
     def _journal_runs(self) -> list[dict[str, Any]]:
-        runs: list[dict[str, Any]] = []
-        for path in self._journals():
-            for line in path.read_text(encoding="utf-8").splitlines():
-                try:
-                    runs.append(json.loads(line))
-                except json.JSONDecodeError:  # a line cut short by a kill: that run is redone
-                    continue
+        return [run for path in self._journals() for run in self._read_journal(path)]
+
+    def _read_journal(self, path: Path) -> list[dict[str, Any]]:
+        """The runs of one journal. Its last line, if cut short by a kill, is left out quietly (that
+        run is redone); other damaged lines are left out too, and the journal is quarantined with
+        one :class:`DamagedJournalWarning`: copied whole to ``runs/quarantine/``, and rewritten with
+        its readable runs only."""
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:  # folded into a part by another process meanwhile
+            return []
+        except OSError as exc:
+            warnings.warn(
+                f"{path} could not be read ({_reason(exc)}); its runs will be computed again",
+                DamagedJournalWarning,
+                stacklevel=4,
+            )
+            return []
+        *lines, last = data.split(b"\n")  # last: b"" after a final newline, else a line cut short
+        runs = [run for line in lines if (run := _journal_run(line)) is not None]
+        damaged = sum(1 for line in lines if line.strip()) - len(runs)
+        if last and (run := _journal_run(last)) is not None:
+            runs.append(run)
+        if damaged:
+            self._quarantine_journal(path, data, runs, damaged)
         return runs
+
+    def _quarantine_journal(self, path: Path, data: bytes, runs: list[dict[str, Any]], damaged: int) -> None:
+        folder = self.runs_dir / QUARANTINE
+        target = folder / path.name
+        n = 1
+        while target.exists():
+            target, n = folder / f"{path.stem}.{n}{path.suffix}", n + 1
+        try:
+            folder.mkdir(exist_ok=True)
+            self._write_atomic(target, data)
+            self._write_atomic(path, b"".join(json.dumps(run).encode() + b"\n" for run in runs))
+            done = f"the journal was copied to {target} and keeps its {len(runs)} readable runs"
+        except (OSError, StoreError) as exc:
+            done = f"the journal could not be copied to {target} ({exc})"
+        lines = "line" if damaged == 1 else "lines"
+        warnings.warn(
+            f"{path}: {damaged} damaged {lines} (not UTF-8 JSON of a run) skipped; {done}; "
+            "the damaged runs will be computed again",
+            DamagedJournalWarning,
+            stacklevel=4,
+        )
 
     def _fold_journals(self) -> None:
         """Store the runs of journals left behind (a killed sweep) in a part file, then drop them."""
@@ -177,18 +412,17 @@ class ResultStore:
 
     def _write_atomic(self, path: Path, data: bytes) -> None:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with tmp.open("wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        try:
+            with tmp.open("wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise path_error(path, exc) from None
 
     def _parts(self) -> list[tuple[int, Path]]:
-        if not self.runs_dir.exists():
-            return []
-        return sorted(
-            (int(m.group(1)), p) for p in self.runs_dir.iterdir() if (m := PART_PATTERN.match(p.name))
-        )
+        return sorted((int(m.group(1)), p) for p in self._listing() if (m := PART_PATTERN.match(p.name)))
 
     def part_paths(self) -> list[Path]:
         """The stored part files, in the order they were written."""
@@ -216,10 +450,13 @@ class ResultStore:
         path = self.runs_dir / f"part-{number:05d}.parquet"
         table = pa.Table.from_pandas(runs.reset_index(drop=True), preserve_index=False)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        pq.write_table(table, tmp)
-        with tmp.open("rb") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        try:
+            pq.write_table(table, tmp)
+            with tmp.open("rb") as f:
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise path_error(path, exc) from None
         return path
 
     def _read_part(self, path: Path, columns: list[str] | None = None) -> pa.Table | None:
@@ -228,11 +465,15 @@ class ResultStore:
             return pq.read_table(path, columns=columns)
         except (pa.ArrowException, OSError, ValueError) as exc:
             target = self.runs_dir / QUARANTINE / path.name
-            target.parent.mkdir(exist_ok=True)
-            os.replace(path, target)
+            try:
+                target.parent.mkdir(exist_ok=True)
+                os.replace(path, target)
+                moved = f"moved to {target}"
+            except OSError as move:
+                moved = f"could not be moved to {target} ({_reason(move)})"
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             warnings.warn(
-                f"{path} could not be read ({reason}); moved to {target}, its runs will be computed again",
+                f"{path} could not be read ({reason}); {moved}, its runs will be computed again",
                 CorruptPartWarning,
                 stacklevel=3,
             )
