@@ -21,6 +21,7 @@ from speedtrap.cli import browser, compare, run, serving, sessions, sweep, valid
 from speedtrap.cli.common import (
     POLICY_KINDS,
     count_progress,
+    exits_on_interrupt,
     headline_scenario_path,
     load_scenario,
     parse_set,
@@ -73,19 +74,19 @@ def __getattr__(name: str) -> Any:
 
 # --- the commands, in the order `speedtrap --help` lists them (groups after commands) -----------
 
-app.command()(serving.backends)
-app.command()(serving.pareto)
-app.command()(run.run)
-app.command()(sweep.sweep)
-app.command()(sweep.experiment)
-app.command()(compare.compare)
-app.command()(compare.demo)
-app.command()(sessions.fit)
+app.command()(exits_on_interrupt(serving.backends))
+app.command()(exits_on_interrupt(serving.pareto))
+app.command()(exits_on_interrupt(run.run))
+app.command()(exits_on_interrupt(sweep.sweep))
+app.command()(exits_on_interrupt(sweep.experiment))
+app.command()(exits_on_interrupt(compare.compare))
+app.command()(exits_on_interrupt(compare.demo))
+app.command()(exits_on_interrupt(sessions.fit))
 app.command("app")(browser.app_command)
 
 validate_app = HelpTyper(help="Check the simulator against published measurements.", no_args_is_help=True)
-validate_app.command("workflow")(validate.validate_workflow_command)
-validate_app.command("serving")(validate.validate_serving_command)
+validate_app.command("workflow")(exits_on_interrupt(validate.validate_workflow_command))
+validate_app.command("serving")(exits_on_interrupt(validate.validate_serving_command))
 app.add_typer(validate_app, name="validate")
 
 

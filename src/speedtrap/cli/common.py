@@ -7,6 +7,7 @@ module imports this one, and it imports none of them.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import sys
@@ -61,6 +62,21 @@ def fail(message: str) -> NoReturn:
     """Print one line to stderr and exit with status 2 (bad input)."""
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(BAD_INPUT_EXIT_CODE)
+
+
+def exits_on_interrupt[**P, R](command: Callable[P, R]) -> Callable[P, R]:
+    """``command`` ending a Ctrl-C in one line on stderr and exit status 130 (a sweep's own message
+    says how many runs are stored and how to resume), instead of typer's blank line."""
+
+    @functools.wraps(command)
+    def interruptible(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except KeyboardInterrupt as exc:
+            typer.echo(f"interrupted: {exc}" if str(exc) else "interrupted", err=True)
+            raise typer.Exit(130) from None
+
+    return interruptible
 
 
 def one_line(exc: Exception) -> str:

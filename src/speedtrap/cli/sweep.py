@@ -138,7 +138,8 @@ def sweep(
         except ImportError as exc:
             raise ValueError(str(exc)) from None
     store_dir = results_dir / spec.name
-    stored_before = len(ResultStore(store_dir).completed_keys())
+    with bad_input_exits():  # a store that cannot be used says so in one line (StoreError)
+        stored_before = len(ResultStore(store_dir).completed_keys())
     try:
         table = run_experiment(spec, executor=runner, results_dir=results_dir, progress=not json_out)
     except StoreMismatchError as exc:
