@@ -82,12 +82,9 @@ def exits_on_interrupt[**P, R](command: Callable[P, R]) -> Callable[P, R]:
 def one_line(exc: Exception) -> str:
     """A one-line description of a validation or lookup error, with the field paths."""
     if isinstance(exc, ValidationError):
-        parts = []
-        for error in exc.errors():
-            path = ".".join(str(p) for p in error["loc"])
-            msg = error["msg"].removeprefix("Value error, ")
-            parts.append(f"{path}: {msg}" if path else msg)
-        return "; ".join(parts)
+        from speedtrap.config.base import describe_errors
+
+        return describe_errors(exc)
     return str(exc).strip("'\"")
 
 

@@ -13,7 +13,7 @@ import types
 import typing
 from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 from pydantic.types import AllowInfNan
 
 MAX_MAGNITUDE = 1e15
@@ -127,3 +127,14 @@ def set_path(data: dict[str, Any], path: str, value: Any) -> None:
         if not isinstance(node, dict):
             raise KeyError(f"{'.'.join(parts[: i + 1])} is not a table; cannot set {path}")
     node[parts[-1]] = value
+
+
+def describe_errors(exc: ValidationError) -> str:
+    """A validation error as one line: ``field.path: message; ...`` (pydantic's "Value error, "
+    prefix dropped)."""
+    parts = []
+    for error in exc.errors():
+        path = ".".join(str(p) for p in error["loc"])
+        msg = error["msg"].removeprefix("Value error, ")
+        parts.append(f"{path}: {msg}" if path else msg)
+    return "; ".join(parts)

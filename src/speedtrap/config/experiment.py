@@ -42,7 +42,7 @@ from typing import Any, Literal, Self
 import numpy as np
 from pydantic import Field, StrictBool, ValidationError, ValidationInfo, field_validator, model_validator
 
-from speedtrap.config.base import Spec
+from speedtrap.config.base import Spec, describe_errors
 from speedtrap.config.outcomes import SUMMARY_KEYS
 from speedtrap.config.scenario import Scenario
 from speedtrap.config.toml_file import TomlFileError, read_toml
@@ -69,16 +69,6 @@ DesignKind = Literal["full_factorial", "lhs", "sobol"]
 
 class UnknownFieldError(ValueError):
     """A dotted path that names no field of the base scenario."""
-
-
-def describe_errors(exc: ValidationError) -> str:
-    """A validation error as one line: ``field.path: message; ...``."""
-    parts = []
-    for error in exc.errors():
-        path = ".".join(str(p) for p in error["loc"])
-        msg = error["msg"].removeprefix("Value error, ")
-        parts.append(f"{path}: {msg}" if path else msg)
-    return "; ".join(parts)
 
 
 def check_scenario_path(scenario: Scenario, path: str) -> None:

@@ -29,7 +29,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from speedtrap.config.experiment import Experiment, describe_errors
+from speedtrap.config.base import describe_errors
+from speedtrap.config.experiment import Experiment
 from speedtrap.config.scenario import Scenario
 from speedtrap.experiments.design import POINT, check_points, design_points, scenario_for
 from speedtrap.experiments.executors import Executor, make_executor
