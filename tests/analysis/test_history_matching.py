@@ -41,6 +41,7 @@ from speedtrap.analysis.history_matching import (
     implausibility,
     kth_largest,
     non_implausible_mask,
+    overconfident,
     simulated_implausibility,
     space_filling_subset,
 )
@@ -365,6 +366,17 @@ def test_an_emulator_that_would_exclude_a_kept_run_rules_nothing_out() -> None:
     assert wave.remaining_share == 1.0
     table = wave.diagnostics()
     assert table.loc[0, "coverage"] < 1.0 and not table.loc[0, "used"]
+
+
+def test_overconfidence_is_a_binomial_test_of_pukelsheims_coverage() -> None:
+    def tail(misses: int, n: int) -> float:  # P(Binomial(n, 0.05) ≥ misses)
+        return sum(math.comb(n, k) * 0.05**k * 0.95 ** (n - k) for k in range(misses, n + 1))
+
+    assert tail(1, 8) == pytest.approx(1 - 0.95**8) and not overconfident(1, 8)  # 34%: an honest miss
+    assert tail(3, 8) < 0.01 and overconfident(3, 8)
+    assert tail(10, 100) > 0.01 and not overconfident(10, 100)
+    assert tail(12, 100) < 0.01 and overconfident(12, 100)
+    assert not overconfident(0, 5)
 
 
 def test_batches_top_up_until_enough_candidates_are_left() -> None:

@@ -29,13 +29,16 @@ emulators are applied first) and keeps the candidates that no used target rules 
 cross-validation (:func:`held_out_predictions`, the folds of
 :func:`speedtrap.analysis.emulator.cross_validated_q2`): ``q2``, the share of the outputs' variance
 it predicts at held-out runs; ``coverage``, the share of held-out runs within 3 standard deviations
-of their prediction; and ``false_exclusions``, the share of held-out runs that the simulated output
-places below the cut-off for this target but the emulator would rule out — the check of
-Andrianakis et al. 2015 (§ "Emulator validation"): an emulator that would rule out a run the
-simulator itself keeps is not used to rule anything out in that wave, and its target is left to
-later waves and to the final check. Q² alone is not the criterion: in later waves the outputs
-vary little inside the shrunken region, so an emulator accurate on the target's scale can have a
-low Q². The share of the original space
+of their prediction (seed noise included); and ``false_exclusions``, the share of held-out runs that
+the simulated output places below the cut-off for this target but the emulator would rule out — the
+check of Andrianakis et al. 2015 (§ "Emulator validation"). An emulator that would rule out a run
+the simulator itself keeps, or whose coverage is too low for Pukelsheim's ≥ 95% (a binomial test at
+:data:`COVERAGE_TEST_LEVEL`: :func:`overconfident`), is not used to rule anything out in that wave,
+and its target is left to later waves and to the final check. Q² alone is not the criterion: in
+later waves the outputs vary little inside the shrunken region, so an emulator accurate on the
+target's scale can have a low Q².
+
+**The share of the space left.** The share of the original space
 still non-implausible is estimated from the candidates: the box's volume times the share of its
 candidates kept (a binomial estimate; its standard error is reported). The next wave's design is a
 space-filling (greedy maximin) subset of the kept candidates, so each wave's emulators are fitted
@@ -69,6 +72,7 @@ __all__ = [
     "BOX_MARGIN",
     "CUTOFF",
     "DEFAULT_CANDIDATES",
+    "MIN_RUNS",
     "Parameter",
     "Target",
     "TargetEmulator",
@@ -80,6 +84,7 @@ __all__ = [
     "implausibility",
     "kth_largest",
     "non_implausible_mask",
+    "overconfident",
     "simulated_implausibility",
     "space_filling_subset",
 ]
@@ -90,9 +95,21 @@ CUTOFF = 3.0
 lies within three standard deviations of its mean), the cut-off of Vernon et al. 2010 and
 Andrianakis et al. 2015."""
 
+PUKELSHEIM_COVERAGE = 0.95
+"""The least share of any unimodal distribution within 3 standard deviations (Pukelsheim 1994)."""
+
+COVERAGE_TEST_LEVEL = 0.01
+"""An emulator whose held-out runs fall outside 3 sd so often that an honest emulator would do so
+with probability below this is overconfident and rules nothing out (assumption: a 1% test, so
+that an honest emulator is set aside in about one wave and target in a hundred)."""
+
 DEFAULT_CANDIDATES = 100_000
 """Candidates per wave on which the emulators are evaluated (microseconds each). The share of the
 space left is estimated from them: a binomial standard error of at most 0.16% of the box."""
+
+MIN_RUNS = 4
+"""Runs an emulator needs (:func:`speedtrap.analysis.emulator.fit_emulator`'s minimum); checking it
+by cross-validation needs one more."""
 
 BOX_MARGIN = 0.1
 """The next wave's candidates are drawn in the bounding box of the kept candidates, widened on
@@ -274,8 +291,10 @@ def space_filling_subset(
 @dataclass(frozen=True)
 class TargetEmulator:
     """One target's emulator in one wave with its cross-validated checks (``q2``, ``coverage``,
-    ``false_exclusions``: see the module docstring) and whether the wave ``used`` it to rule points
-    out; ``emulator`` is None when fewer than 4 runs gave the target a finite output."""
+    ``false_exclusions``: see the module docstring), whether the wave ``used`` it to rule points
+    out, and ``noise_variance``: its white-noise term in the outcome's units (the scatter of one
+    training output around the expected one). ``emulator`` is None when fewer than :data:`MIN_RUNS` runs
+    gave the target a finite output, and unchecked (NaN checks, not used) with exactly that many."""
 
     target: Target
     emulator: Emulator | None
@@ -284,6 +303,7 @@ class TargetEmulator:
     false_exclusions: float
     used: bool
     n_train: int
+    noise_variance: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -333,6 +353,30 @@ class Wave:
             )
         return np.column_stack(columns)
 
+    def predict(self, unit: np.ndarray) -> pd.DataFrame:
+        """Every emulator's prediction at unit coordinates: one row per point × target with ``point``
+        (the row of ``unit``), ``target``, ``mean``, ``variance`` (of the expected output),
+        ``noise_variance`` (of one run around it) and ``used``."""
+        unit = np.asarray(unit, dtype=float).reshape(-1, len(self.parameters))
+        x = emulator_inputs([p.factor for p in self.parameters], unit)
+        frames = []
+        for te in self.emulators:
+            nan = np.full(len(unit), math.nan)
+            em = te.emulator
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "point": np.arange(len(unit)),
+                        "target": te.target.name,
+                        "mean": em.predict(x) if em is not None else nan,
+                        "variance": em.variance(x) if em is not None else nan,
+                        "noise_variance": te.noise_variance,
+                        "used": te.used,
+                    }
+                )
+            )
+        return pd.concat(frames, ignore_index=True)
+
     def cut(self, unit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(kept, measure): whether each point survives this wave's cut, and its ``order``-th largest
         implausibility over the used targets."""
@@ -381,10 +425,17 @@ def held_out_predictions(
     """Each run's emulated mean and variance from an emulator fitted without its fold: the folds and
     refits of :func:`speedtrap.analysis.emulator.cross_validated_q2` (``folds`` folds in a seeded
     random order, each refit starting from the kernel ``start``), so that its Q² is
-    ``1 − Σ(y − mean)² / Σ(y − ȳ)²`` of these means."""
-    order = np.random.default_rng(seed).permutation(len(y))
-    mean, variance = np.empty(len(y)), np.empty(len(y))
-    for fold in np.array_split(order, max(2, min(folds, len(y)))):
+    ``1 − Σ(y − mean)² / Σ(y − ȳ)²`` of these means. Where a fold would leave a refit fewer than
+    :data:`MIN_RUNS` runs, more folds are used (at most one run each)."""
+    n = len(y)
+    k = max(2, min(folds, n))
+    while k < n and n - math.ceil(n / k) < MIN_RUNS:  # every refit needs MIN_RUNS runs
+        k += 1
+    if n - math.ceil(n / k) < MIN_RUNS:
+        raise ValueError(f"cross-validation needs at least {MIN_RUNS + 1} runs, got {n}")
+    order = np.random.default_rng(seed).permutation(n)
+    mean, variance = np.empty(n), np.empty(n)
+    for fold in np.array_split(order, k):
         keep = np.setdiff1d(order, fold)
         emulator = fit_emulator(x[keep], y[keep], seed=seed, restarts=0, start=start)
         mean[fold], variance[fold] = emulator.predict(x[fold]), emulator.variance(x[fold])
@@ -396,19 +447,33 @@ def _fit_target(
 ) -> TargetEmulator:
     finite = np.isfinite(y)
     n = int(finite.sum())
-    if n < 4:  # fit_emulator's minimum: the target cannot be emulated from these runs
-        return TargetEmulator(target, None, math.nan, math.nan, math.nan, False, n)
+    if n < MIN_RUNS:  # the target cannot be emulated from these runs
+        return TargetEmulator(target, None, math.nan, math.nan, math.nan, False, n, math.nan)
     x, y = x[finite], y[finite]
     emulator = fit_emulator(x, y, seed=seed, restarts=restarts)
+    if n == MIN_RUNS:  # too few to hold any out: an unchecked emulator rules nothing out
+        noise = emulator.noise_share * float(np.var(y))
+        return TargetEmulator(target, emulator, math.nan, math.nan, math.nan, False, n, noise)
     mean, variance = held_out_predictions(x, y, emulator.gp.kernel_, folds=folds, seed=seed)
     spread = float(((y - y.mean()) ** 2).sum())
     q2 = 1.0 - float(((y - mean) ** 2).sum()) / spread if spread > 0.0 else math.nan
     noise = emulator.noise_share * float(np.var(y))  # the scatter of one training output, outcome units
-    coverage = float(np.mean(np.abs(y - mean) <= CUTOFF * np.sqrt(variance + noise)))
+    inside = np.abs(y - mean) <= CUTOFF * np.sqrt(variance + noise)
     simulated = implausibility(target.value, y, target.obs_sd**2, target.discrepancy_sd**2, noise)
     emulated = implausibility(target.value, mean, target.obs_sd**2, target.discrepancy_sd**2, variance)
     false = float(np.mean((simulated <= cutoff) & (emulated > cutoff)))
-    return TargetEmulator(target, emulator, q2, coverage, false, false == 0.0, n)
+    used = false == 0.0 and not overconfident(int((~inside).sum()), len(y))
+    return TargetEmulator(target, emulator, q2, float(inside.mean()), false, used, n, noise)
+
+
+def overconfident(misses: int, n: int, *, level: float = COVERAGE_TEST_LEVEL) -> bool:
+    """Whether ``misses`` of ``n`` held-out runs outside 3 standard deviations of their prediction
+    are too many for an honest emulator: by Pukelsheim's rule at most 5% of a unimodal predictive
+    distribution lies beyond 3 sd, so ``P(Binomial(n, 0.05) ≥ misses) < level`` means the emulator
+    claims more certainty than it has."""
+    from scipy.stats import binom
+
+    return misses > 0 and float(binom.sf(misses - 1, n, 1.0 - PUKELSHEIM_COVERAGE)) < level
 
 
 def history_matching_wave(
