@@ -20,7 +20,7 @@ whatever the shape of the errors.
 **Waves.** Each wave fits one Gaussian-process emulator per target
 (:func:`speedtrap.analysis.emulator.fit_emulator`, on the per-point means of the simulator runs;
 its white-noise term takes the seed noise, and :meth:`~speedtrap.analysis.emulator.Emulator.variance`
-is the uncertainty about the *expected* output), checks it by cross-validated Q², evaluates the
+is the uncertainty about the *expected* output), checks it (below), evaluates the
 implausibility on a large space-filling sample of candidates drawn in the previous wave's
 non-implausible region (its bounding box widened by :data:`BOX_MARGIN`; every earlier wave's
 emulators are applied first) and keeps the candidates that no used target rules out.
@@ -38,11 +38,11 @@ and its target is left to later waves and to the final check. Q² alone is not t
 later waves the outputs vary little inside the shrunken region, so an emulator accurate on the
 target's scale can have a low Q².
 
-**The share of the space left.** The share of the original space
-still non-implausible is estimated from the candidates: the box's volume times the share of its
-candidates kept (a binomial estimate; its standard error is reported). The next wave's design is a
-space-filling (greedy maximin) subset of the kept candidates, so each wave's emulators are fitted
-where the region is, and grow more accurate there.
+**The space left.** The share of the original space still non-implausible is estimated from the
+candidates: the box's volume times the share of its candidates kept (a binomial estimate; its
+standard error is reported). The next wave's design is a space-filling (greedy maximin) subset of
+the kept candidates, so each wave's emulators are fitted where the region is, and grow more
+accurate there.
 
 **Final check.** Emulators only say where matches are possible; :func:`simulated_implausibility`
 checks points with real simulator runs: ``V_em = 0`` and the seed-noise variance of the simulated
