@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = [
     "speedtrap/py.typed",
     "speedtrap/validation/data/workflow_targets.csv",
+    "speedtrap/validation/data/behaviour_parameters.csv",
     "speedtrap/_data/experiments/headline.toml",
     "speedtrap/_data/experiments/break_even.toml",
     "speedtrap/_data/experiments/fast_mode_externality.toml",

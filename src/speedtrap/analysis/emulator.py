@@ -157,6 +157,32 @@ class Emulator:
             out[lo : lo + _CHUNK] = ((1.0 + r + r * r / 3.0) * np.exp(-r)) @ gp.alpha_
         return np.asarray(out * amplitude * gp._y_train_std + gp._y_train_mean, dtype=float)
 
+    def variance(self, x: np.ndarray) -> np.ndarray:
+        """The emulator's variance of the *expected* outcome at inputs ``x`` (rows × inputs, as
+        :func:`emulator_inputs` gives), in the outcome's units squared: the GP posterior variance of
+        its smooth part (constant × Matérn), computed in chunks like :meth:`predict`.
+
+        The white-noise term is left out: it is the scatter of single training outputs around the
+        expected outcome, not uncertainty about the expected outcome. ``GaussianProcessRegressor.
+        predict(return_std=True)`` includes it: its variance is this plus ``noise_share·var(y)``
+        (``tests/analysis/test_history_matching.py``)."""
+        from scipy.linalg import solve_triangular
+        from scipy.spatial.distance import cdist
+
+        x = np.asarray(x, dtype=float)
+        gp = self.gp
+        params = gp.kernel_.get_params()
+        scale = np.asarray(params["k1__k2__length_scale"], dtype=float)
+        amplitude = float(params["k1__k1__constant_value"])
+        train = gp.X_train_ / scale
+        out = np.empty(len(x))
+        for lo in range(0, len(x), _CHUNK):
+            r = cdist(x[lo : lo + _CHUNK] / scale, train) * math.sqrt(5.0)
+            k = amplitude * (1.0 + r + r * r / 3.0) * np.exp(-r)
+            v = solve_triangular(gp.L_, k.T, lower=True, check_finite=False)
+            out[lo : lo + _CHUNK] = amplitude - np.einsum("ij,ij->j", v, v)
+        return np.asarray(np.maximum(out, 0.0) * gp._y_train_std**2, dtype=float)
+
     @property
     def noise_share(self) -> float:
         """The fitted white-noise variance as a share of the training outputs' variance (the outputs

@@ -4,7 +4,8 @@ Each function draws on a given matplotlib ``Axes`` (or a new figure) and returns
 shown or saved implicitly — :func:`save_figure` writes PNG and SVG side by side. One module per
 figure family: ``common`` (interval notes, legend entries, saving), ``ledger`` (where a
 developer-day goes), ``sweeps`` (outcomes across backends and design points, display tables),
-``sensitivity`` (Sobol', Morris, emulator check) and ``calibration``; this package gathers their
+``sensitivity`` (Sobol', Morris, emulator check), ``calibration`` and ``history_matching`` (the
+history-matching waves; imported from its module); this package gathers the others'
 public names.
 """
 

@@ -1,7 +1,9 @@
 """The workflow model against published measurements of developers and coding agents.
 
 The targets live in ``data/workflow_targets.csv`` (published value, the source, how the source
-computed it, how speedtrap computes it, and a tolerance fixed before any run): one row per target,
+computed it, how speedtrap computes it, a tolerance fixed before any run, and the observation and
+model-discrepancy standard deviations that history matching uses, ``obs_sd`` and
+``discrepancy_sd``, with an ``error_note`` on how each was set): one row per target,
 each on one of two scenarios — ``headline`` (experiments/scenarios/headline.toml: today's agentic
 developer, compared with Claude Code and Codex traces) and ``metr`` (experiments/scenarios/metr.toml:
 METR's 2025 trial, run with AI and by hand on the same seeds). :func:`validate_workflow` runs both

@@ -1,0 +1,152 @@
+"""Joint calibration of the workflow model by history matching, in one command.
+
+``python experiments/calibrate.py [--quick] [--executor serial|processes|dask] [--workers N]
+[--results-dir DIR] [--waves N] [--points N] [--replications N] [--check-points N] [--out DIR]``
+
+Varies every uncertain behavioural parameter of src/speedtrap/validation/data/behaviour_parameters.csv
+over its range at once, runs the two calibration scenarios (experiments/scenarios/headline.toml and
+metr.toml, METR's with AI and by hand) at each design point, and rules out wave by wave, with one
+Gaussian-process emulator per target, the parameter sets whose implausibility exceeds 3 on some
+workflow target (src/speedtrap/validation/data/workflow_targets.csv, with each target's observation
+error and model discrepancy); then checks a space-filling subset of what is left with real runs and
+keeps the sets below 3 on every target: the ensemble (speedtrap.experiments.calibration; the method
+in docs/calibration.md, "History matching").
+
+Runs are stored under ``<results-dir>/calibration/`` (``calibration-quick/`` with ``--quick``) as
+they finish, with each wave's design; a rerun resumes and computes only what is missing, and a
+rerun with more ``--waves`` goes on from the last. Writes waves.csv, emulators.csv, wave<k>.csv,
+emulator_check.csv, check.csv, ensemble.csv and three figures to ``--out`` (default
+experiments/calibration/; with ``--quick``, ``<results-dir>/calibration-quick/outputs/``), and
+prints the share ruled out per wave, the final check and the wall time. ``--quick``: 2 waves of 8
+points of 3 developers × 1 day, 4 checked points (seconds; a smoke run whose region means nothing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from speedtrap.analysis.emulator import CV_FOLDS
+from speedtrap.analysis.history_matching import DEFAULT_CANDIDATES
+from speedtrap.experiments.calibration import (
+    CHECK_REPLICATIONS,
+    DEFAULT_CHECK_POINTS,
+    DEFAULT_POINTS,
+    DEFAULT_WAVES,
+    run_history_matching,
+)
+from speedtrap.experiments.calibration_outputs import calibration_finding, write_calibration
+from speedtrap.experiments.canonical import EXPERIMENTS_DIR
+from speedtrap.experiments.executors import EXECUTOR_KINDS
+from speedtrap.validation.workflow import default_scenarios
+
+OUT = Path(__file__).resolve().parent / "calibration"
+QUICK = {
+    "waves": 2,
+    "points": 8,
+    "check_points": 4,
+    "check_replications": 2,
+    "candidates": 4096,
+    "restarts": 0,
+    "folds": 2,
+    "developers": 3,
+    "days": 1,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run of seconds (tiny scenarios and waves)"
+    )
+    parser.add_argument(
+        "--executor", choices=EXECUTOR_KINDS, default=None, help="default processes; serial with --quick"
+    )
+    parser.add_argument("--workers", type=int, default=None, help="worker processes (processes, dask)")
+    parser.add_argument("--results-dir", type=Path, default=Path("results"), help="where runs are stored")
+    parser.add_argument("--waves", type=int, default=None, help=f"waves (default {DEFAULT_WAVES})")
+    parser.add_argument(
+        "--points", type=int, default=None, help=f"design points per wave (default {DEFAULT_POINTS})"
+    )
+    parser.add_argument("--replications", type=int, default=1, help="runs per design point (default 1)")
+    parser.add_argument(
+        "--check-points",
+        type=int,
+        default=None,
+        help=f"points of the final check (default {DEFAULT_CHECK_POINTS})",
+    )
+    parser.add_argument("--out", type=Path, default=None, help="where tables and figures go")
+    args = parser.parse_args(argv)
+    quick = args.quick
+    waves = args.waves if args.waves is not None else QUICK["waves"] if quick else DEFAULT_WAVES
+    points = args.points if args.points is not None else QUICK["points"] if quick else DEFAULT_POINTS
+    check_points = (
+        args.check_points
+        if args.check_points is not None
+        else QUICK["check_points"]
+        if quick
+        else DEFAULT_CHECK_POINTS
+    )
+    for flag, value, least in (
+        ("--waves", waves, 1),
+        ("--points", points, 4),
+        ("--replications", args.replications, 1),
+        ("--check-points", check_points, 1),
+    ):
+        if value < least:
+            parser.error(f"{flag} must be at least {least}, got {value}")
+    executor = args.executor or ("serial" if quick else "processes")
+    if executor == "serial" and args.workers not in (None, 1):
+        parser.error("--workers needs the processes or dask executor")
+    name = "calibration-quick" if quick else "calibration"
+    out = args.out or (args.results_dir / name / "outputs" if quick else OUT)
+    scenarios = default_scenarios(EXPERIMENTS_DIR.parent)
+    if quick:
+        scenarios = {
+            key: s.with_overrides(
+                {"developers": QUICK["developers"], "horizon_s": QUICK["days"] * s.workday_s}
+            )
+            for key, s in scenarios.items()
+        }
+    calls = waves * points * args.replications
+    print(
+        f"History matching: up to {waves} waves × {points} points × {args.replications} run(s), then "
+        f"{check_points} points × {QUICK['check_replications'] if quick else CHECK_REPLICATIONS} runs "
+        f"(each run: headline + METR with AI and by hand); up to {calls} wave runs; executor {executor}",
+        flush=True,
+    )
+    start = time.perf_counter()
+    result = run_history_matching(
+        scenarios,
+        waves=waves,
+        points=points,
+        replications=args.replications,
+        check_points=check_points,
+        check_replications=QUICK["check_replications"] if quick else CHECK_REPLICATIONS,
+        candidates=QUICK["candidates"] if quick else DEFAULT_CANDIDATES,
+        restarts=QUICK["restarts"] if quick else 2,
+        folds=QUICK["folds"] if quick else CV_FOLDS,
+        executor=executor,
+        workers=args.workers,
+        results_dir=args.results_dir,
+        name=name,
+    )
+    wall_s = time.perf_counter() - start
+    written = write_calibration(result, out)
+    print(result.summary.round(5).to_string(index=False))
+    print(calibration_finding(result))
+    if quick:
+        print("Quick variant: a smoke run; its region and ensemble mean nothing.")
+    print(f"Waves, emulators and the final check in {wall_s / 60:.1f} min wall ({executor}).")
+    print("Wrote " + ", ".join(str(p) for p in written))
+    return 0
+
+
+if __name__ == "__main__":  # the processes executor starts fresh interpreters that import this file
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""What a history-matching calibration leaves behind: CSV tables, figures and a finding in words.
+
+:func:`write_calibration` writes, into one directory (``experiments/calibration/`` for a full run):
+
+* ``waves.csv``: one row per wave (:class:`~speedtrap.experiments.calibration.HistoryMatchingResult`
+  ``summary``: design points, runs fitted, candidates, share of the space ruled out ± its standard
+  error, targets used, smallest Q²);
+* ``emulators.csv``: one row per wave × target: Q², coverage, false exclusions, noise share, used,
+  the share of the space that target alone rules out, with the target's value and errors;
+* ``wave<k>.csv``: wave k's design points, their simulated outputs and emulated implausibility;
+* ``emulator_check.csv``: each wave's emulators at runs they were not fitted to;
+* ``check.csv``: the final check (simulated means, their standard errors, implausibility, kept);
+* ``ensemble.csv``: the kept parameter sets (:mod:`speedtrap.experiments.ensemble`);
+* ``ruled_out.png``, ``emulator_check.png``, ``non_implausible_pairs.png``
+  (:mod:`speedtrap.plots.history_matching`).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from speedtrap.experiments.calibration import HistoryMatchingResult
+from speedtrap.experiments.ensemble import ENSEMBLE_FILE, write_ensemble
+from speedtrap.plots.history_matching import (
+    plot_emulator_predictions,
+    plot_non_implausible_pairs,
+    plot_ruled_out,
+)
+
+__all__ = ["ENSEMBLE_AIM", "calibration_finding", "write_calibration"]
+
+ENSEMBLE_AIM = 50
+"""Members the calibration aims at (the issue's "at least 50 non-implausible parameter sets")."""
+
+
+def write_calibration(result: HistoryMatchingResult, out: str | Path) -> list[Path]:
+    """Write the calibration's tables and figures into ``out`` (see the module docstring); returns
+    the paths written. When no point passed the final check, ``ensemble.csv`` holds its header
+    alone (and :func:`speedtrap.experiments.ensemble.load_ensemble` refuses it: no members)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+
+    def csv(frame: pd.DataFrame, name: str) -> None:
+        frame.to_csv(out / name, index=False)
+        written.append(out / name)
+
+    csv(result.summary, "waves.csv")
+    targets = pd.DataFrame(
+        [
+            {"target": t.name, "value": t.value, "obs_sd": t.obs_sd, "discrepancy_sd": t.discrepancy_sd}
+            for t in result.setup.targets
+        ]
+    )
+    csv(result.diagnostics.merge(targets, on="target", how="left"), "emulators.csv")
+    for wave, rows in result.runs.groupby("wave"):
+        csv(rows.drop(columns="wave"), f"wave{wave}.csv")
+    csv(result.emulator_check, "emulator_check.csv")
+    if not result.check.empty:
+        csv(result.check, "check.csv")
+    if result.ensemble.empty:  # the header alone: load_ensemble says that no member passed
+        csv(result.ensemble, ENSEMBLE_FILE)
+    else:
+        written.append(write_ensemble(result.ensemble, out / ENSEMBLE_FILE))
+
+    written.append(_save(plot_ruled_out(result.summary), out / "ruled_out.png"))
+    if not result.emulator_check.empty:
+        bands = {t.name: (t.value, math.sqrt(t.variance)) for t in result.setup.targets}
+        fig = plot_emulator_predictions(
+            result.emulator_check, [t.name for t in result.setup.targets], bands=bands
+        )
+        written.append(_save(fig, out / "emulator_check.png"))
+    last = result.waves[-1]
+    if len(last.non_implausible):
+        ranges = {p.name: (p.low, p.high, p.scale) for p in result.setup.parameters}
+        values = pd.DataFrame(
+            {p.name: p.from_unit(last.non_implausible[:, j]) for j, p in enumerate(result.setup.parameters)}
+        )
+        fig = plot_non_implausible_pairs(
+            values,
+            ranges,
+            title=f"Non-implausible after wave {last.number}: {len(values)} candidates, "
+            "the 6 most constrained parameters",
+        )
+        written.append(_save(fig, out / "non_implausible_pairs.png"))
+    return written
+
+
+def _save(fig: object, path: Path) -> Path:
+    fig.savefig(path, dpi=110)  # type: ignore[attr-defined]
+    plt.close(fig)  # type: ignore[arg-type]
+    return path
+
+
+def calibration_finding(result: HistoryMatchingResult) -> str:
+    """The calibration in words: the share ruled out after each wave, which targets' emulators were
+    used and the weakest Q², and how many points passed the final check."""
+    parts = []
+    for row in result.summary.itertuples():
+        parts.append(
+            f"wave {row.wave}: {100 * row.ruled_out_share:.2f}% ± {200 * row.remaining_se:.2f}% of the space "
+            f"ruled out ({row.non_implausible} candidates left; {row.targets_used} of "
+            f"{len(result.setup.targets)} targets' emulators used, smallest Q² {row.min_q2:.2f})"
+        )
+    text = "History matching: " + "; ".join(parts) + "."
+    if result.stopped:
+        text += f" Stopped: {result.stopped}."
+    if not result.check.empty:
+        kept = int(result.check["kept"].sum())
+        text += (
+            f" Final check: {kept} of {len(result.check)} points within the cut-off on every target by "
+            f"simulation"
+        )
+        text += "." if kept >= ENSEMBLE_AIM else f" (fewer than the {ENSEMBLE_AIM} aimed at)."
+        if kept < len(result.check):
+            worst = (
+                result.check.filter(like="I:").gt(result.waves[-1].cutoff).sum().sort_values(ascending=False)
+            )
+            worst = worst[worst > 0]
+            text += " Targets missed most often: " + ", ".join(
+                f"{name.removeprefix('I:')} ({count})" for name, count in worst.head(4).items()
+            )
+            text += "."
+    return text

@@ -1,0 +1,146 @@
+"""The calibrated ensemble: parameter sets that history matching could not rule out, as data.
+
+**Format.** ``ensemble.csv`` (written by ``experiments/calibrate.py``, by default to
+``experiments/calibration/``): a ``member`` column (0, 1, … — unique whole numbers) and one column
+per parameter, named by its scenario path (``developer.attention.patience_s.median``), holding the
+value that member gives it. Nothing else: the members' implausibilities and simulated outputs are
+in ``check.csv`` beside it. A member is applied as scenario overrides, each value on every
+calibration scenario whose field the path names (``Scenario.with_overrides``); which calibration
+scenario a parameter belongs to is in ``validation/data/behaviour_parameters.csv``.
+
+:func:`load_ensemble` reads and checks an ensemble file: the columns, finite numbers, and — when
+given — each path against the parameter ranges table (a known parameter, inside its range) and
+against a scenario (a field of it; every member's overrides validate).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pydantic import ValidationError
+
+from speedtrap.config.base import describe_errors
+from speedtrap.config.experiment import UnknownFieldError, check_scenario_path
+from speedtrap.config.scenario import Scenario
+
+__all__ = ["ENSEMBLE_FILE", "MEMBER", "load_ensemble", "write_ensemble"]
+
+ENSEMBLE_FILE = "ensemble.csv"
+MEMBER = "member"
+RANGE_SLACK = 1e-9
+"""Relative slack on a range's ends when checking members (values written as text and read back)."""
+
+
+def write_ensemble(members: pd.DataFrame, path: str | Path) -> Path:
+    """Write ``members`` (a ``member`` column and one column per parameter path) as an ensemble
+    file, after the checks :func:`load_ensemble` makes on the columns and values."""
+    path = Path(path)
+    _check_frame(members, str(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    members.to_csv(path, index=False)
+    return path
+
+
+def _check_frame(frame: pd.DataFrame, where: str) -> list[str]:
+    if MEMBER not in frame.columns or frame.columns[0] != MEMBER:
+        raise ValueError(f"{where}: the first column must be {MEMBER!r}")
+    paths = [str(c) for c in frame.columns[1:]]
+    if not paths:
+        raise ValueError(f"{where}: no parameter columns")
+    if len(set(paths)) != len(paths):
+        raise ValueError(f"{where}: a parameter column repeats")
+    if frame.empty:
+        raise ValueError(f"{where}: no members (the calibration's final check kept no parameter set)")
+    member = pd.to_numeric(frame[MEMBER], errors="coerce")
+    if member.isna().any() or (member % 1 != 0).any() or (member < 0).any() or member.duplicated().any():
+        raise ValueError(f"{where}: {MEMBER} must be unique whole numbers ≥ 0")
+    for column in paths:
+        values = pd.to_numeric(frame[column], errors="coerce")
+        bad = values.isna() | ~values.map(lambda v: math.isfinite(v) if not pd.isna(v) else False)
+        if bad.any():
+            row = int(bad.to_numpy().nonzero()[0][0])
+            raise ValueError(
+                f"{where}: {column}: member row {row} is not a finite number ({frame[column].iloc[row]!r})"
+            )
+    return paths
+
+
+def load_ensemble(
+    path: str | Path,
+    *,
+    parameters: pd.DataFrame | None = None,
+    scenario: Scenario | Mapping[str, Scenario] | None = None,
+) -> list[dict[str, float]]:
+    """The members of an ensemble file, in ``member`` order: one ``{path: value}`` dict each, to
+    apply as scenario overrides.
+
+    Checks the file's format (see the module docstring); with ``parameters`` (the behaviour
+    parameters table), that every column is one of its paths and every value lies in its range;
+    with ``scenario`` (one scenario, or a mapping of the calibration scenarios by name), that every
+    path is a field of at least one of them and that every member's overrides of the paths it has
+    validate there. Raises ``FileNotFoundError`` or ``ValueError`` naming the problem.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"no ensemble file {path}: run `python experiments/calibrate.py` to make one, or give a "
+            "single parameter set instead"
+        )
+    try:
+        frame = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not a readable CSV file ({exc})") from None
+    paths = _check_frame(frame, str(path))
+    frame = frame.assign(**{MEMBER: frame[MEMBER].astype(int)}).sort_values(MEMBER, ignore_index=True)
+    members = [{p: float(row[p]) for p in paths} for _, row in frame.iterrows()]
+    if parameters is not None:
+        ranges = parameters.set_index("path")
+        for p in paths:
+            if p not in ranges.index:
+                raise ValueError(f"{path}: {p!r} is not a parameter of the ranges table")
+            low, high = float(ranges.loc[p, "low"]), float(ranges.loc[p, "high"])
+            slack = RANGE_SLACK * max(abs(low), abs(high))
+            outside = [m[p] for m in members if not low - slack <= m[p] <= high + slack]
+            if outside:
+                raise ValueError(f"{path}: {p} = {outside[0]} lies outside its range [{low:g}, {high:g}]")
+    if scenario is not None:
+        _check_scenarios(
+            members, paths, scenario if isinstance(scenario, Mapping) else {"scenario": scenario}, path
+        )
+    return members
+
+
+def _check_scenarios(
+    members: list[dict[str, float]], paths: list[str], scenarios: Mapping[str, Scenario], where: Path
+) -> None:
+    holds: dict[str, list[str]] = {name: [] for name in scenarios}
+    for p in paths:
+        for name, scenario in scenarios.items():
+            try:
+                check_scenario_path(scenario, p)
+            except UnknownFieldError:
+                continue
+            holds[name].append(p)
+        if not any(p in held for held in holds.values()):
+            raise ValueError(f"{where}: {p!r} is a field of no scenario given ({', '.join(scenarios)})")
+    for i, member in enumerate(members):
+        for name, scenario in scenarios.items():
+            overrides: dict[str, Any] = {p: _as_field(scenario, p, member[p]) for p in holds[name]}
+            try:
+                scenario.with_overrides(overrides)
+            except ValidationError as exc:
+                raise ValueError(f"{where}: member {i} on {name}: {describe_errors(exc)}") from None
+
+
+def _as_field(scenario: Scenario, path: str, value: float) -> float | int:
+    """``value`` as an int where the scenario's field holds one and the value is whole."""
+    node: Any = scenario.model_dump(mode="python")
+    for part in path.split("."):
+        node = node[part]
+    return (
+        int(value) if isinstance(node, int) and not isinstance(node, bool) and value.is_integer() else value
+    )

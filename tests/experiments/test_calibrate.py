@@ -1,0 +1,212 @@
+"""History matching through the experiment engine: one parameter point on both calibration
+scenarios, stored and resumable waves, the executors, the quick script end to end, and the
+ensemble file."""
+
+from __future__ import annotations
+
+import math
+import runpy
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from speedtrap.config.scenario import Scenario
+from speedtrap.experiments.calibration import (
+    calibration_setup,
+    carrier_scenario,
+    run_history_matching,
+    workflow_statistics,
+)
+from speedtrap.experiments.calibration_outputs import calibration_finding, write_calibration
+from speedtrap.experiments.ensemble import load_ensemble, write_ensemble
+from speedtrap.validation.parameters import load_parameters, scenario_value
+from speedtrap.validation.workflow import default_scenarios, load_targets
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "experiments" / "calibrate.py"
+PATIENCE = "developer.attention.patience_s.median"
+DELEGATED = "developer.delegated_fraction"
+FAILURES = "backends.sonnet-2025.quality.failure_multiplier"
+
+
+def tiny(developers: int = 2, days: float = 0.5) -> dict[str, Scenario]:
+    return {
+        name: s.with_overrides({"developers": developers, "horizon_s": days * s.workday_s})
+        for name, s in default_scenarios(ROOT).items()
+    }
+
+
+def test_one_point_reaches_each_scenario_it_applies_to() -> None:
+    scenarios = tiny()
+    setup = calibration_setup(scenarios)
+    carrier = setup.carrier
+    for p in setup.parameters:  # every parameter path exists in the carrier
+        scenario_value(carrier, p.name)
+    point = carrier.with_overrides({PATIENCE: 25.0, DELEGATED: 0.3, FAILURES: 2.0})
+    both = setup.model.scenarios(point)
+    assert scenario_value(both["headline"], PATIENCE) == 25.0 == scenario_value(both["metr"], PATIENCE)
+    assert scenario_value(both["metr"], DELEGATED) == 0.3
+    assert scenario_value(both["headline"], DELEGATED) == 1.0  # metr only: the headline keeps its own
+    assert scenario_value(both["metr"], FAILURES) == 2.0
+    assert "sonnet-2025" not in both["headline"].backends
+    assert both["headline"].policy == scenarios["headline"].policy and both["metr"].name == "metr"
+    assert carrier_scenario(scenarios).name == "calibration"
+
+
+def test_workflow_statistics_returns_every_target_statistic() -> None:
+    scenarios = tiny(developers=2, days=1.0)
+    stats = workflow_statistics(scenarios["headline"], scenarios["metr"], seed=3)
+    assert set(load_targets()["statistic"]) <= set(stats)
+    assert all(isinstance(v, float) for v in stats.values())
+    assert math.isfinite(stats["agent_stretch_median"]) and math.isfinite(stats["manual_task_time_median"])
+    setup = calibration_setup(scenarios)
+    assert setup.model(setup.carrier, 3) == stats  # the carrier's own values: the scenarios as they are
+
+
+MICRO: dict[str, Any] = {
+    "waves": 1,
+    "points": 4,
+    "check_points": 2,
+    "check_replications": 2,
+    "candidates": 512,
+    "restarts": 0,
+    "folds": 2,
+    "progress": False,
+}
+
+
+def test_runs_are_the_same_on_every_executor_and_a_changed_input_is_refused(tmp_path: Path) -> None:
+    scenarios = tiny(developers=1, days=0.25)
+    serial = run_history_matching(scenarios, **MICRO, results_dir=tmp_path / "s")
+    for kind in ("processes", "dask"):
+        other = run_history_matching(
+            scenarios, **MICRO, executor=kind, workers=2, results_dir=tmp_path / kind
+        )
+        pd.testing.assert_frame_equal(other.runs, serial.runs)
+        pd.testing.assert_frame_equal(other.check, serial.check)
+    targets = load_targets()
+    targets.loc[0, "obs_sd"] *= 2
+    with pytest.raises(ValueError, match=r"targets changed"):
+        run_history_matching(scenarios, **MICRO, targets=targets, results_dir=tmp_path / "s")
+    with pytest.raises(ValueError, match=r"settings.points changed"):
+        run_history_matching(scenarios, **{**MICRO, "points": 5}, results_dir=tmp_path / "s")
+    with pytest.raises(ValueError, match="check_replications ≥ 2"):
+        run_history_matching(scenarios, **{**MICRO, "check_replications": 1}, results_dir=tmp_path / "x")
+
+
+def stored_files(directory: Path) -> dict[str, int]:
+    return {str(p.relative_to(directory)): p.stat().st_mtime_ns for p in directory.rglob("*") if p.is_file()}
+
+
+def test_quick_script_runs_end_to_end_and_a_rerun_recomputes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    module = runpy.run_path(str(SCRIPT), run_name="calibrate")  # defines main without running it
+    assert module["main"](["--quick", "--results-dir", str(tmp_path)]) == 0
+    state = tmp_path / "calibration-quick"
+    out = state / "outputs"
+    for name in (
+        "waves.csv",
+        "emulators.csv",
+        "wave1.csv",
+        "wave2.csv",
+        "emulator_check.csv",
+        "check.csv",
+        "ensemble.csv",
+    ):
+        assert (out / name).is_file(), name
+    for figure in ("ruled_out.png", "emulator_check.png", "non_implausible_pairs.png"):
+        assert (out / figure).stat().st_size > 10_000, figure
+    waves = pd.read_csv(out / "waves.csv")
+    assert list(waves["wave"]) == [1, 2] and (waves["ruled_out_share"].diff().dropna() >= 0).all()
+    emulators = pd.read_csv(out / "emulators.csv")
+    assert len(emulators) == 2 * len(load_targets())
+    assert {"q2", "coverage", "false_exclusions", "used", "obs_sd", "discrepancy_sd"} <= set(
+        emulators.columns
+    )
+    check = pd.read_csv(out / "check.csv")
+    assert len(check) == 4 and {"kept", "max_implausibility"} <= set(check.columns)
+    ensemble = pd.read_csv(out / "ensemble.csv")
+    assert list(ensemble.columns) == ["member", *load_parameters()["path"]]
+    assert len(ensemble) == int(check["kept"].sum())
+    first = capsys.readouterr().out
+    assert "History matching: wave 1:" in first and "min wall (serial)" in first
+
+    stored = stored_files(state / "wave1") | stored_files(state / "check2")
+    designs = {p.name: p.read_text() for p in state.glob("*-design.csv")}
+    assert set(designs) == {"wave1-design.csv", "wave2-design.csv", "check2-design.csv"}
+    assert module["main"](["--quick", "--results-dir", str(tmp_path)]) == 0  # resumes: nothing to run
+    assert stored_files(state / "wave1") | stored_files(state / "check2") == stored
+    assert {p.name: p.read_text() for p in state.glob("*-design.csv")} == designs
+    pd.testing.assert_frame_equal(pd.read_csv(out / "waves.csv"), waves)  # the same fits, the same region
+    for bad in (["--points", "2"], ["--waves", "0"], ["--replications", "0"], ["--workers", "2"]):
+        with pytest.raises(SystemExit):
+            module["main"](["--quick", *bad, "--results-dir", str(tmp_path)])
+
+
+def test_write_calibration_and_the_finding_from_a_micro_run(tmp_path: Path) -> None:
+    result = run_history_matching(tiny(developers=1, days=0.25), **MICRO, results_dir=tmp_path)
+    written = write_calibration(result, tmp_path / "out")
+    assert {p.name for p in written} >= {"waves.csv", "wave1.csv", "ruled_out.png"}
+    text = calibration_finding(result)
+    assert text.startswith("History matching: wave 1: ") and "of the space ruled out" in text
+
+
+def ensemble_frame(**columns: list[Any]) -> pd.DataFrame:
+    data = {"member": [0, 1], PATIENCE: [30.0, 120.0], "developer.checkin_every_turns": [4, 9]}
+    data.update(columns)
+    return pd.DataFrame(data)
+
+
+def test_ensemble_file_round_trip_and_checks(tmp_path: Path) -> None:
+    scenarios = default_scenarios(ROOT)
+    path = write_ensemble(ensemble_frame(), tmp_path / "ensemble.csv")
+    members = load_ensemble(path, parameters=load_parameters(), scenario=scenarios)
+    assert members == [
+        {PATIENCE: 30.0, "developer.checkin_every_turns": 4.0},
+        {PATIENCE: 120.0, "developer.checkin_every_turns": 9.0},
+    ]
+    assert (
+        scenarios["metr"].with_overrides(members[1]).developer.checkin_every_turns == 9
+    )  # applies as overrides
+    assert load_ensemble(path, scenario=scenarios["headline"]) == members
+    shuffled = ensemble_frame().iloc[::-1]
+    shuffled.to_csv(tmp_path / "s.csv", index=False)
+    assert load_ensemble(tmp_path / "s.csv") == members  # in member order
+
+    def refused(frame: pd.DataFrame, message: str, **kwargs: Any) -> None:
+        frame.to_csv(tmp_path / "bad.csv", index=False)
+        with pytest.raises(ValueError, match=message):
+            load_ensemble(tmp_path / "bad.csv", **kwargs)
+
+    refused(ensemble_frame().drop(columns="member"), "first column must be 'member'")
+    refused(ensemble_frame(member=[0, 0]), "unique whole numbers")
+    refused(ensemble_frame(**{PATIENCE: [30.0, math.nan]}), "not a finite number")
+    refused(ensemble_frame(**{PATIENCE: [30.0, "slow"]}), "not a finite number")
+    refused(ensemble_frame().iloc[:0], "no members")
+    refused(
+        ensemble_frame(**{PATIENCE: [30.0, 900.0]}),
+        r"outside its range \[10, 600\]",
+        parameters=load_parameters(),
+    )
+    refused(
+        ensemble_frame(**{"developer.review.detect_probability": [0.5, 0.5]}),
+        "field of no scenario",
+        scenario=scenarios,
+    )
+    refused(
+        ensemble_frame(**{"developer.review.detect_prob": [0.5, 1.5]}),
+        "member 1 on headline",
+        scenario=scenarios,
+    )
+    refused(
+        ensemble_frame(**{"developer.review.detect_prob": [0.5, 0.6]}),
+        "not a parameter of the ranges table",
+        parameters=load_parameters().iloc[:3],
+    )
+    with pytest.raises(FileNotFoundError, match=r"calibrate\.py"):
+        load_ensemble(tmp_path / "missing.csv")
+    with pytest.raises(ValueError, match="first column"):
+        write_ensemble(ensemble_frame()[[PATIENCE, "member"]], tmp_path / "w.csv")
