@@ -18,12 +18,15 @@ from speedtrap.cli.common import (
     LogFormatOption,
     SeedOption,
     bad_input_exits,
+    check_output_path,
+    count_of,
     fail,
     json_safe,
     load_scenario,
     print_json,
     print_table,
     run_progress,
+    writing,
 )
 from speedtrap.provenance import provenance
 
@@ -163,6 +166,10 @@ def run(
     from speedtrap.plots import CATEGORY_LABELS
     from speedtrap.serving.economics import SECONDS_PER_HOUR
 
+    if trace_file is not None:
+        check_output_path(trace_file, "--trace")
+    if export is not None:
+        check_output_path(export, "--export", directory=True)
     with bad_input_exits():
         scenario = load_scenario(scenario_file, backend=backend, sets=sets or ())
         window = trace_window_arg(trace_file, trace_window, scenario.horizon_s)
@@ -170,9 +177,12 @@ def run(
             scenario, seed, trace=trace_file is not None, progress=run_progress(scenario, not json_out)
         )
     if trace_file is not None:
-        write_trace(result.to_trace(window), trace_file)
+        trace = result.to_trace(window)
+        with writing(trace_file, "--trace"):
+            write_trace(trace, trace_file)
     if export is not None:
-        export_run(result, scenario, seed, export)
+        with writing(export, "--export"):
+            export_run(result, scenario, seed, export)
     summary = result.summary()
     if json_out:
         print_json(
@@ -192,8 +202,8 @@ def run(
     hours = scenario.workday_s / SECONDS_PER_HOUR
     print_table(
         f"{scenario.name}: where a developer-day ({hours:g} h) goes — {scenario.developers} developers, "
-        f"{scenario.developer_days:g} developer-days, seed {seed}; backends {', '.join(scenario.backends)}, "
-        f"policy {scenario.policy.kind}",
+        f"{count_of(scenario.developer_days, 'developer-day')}, seed {seed}; "
+        f"backends {', '.join(scenario.backends)}, policy {scenario.policy.kind}",
         ["category", "share", "hours per developer-day"],
         [
             [CATEGORY_LABELS[c], _percent(summary[f"share_{c}"]), summary[f"share_{c}"] * hours]
