@@ -129,8 +129,9 @@ def _mode(path: Path) -> int | None:
 def output_problem(path: Path, *, directory: bool = False) -> str | None:
     """What stops this process writing ``path`` (a file; with ``directory``, a directory to write
     files into), as far as can be told without writing it; ``None`` when nothing does. Nothing is
-    created: a writable place is found by creating and removing a probe file in the nearest
-    directory that exists (an existing file is opened for appending, which leaves it as it is)."""
+    left behind: no directory is made, writing is tried by creating and removing a probe file in the
+    nearest directory that exists, and an existing file is opened for appending (which leaves it as
+    it is)."""
     folder = path
     try:
         mode = _mode(path)
@@ -148,7 +149,7 @@ def output_problem(path: Path, *, directory: bool = False) -> str | None:
                 folder = parent
                 break
         if mode is not None and not directory:
-            if stat.S_ISREG(mode):  # a device (/dev/null, /dev/full) says what it thinks when written
+            if stat.S_ISREG(mode):  # a device (/dev/null, /dev/full) is left to the write itself
                 os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC))
             return None
         probe = folder / f".speedtrap-probe-{os.getpid()}"
