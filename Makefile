@@ -20,12 +20,14 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/speedtrap demo
 
+# The browser tests drive Debian's chromium: scripts/browser_for_tests.sh installs it when missing (as
+# root, or with sudo), or prints why they will skip, which pytest gets as SPEEDTRAP_NO_BROWSER.
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks experiments scripts
 	$(BIN)/ruff format --check src tests benchmarks experiments scripts
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -q
+	SPEEDTRAP_NO_BROWSER="$$(bash scripts/browser_for_tests.sh)" $(BIN)/python -m pytest -q
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow

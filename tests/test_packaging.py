@@ -86,3 +86,34 @@ def test_every_extra_the_docs_install_exists() -> None:
     assert not named - set(extras), f"extras the docs install but pyproject.toml lacks: {named - set(extras)}"
     jupyter = extras["jupyter"]
     assert "speedtrap[notebooks]" in jupyter and any(req.startswith("jupyterlab") for req in jupyter)
+
+
+JUPYTER_COMMANDS = {"execute": "nbclient", "nbconvert": "nbconvert", "lab": "jupyterlab"}
+"""The package each ``jupyter <command>`` the docs give comes from."""
+
+
+def test_every_jupyter_command_the_docs_give_is_installed_by_the_notebooks_extra() -> None:
+    """``jupyter execute`` and ``jupyter nbconvert --execute`` (both documented for running a notebook
+    headless) come with the ``notebooks`` extra and with ``dev``; ``jupyter lab`` with ``jupyter``."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    docs = "\n".join(
+        p.read_text(encoding="utf-8") for p in (ROOT / "README.md", ROOT / "notebooks" / "README.md")
+    )
+    commands = set(re.findall(r"jupyter (execute|nbconvert|lab)\b", docs))
+    assert {"execute", "nbconvert"} <= commands
+    for command in commands:
+        package = JUPYTER_COMMANDS[command]
+        extra = "jupyter" if command == "lab" else "notebooks"
+        for name in (extra, "dev") if extra == "notebooks" else (extra,):
+            assert any(re.match(rf"{package}\b", req) for req in extras[name]), (command, name, extras[name])
+
+
+def test_the_wheel_section_says_which_python_it_needs() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Installing from a wheel", 1)[1].split("\n## ", 1)[0]
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "requires-python"
+    ]
+    assert requires == ">=3.12" and "Python 3.12 or later" in section

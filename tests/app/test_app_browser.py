@@ -2,8 +2,10 @@
 
 The module starts one app server on a free local port (``speedtrap app --no-browser``). The
 browser is Debian's ``chromium`` (Playwright's own browser download is not used): found on the
-PATH or named by ``SPEEDTRAP_CHROMIUM``. Without it these tests skip, saying how to enable
-them — except in CI (``CI=true``), where a missing browser fails. Screenshots go to
+PATH or named by ``SPEEDTRAP_CHROMIUM``; ``make test`` installs it when it can
+(scripts/browser_for_tests.sh). Without it these tests skip, saying how to enable them — except in
+CI (``CI=true``), where a missing browser fails, unless ``make test`` could not install it and said
+why (``SPEEDTRAP_NO_BROWSER``: they skip with that reason). Screenshots go to
 ``results/app/``.
 """
 
@@ -41,9 +43,13 @@ def chromium_path() -> str | None:
 
 
 def need(condition: bool, reason: str) -> None:
-    """Skip without the browser stack — fail in CI, where it must be there."""
+    """Skip without the browser stack — fail in CI, where it must be there, unless `make test` said
+    why it could not install the browser (SPEEDTRAP_NO_BROWSER: then skip with that reason)."""
     if condition:
         return
+    cannot = os.environ.get("SPEEDTRAP_NO_BROWSER", "").strip()
+    if cannot:
+        pytest.skip(f"{reason}: {cannot}")
     if os.environ.get("CI") == "true":
         pytest.fail(f"{reason} (CI must run the browser tests: .ci/run installs chromium)")
     pytest.skip(f"{reason}: to run the browser tests, {ENABLE}")

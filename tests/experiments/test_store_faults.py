@@ -4,9 +4,6 @@ names the path (before any run is computed) or survived with one warning."""
 
 from __future__ import annotations
 
-import builtins
-import errno
-import io
 import json
 import os
 import subprocess
@@ -22,6 +19,7 @@ from pydantic import ValidationError
 from sweep_models import RUN_S, calls, counted_summary, sleepy_summary
 from typer.testing import CliRunner
 
+from read_only import ReadOnly
 from speedtrap.cli import app
 from speedtrap.config.experiment import Experiment
 from speedtrap.experiments import ResultStore, run_experiment
@@ -70,56 +68,13 @@ def assert_one_line_error(result: Any, *fragments: str) -> None:
 
 # --- a read-only results directory ------------------------------------------------------------
 
-WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-
 
 @pytest.fixture
-def read_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Path], None]]:
-    """Make a directory tree read-only, as a read-only mount would: by its mode bits, and where this
-    process may write regardless (root), by refusing Python's writes below it with EROFS."""
-    frozen: list[Path] = []
-
-    def below(path: Any) -> bool:
-        if not isinstance(path, str | bytes | os.PathLike):
-            return False
-        target = Path(os.fsdecode(path)).absolute()
-        return any(target == top or top in target.parents for top in frozen)
-
-    def refused(path: Any) -> OSError:
-        return OSError(errno.EROFS, os.strerror(errno.EROFS), os.fsdecode(path))
-
-    def guard(real: Callable[..., Any], *paths: int, writes: Callable[..., bool] | None = None) -> Any:
-        def call(*args: Any, **kwargs: Any) -> Any:
-            for i in paths:
-                if i < len(args) and below(args[i]) and (writes is None or writes(*args, **kwargs)):
-                    raise refused(args[i])
-            return real(*args, **kwargs)
-
-        return call
-
-    def opens_to_write(file: Any, mode: str = "r", *_: Any, **__: Any) -> bool:
-        return any(c in mode for c in "wax+")
-
-    def flags_write(path: Any, flags: int, *_: Any, **__: Any) -> bool:
-        return bool(flags & WRITE_FLAGS)
-
-    def freeze(top: Path) -> None:
-        for path in [top, *top.rglob("*")]:
-            path.chmod(0o555 if path.is_dir() else 0o444)
-        frozen.append(top.absolute())
-        if os.access(top, os.W_OK):  # the mode does not stop this process (root): refuse as a mount would
-            monkeypatch.setattr(os, "mkdir", guard(os.mkdir, 0))
-            monkeypatch.setattr(os, "open", guard(os.open, 0, writes=flags_write))
-            monkeypatch.setattr(io, "open", guard(io.open, 0, writes=opens_to_write))
-            monkeypatch.setattr(builtins, "open", guard(builtins.open, 0, writes=opens_to_write))
-            for name in ("replace", "rename", "unlink", "remove", "rmdir"):
-                monkeypatch.setattr(os, name, guard(getattr(os, name), 0, 1))
-
-    yield freeze
-    monkeypatch.undo()
-    for top in frozen:
-        for path in [top, *top.rglob("*")]:
-            path.chmod(0o755 if path.is_dir() else 0o644)
+def read_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[ReadOnly]:
+    """Make a directory tree read-only, as a read-only mount would (:class:`read_only.ReadOnly`)."""
+    frozen = ReadOnly(monkeypatch)
+    yield frozen
+    frozen.thaw()
 
 
 @pytest.mark.parametrize("stored", ["empty", "partial"])

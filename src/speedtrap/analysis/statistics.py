@@ -197,9 +197,29 @@ def ci_caveat(n: int, low: float, high: float) -> str | None:
         return f"no interval from {n} value{'s' if n != 1 else ''}"
     if high - low == 0:
         return f"zero-width interval from {n} identical values: not a measure of uncertainty"
+    return few_replications_caveat(n)
+
+
+def few_replications_caveat(n: int) -> str | None:
+    """The caveat :func:`ci_caveat` gives an interval from ``n`` values when they are too few
+    (``None`` from :data:`MIN_REPLICATIONS_FOR_CI` on)."""
     if n < MIN_REPLICATIONS_FOR_CI:
         return f"only {n} replications: the interval is unreliable (use at least {MIN_REPLICATIONS_FOR_CI})"
     return None
+
+
+def caveat_once(text: str, n: int) -> str:
+    """A finding ``text`` whose intervals from ``n`` replications each carry the same caveat
+    (:func:`few_replications_caveat`, after "; " as :func:`caveat_suffix` puts it), with the caveat
+    said once, first, instead; other caveats (zero width, fewer values) stay where they are."""
+    caveat = few_replications_caveat(n)
+    if caveat is None or f"; {caveat}" not in text:
+        return text
+    first = (
+        f"Every 95% CI below is from only {n} replications and is unreliable "
+        f"(use at least {MIN_REPLICATIONS_FOR_CI})."
+    )
+    return first + "\n" + text.replace(f"; {caveat}", "")
 
 
 def difference_verdict(low: float, high: float) -> str:

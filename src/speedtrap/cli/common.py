@@ -1,8 +1,10 @@
 """Shared options and output helpers of the ``speedtrap`` command modules.
 
 Bad input (an unknown preset, a model that does not fit) prints one line to stderr and exits
-with status 2 (:func:`fail`); ``--json`` output is strict JSON (:func:`print_json`). Every command
-module imports this one, and it imports none of them.
+with status 2 (:func:`fail`); so does an output path that cannot be written, checked before a
+command runs (:func:`check_output_path`) and again as it writes (:func:`writing`). ``--json`` output
+is strict JSON (:func:`print_json`). Every command module imports this one, and it imports none of
+them.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
+import stat
 import sys
 import tomllib
 from collections.abc import Callable, Iterator, Sequence
@@ -97,6 +101,90 @@ def bad_input_exits() -> Iterator[None]:
         fail(one_line(exc))
 
 
+# --- output paths ---------------------------------------------------------------------------------
+
+
+def figure_suffixes() -> tuple[str, ...]:
+    """The file extensions matplotlib writes figures in (``.png``, ``.svg``, ``.pdf``, …)."""
+    from matplotlib.figure import Figure
+
+    return tuple(f".{name}" for name in sorted(Figure().canvas.get_supported_filetypes()))
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def _mode(path: Path) -> int | None:
+    """``path``'s mode, or ``None`` when nothing is there (or a parent is not a directory)."""
+    try:
+        return os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def output_problem(path: Path, *, directory: bool = False) -> str | None:
+    """What stops this process writing ``path`` (a file; with ``directory``, a directory to write
+    files into), as far as can be told without writing it; ``None`` when nothing does. Nothing is
+    left behind: no directory is made, writing is tried by creating and removing a probe file in the
+    nearest directory that exists, and an existing file is opened for appending (which leaves it as
+    it is)."""
+    folder = path
+    try:
+        mode = _mode(path)
+        if mode is not None and directory and not stat.S_ISDIR(mode):
+            return "not a directory"
+        if mode is not None and not directory and stat.S_ISDIR(mode):
+            return "is a directory, not a file"
+        if mode is None:
+            for parent in path.parents:
+                parent_mode = _mode(parent)
+                if parent_mode is None:
+                    continue
+                if not stat.S_ISDIR(parent_mode):
+                    return f"{parent} is not a directory"
+                folder = parent
+                break
+        if mode is not None and not directory:
+            if stat.S_ISREG(mode):  # a device (/dev/null, /dev/full) is left to the write itself
+                os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC))
+            return None
+        probe = folder / f".speedtrap-probe-{os.getpid()}"
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+        os.unlink(probe)
+    except OSError as exc:
+        where = "" if folder == path else f" in {folder}"
+        return f"cannot write{where} ({_reason(exc)})"
+    return None
+
+
+def check_output_path(
+    path: Path, option: str, *, suffixes: Sequence[str] | None = None, directory: bool = False
+) -> None:
+    """:func:`fail` naming ``option`` and ``path`` unless ``path`` can be written (:func:`output_problem`)
+    and, given ``suffixes``, ends in one of them: called before a command runs, so that nothing
+    computed is lost to a path that cannot take it."""
+    if suffixes is not None and path.suffix.lower() not in suffixes:
+        given = f"unknown extension {path.suffix!r}" if path.suffix else "no extension"
+        fail(f"{option} {path}: {given} (matplotlib writes {', '.join(suffixes)})")
+    problem = output_problem(path, directory=directory)
+    if problem is not None:
+        fail(f"{option} {path}: {problem}")
+
+
+@contextmanager
+def writing(path: Path, option: str) -> Iterator[None]:
+    """Turn an ``OSError`` raised while the block writes ``path`` (``option``'s file or directory) into
+    one line naming them and what went wrong (a full disk, a directory made read-only while the
+    command ran), exit status 2."""
+    try:
+        yield
+    except OSError as exc:
+        name = os.fsdecode(exc.filename) if exc.filename is not None else ""
+        where = f" {name}" if name and Path(name) != path else ""
+        fail(f"{option} {path}: cannot write{where} ({_reason(exc)})")
+
+
 def json_safe(value: Any) -> Any:
     """``value`` with every NaN or infinite float replaced by ``None`` (JSON ``null``), recursively:
     standard JSON has no NaN or Infinity, and strict parsers refuse them."""
@@ -136,6 +224,11 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
     return str(value)
+
+
+def count_of(amount: float, noun: str) -> str:
+    """``amount`` and ``noun``, plural unless ``amount`` is 1: "1 developer-day", "2.5 developer-days"."""
+    return f"{amount:g} {noun}{'' if amount == 1 else 's'}"
 
 
 def headline_scenario_path() -> Path:
@@ -226,7 +319,7 @@ def run_progress(scenario: Scenario, enabled: bool = True) -> Callable[[float], 
     terminal (a file, a pipe, a test runner)."""
     if not (enabled and stderr_is_terminal()):
         return None
-    total = f"{scenario.developer_days:g} developer-days"
+    total = count_of(scenario.developer_days, "developer-day")
 
     def report(fraction: float) -> None:
         typer.echo(f"\rsimulated {fraction:.0%} of {total}", err=True, nl=fraction >= 1.0)

@@ -22,6 +22,8 @@ from speedtrap.cli.common import (
     JsonOption,
     SeedOption,
     bad_input_exits,
+    check_output_path,
+    count_of,
     count_progress,
     fail,
     headline_scenario_path,
@@ -31,6 +33,7 @@ from speedtrap.cli.common import (
     parse_set,
     print_json,
     print_table,
+    writing,
 )
 
 if TYPE_CHECKING:
@@ -52,6 +55,8 @@ COMPARE_OUTCOMES: list[tuple[str, str, float, str]] = [
 
 QUICK_REPLICATIONS = 3
 QUICK_HORIZON_DAYS = 1.0
+FULL_REPLICATIONS = 20
+"""The replications ``compare --quick`` suggests for the answer to act on (the README's command)."""
 
 
 def parse_arm(text: str) -> tuple[str, list[str]]:
@@ -261,38 +266,33 @@ def finding(differences: pd.DataFrame, values: Sequence[Any], baseline: str, usd
     return " ".join(parts)
 
 
-def plot_differences(differences: pd.DataFrame, baseline: str, path: Path) -> list[Path]:
-    """One panel per outcome: each arm's mean paired difference from ``baseline`` with its 95% CI,
-    and a line at zero. Shares are in percentage points."""
+def write_differences(
+    differences: pd.DataFrame,
+    values: Sequence[Any],
+    baseline: str,
+    usd_per_dev_hour: float,
+    path: Path,
+    option: str,
+) -> list[Path]:
+    """Draw the paired differences and the economics (:func:`speedtrap.plots.differences.plot_differences`)
+    and write them to ``path`` (PNG or SVG; another suffix or none: both, beside each other); an
+    error while writing is one line naming ``option``."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    shown = [entry for entry in COMPARE_OUTCOMES if entry[0] in set(differences["outcome"])]
-    fig, axes = plt.subplots(len(shown), 1, figsize=(7, 1.1 + 1.0 * len(shown)), squeeze=False)
-    for ax, (key, label, scale, suffix) in zip(axes[:, 0], shown, strict=True):
-        rows = differences[differences["outcome"] == key]
-        y = range(len(rows))
-        mean = scale * rows["mean"].to_numpy(float)
-        low = scale * rows["ci_low"].to_numpy(float)
-        high = scale * rows["ci_high"].to_numpy(float)
-        err = [mean - low, high - mean]
-        ax.errorbar(mean, list(y), xerr=err, fmt="o", capsize=4, color="C0")
-        ax.axvline(0.0, color="0.5", linewidth=0.8)
-        ax.set_yticks(list(y), [str(a) for a in rows["arm"]])
-        unit = " (percentage points)" if suffix.strip() == "pp" else ""
-        ax.set_title(f"{label}{unit}", fontsize=9, loc="left")
-    fig.suptitle(f"Paired difference from {baseline}: mean and 95% CI (same seeds)", fontsize=10)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    stem = path.with_suffix("")
-    written = []
-    for ext in (".png", ".svg") if path.suffix not in (".png", ".svg") else (path.suffix,):
-        target = stem.with_suffix(ext)
-        fig.savefig(target, dpi=150)
-        written.append(target)
-    plt.close(fig)
+    from speedtrap.plots.differences import plot_differences
+
+    fig = plot_differences(differences, baseline, COMPARE_OUTCOMES, values, usd_per_dev_hour)
+    written = [path] if path.suffix in (".png", ".svg") else [path.with_suffix(e) for e in (".png", ".svg")]
+    try:
+        with writing(path, option):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            for target in written:
+                fig.savefig(target, dpi=150, bbox_inches="tight")
+    finally:
+        plt.close(fig)
     return written
 
 
@@ -369,6 +369,8 @@ def compare(
                 label: s.with_overrides({"horizon_s": QUICK_HORIZON_DAYS * s.workday_s})
                 for label, s in built.items()
             }
+    if figure is not None:
+        check_output_path(figure, "--figure")
     seeds = replication_seeds(seed, replications)
     baseline = next(iter(built))
     first = built[baseline]
@@ -377,9 +379,14 @@ def compare(
     except (ValueError, KeyError) as exc:
         fail(one_line(exc))
     differences, values = analyse(runs, built)
-    text = finding(differences, values, baseline, first.value.usd_per_dev_hour)
-    written = plot_differences(differences, baseline, figure) if figure is not None else []
+    usd_per_hour = first.value.usd_per_dev_hour
+    text = finding(differences, values, baseline, usd_per_hour)
     if json_out:
+        written = (
+            write_differences(differences, values, baseline, usd_per_hour, figure, "--figure")
+            if figure is not None
+            else []
+        )
         print_json(
             {
                 "schema_version": JSON_SCHEMA_VERSION,
@@ -407,10 +414,12 @@ def compare(
     typer.echo(f"Finding: {text}")
     if quick:
         typer.echo(
-            f"(--quick: {replications} replications of {QUICK_HORIZON_DAYS:g} developer-day; "
-            "drop --quick for the full comparison.)"
+            f"(--quick: {replications} replications of {QUICK_HORIZON_DAYS:g} developer-day, every interval "
+            "unreliable; for the answer to act on, run the same command without --quick and with "
+            f"--replications {FULL_REPLICATIONS}.)"
         )
-    if written:
+    if figure is not None:  # after the results, so that a figure that cannot be written loses nothing else
+        written = write_differences(differences, values, baseline, usd_per_hour, figure, "--figure")
         typer.echo("Wrote " + ", ".join(str(p) for p in written))
 
 
@@ -478,9 +487,10 @@ def demo(
         scenario = load_scenario(headline_scenario_path())
         scenario = scenario.with_overrides({"developers": developers, "horizon_s": days * scenario.workday_s})
         arms = {name: scenario.with_backend(name) for name in DEMO_BACKENDS}
+    check_output_path(out, "--out", directory=True)
     seeds = replication_seeds(seed, replications)
     typer.echo(
-        f"demo: {developers} developers × {days:g} developer-days × {replications} replications on "
+        f"demo: {developers} developers × {count_of(days, 'developer-day')} × {replications} replications on "
         f"{len(arms)} backends (the headline scenario reduced from {HEADLINE_DAYS:g} days; the full "
         "design is `speedtrap experiment headline`)",
         err=True,
@@ -488,12 +498,13 @@ def demo(
     runs = compare_runs(arms, seeds, lambda s, sd: simulate(s, sd).summary())
     differences, values = analyse(runs, arms)
     baseline = next(iter(arms))
-    out.mkdir(parents=True, exist_ok=True)
     frame = runs.rename(columns={"arm": "backend"})
     means = frame.drop(columns=["replication", "seed"]).groupby("backend", sort=False).mean().reset_index()
-    means.to_csv(out / "summary.csv", index=False)
-    frame.to_csv(out / "runs.csv", index=False)
-    differences.to_csv(out / "differences.csv", index=False)
+    with writing(out, "--out"):
+        out.mkdir(parents=True, exist_ok=True)
+        means.to_csv(out / "summary.csv", index=False)
+        frame.to_csv(out / "runs.csv", index=False)
+        differences.to_csv(out / "differences.csv", index=False)
     print_table(
         f"{scenario.name}: means over {replications} replications (same tasks on every backend)",
         ["backend", "tok/s per request", "waiting", "fixing", "switching", "tasks per dev-day", "$ per task"],
@@ -525,10 +536,11 @@ def demo(
         title=f"Where a developer-day goes, by backend (mean of {replications} runs; bars: 95% CI)",
     )
     fig = figure_of(ax)
-    paths = save_figure(fig, out, "ledger")
+    with writing(out, "--out"):
+        paths = save_figure(fig, out, "ledger")
     plt.close(fig)
-    paths += plot_differences(differences, baseline, out / "differences.png")
     usd_per_hour = arms[baseline].value.usd_per_dev_hour
+    paths += write_differences(differences, values, baseline, usd_per_hour, out / "differences.png", "--out")
     typer.echo(
         "Finding: "
         + demo_finding(differences, baseline, runs)

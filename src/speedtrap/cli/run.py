@@ -18,12 +18,15 @@ from speedtrap.cli.common import (
     LogFormatOption,
     SeedOption,
     bad_input_exits,
+    check_output_path,
+    count_of,
     fail,
     json_safe,
     load_scenario,
     print_json,
     print_table,
     run_progress,
+    writing,
 )
 from speedtrap.provenance import provenance
 
@@ -66,13 +69,20 @@ def trace_window_arg(
 
 
 def export_run(result: Any, scenario: Scenario, seed: int, directory: Path) -> None:
-    """Write a run's tasks, requests and ledger as Parquet and its spec.json to ``directory``."""
+    """Write a run's tasks, requests, ledger and per-request latency metrics as Parquet and its
+    spec.json to ``directory``."""
+    from speedtrap.models.latency import request_metrics
+
     directory.mkdir(parents=True, exist_ok=True)
     for name in ("tasks", "requests", "ledger"):
         getattr(result, name).to_parquet(directory / f"{name}.parquet", index=False)
+    request_metrics(result.requests).to_parquet(directory / "request_metrics.parquet", index=False)
     spec = {"scenario": scenario.model_dump(mode="json"), "seed": seed, "provenance": provenance()}
     (directory / "spec.json").write_text(json.dumps(json_safe(spec), indent=2, allow_nan=False))
-    typer.echo(f"Wrote tasks, requests and ledger tables (Parquet) and spec.json to {directory}", err=True)
+    typer.echo(
+        f"Wrote tasks, requests, ledger and request_metrics tables (Parquet) and spec.json to {directory}",
+        err=True,
+    )
 
 
 def write_trace(trace: dict[str, Any], path: Path) -> None:
@@ -127,17 +137,21 @@ def run(
         typer.Option(
             "--export",
             metavar="DIR",
-            help="Write the run's tasks, requests and ledger tables as Parquet (and spec.json) to DIR.",
+            help="Write the run's tasks, requests, ledger and per-request latency tables as Parquet (and "
+            "spec.json) to DIR.",
         ),
     ] = None,
 ) -> None:
     """Simulate one scenario for one seed: where the developers' time went, and what it cost.
 
     JSON (--json), schema_version 1: {"schema_version": 1, "scenario": str, "seed": int,
-    "summary": {key: float}, "backends": list of str, "policy": str, "overrides": list of str,
+    "summary": {key: float}, "latency": {backend: {"requests": int, "ttft_s", "tbt_s", "e2e_s": {"p50",
+    "p90", "p99": float|null}}}, "backends": list of str, "policy": str, "overrides": list of str,
     "scenario_spec": {resolved scenario}, "provenance": {...}} with the summary keys documented in
     speedtrap.models.results (shares are fractions of all developer-seconds; seconds; USD; tasks
-    per developer-day); provenance as in compare --help.
+    per developer-day; latency in seconds: time to first token, time between tokens (decode seconds
+    per output token after the first) and end to end, per backend, as in speedtrap.models.latency);
+    provenance as in compare --help.
     With --replay: {"schema_version": 1, "scenario", "seed", "recorded_backend", "backend",
     "report": [str], "skipped": {kind: int}, "recorded_timing": {...}, "backend_speed":
     {"decode_speedup", "decode_speedup_ci", "ttft_overhead_s", "after", "requests", "reason"},
@@ -148,8 +162,9 @@ def run(
     chrome://tracing; tracks documented in speedtrap.models.chrome_trace).
 
     --export DIR writes tasks.parquet, requests.parquet and ledger.parquet (the RunResult tables,
-    columns documented in speedtrap.models.results) and spec.json (the resolved scenario, seed and
-    provenance).
+    columns documented in speedtrap.models.results), request_metrics.parquet (one row per request:
+    backend, tier, developer, task, arrival_s, queue_s, ttft_s, tbt_s, e2e_s, tokens; see
+    speedtrap.models.latency) and spec.json (the resolved scenario, seed and provenance).
     """
     if replay:
         from speedtrap.cli.sessions import run_replay
@@ -159,10 +174,15 @@ def run(
         run_replay(scenario_file, replay, backend, recorded_backend, sets or (), seed, json_out, log_format)
         return
     from speedtrap.config.ledger import LEDGER_CATEGORIES
+    from speedtrap.models.latency import latency_percentiles
     from speedtrap.models.workflow import simulate
     from speedtrap.plots import CATEGORY_LABELS
     from speedtrap.serving.economics import SECONDS_PER_HOUR
 
+    if trace_file is not None:
+        check_output_path(trace_file, "--trace")
+    if export is not None:
+        check_output_path(export, "--export", directory=True)
     with bad_input_exits():
         scenario = load_scenario(scenario_file, backend=backend, sets=sets or ())
         window = trace_window_arg(trace_file, trace_window, scenario.horizon_s)
@@ -170,10 +190,14 @@ def run(
             scenario, seed, trace=trace_file is not None, progress=run_progress(scenario, not json_out)
         )
     if trace_file is not None:
-        write_trace(result.to_trace(window), trace_file)
+        trace = result.to_trace(window)
+        with writing(trace_file, "--trace"):
+            write_trace(trace, trace_file)
     if export is not None:
-        export_run(result, scenario, seed, export)
+        with writing(export, "--export"):
+            export_run(result, scenario, seed, export)
     summary = result.summary()
+    latency = latency_percentiles(result.requests)
     if json_out:
         print_json(
             {
@@ -181,6 +205,7 @@ def run(
                 "scenario": scenario.name,
                 "seed": seed,
                 "summary": summary,
+                "latency": latency,
                 "backends": list(scenario.backends),
                 "policy": scenario.policy.kind,
                 "overrides": list(sets or ()),
@@ -192,8 +217,8 @@ def run(
     hours = scenario.workday_s / SECONDS_PER_HOUR
     print_table(
         f"{scenario.name}: where a developer-day ({hours:g} h) goes — {scenario.developers} developers, "
-        f"{scenario.developer_days:g} developer-days, seed {seed}; backends {', '.join(scenario.backends)}, "
-        f"policy {scenario.policy.kind}",
+        f"{count_of(scenario.developer_days, 'developer-day')}, seed {seed}; "
+        f"backends {', '.join(scenario.backends)}, policy {scenario.policy.kind}",
         ["category", "share", "hours per developer-day"],
         [
             [CATEGORY_LABELS[c], _percent(summary[f"share_{c}"]), summary[f"share_{c}"] * hours]
@@ -204,6 +229,37 @@ def run(
         "Summary",
         ["measure", "value"],
         [[label, fmt(summary[key])] for key, label, fmt in _RUN_SUMMARY],
+    )
+    print_latency(latency)
+
+
+LATENCY_LABELS: dict[str, str] = {
+    "ttft_s": "time to first token",
+    "tbt_s": "time between tokens",
+    "e2e_s": "end to end",
+}
+"""How ``run``'s latency table names the metrics of :mod:`speedtrap.models.latency`."""
+
+
+def print_latency(latency: dict[str, dict[str, Any]]) -> None:
+    """The latency percentiles per backend and metric (seconds; milliseconds between tokens)."""
+    if not latency:
+        return
+    from speedtrap.models.latency import LATENCY_PERCENTILES
+
+    def cell(metric: str, value: float) -> str:
+        if value != value:  # NaN: no request has the metric
+            return "n/a"
+        return f"{1000 * value:.1f} ms" if metric == "tbt_s" else f"{value:.2f} s"
+
+    print_table(
+        "Latency per request (percentiles over the run's requests)",
+        ["backend", "requests", "measure", *(f"p{p}" for p in LATENCY_PERCENTILES)],
+        [
+            [backend, entry["requests"], label, *(cell(metric, v) for v in entry[metric].values())]
+            for backend, entry in latency.items()
+            for metric, label in LATENCY_LABELS.items()
+        ],
     )
 
 

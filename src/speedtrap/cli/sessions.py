@@ -19,10 +19,14 @@ from speedtrap.cli.common import (
     LogFormat,
     LogFormatOption,
     bad_input_exits,
+    check_output_path,
+    count_of,
+    figure_suffixes,
     json_number,
     load_scenario,
     print_json,
     print_table,
+    writing,
 )
 
 
@@ -74,6 +78,9 @@ def fit(
     from speedtrap.sessions import fit_scenario, load_sessions, scenario_toml
     from speedtrap.sessions.fit import qq_figure
 
+    figure_path = figures or out.with_name(out.stem + "_qq.png")
+    check_output_path(out, "--out")
+    check_output_path(figure_path, "--figures", suffixes=figure_suffixes() if figures else None)
     with bad_input_exits():
         loaded = load_sessions(sessions, developer=developer, log_format=log_format)
         if not json_out:
@@ -86,11 +93,13 @@ def fit(
         f"{_count(fitted.n_developers, 'developer')}).\n"
         "Fields without a comment keep the base scenario's value."
     )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(scenario_toml(fitted, header))
-    figure_path = figures or out.with_name(out.stem + "_qq.png")
+    with writing(out, "--out"):
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(scenario_toml(fitted, header))
     figure = qq_figure(fitted)
-    figure.savefig(figure_path, dpi=100)
+    with writing(figure_path, "--figures"):
+        figure_path.parent.mkdir(parents=True, exist_ok=True)
+        figure.savefig(figure_path, dpi=100)
     table = fitted.table()
     checked = None
     if check:
@@ -223,7 +232,7 @@ def run_replay(
     print_table(
         f"{_count(loaded.n_sessions, 'recorded session')} of {_count(loaded.n_developers, 'developer')} "
         "replayed for "
-        f"{scenario.horizon_s / scenario.workday_s:g} developer-days each, seed {seed}",
+        f"{count_of(scenario.horizon_s / scenario.workday_s, 'developer-day')} each, seed {seed}",
         ["measure", "logged", f"{recorded} (re-simulated)", backend, "change"],
         [
             [

@@ -11,11 +11,14 @@ import typer
 from speedtrap.cli.common import (
     JSON_SCHEMA_VERSION,
     bad_input_exits,
+    check_output_path,
     count_progress,
+    figure_suffixes,
     headline_scenario_path,
     json_number,
     print_json,
     print_table,
+    writing,
 )
 
 
@@ -110,16 +113,19 @@ def validate_serving_command(
         write_figure,
     )
 
+    if no_figure:
+        figure = None
+    if figure is not None:
+        check_output_path(figure, "--figure", suffixes=figure_suffixes())
     eff, date, ids = stored_fit()
     if refit:
         eff, fitted_ids = fit_efficiencies()
         date, ids = "now", tuple(fitted_ids)
     check = validate_serving(eff)
     summary = summarize(check)
-    if no_figure:
-        figure = None
     if figure is not None:
-        write_figure(check, figure)
+        with writing(figure, "--figure"):
+            write_figure(check, figure)
     if as_json:
         print_json(
             {

@@ -1,5 +1,6 @@
 """The canonical experiments: each is an experiment file ``experiments/<name>.toml`` (the design)
-and a module here (its model function and its analysis: tables, seaborn figures, a finding).
+and a module here (its model function and its analysis: tables, seaborn figures, a finding; a
+caveat that every interval of the finding shares is said once, first).
 
 ``python experiments/<name>.py [--quick]`` and ``speedtrap experiment <name> [--quick]`` both call
 :func:`run_canonical`, which runs (or resumes) the experiment through the engine, writes the runs
@@ -10,6 +11,7 @@ writes its CSV tables and PNG + SVG figures beside them and returns a plain-lang
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,10 +19,12 @@ from typing import Annotated
 
 import typer
 
+from speedtrap.analysis.statistics import caveat_once
 from speedtrap.config.experiment import Experiment
 from speedtrap.experiments.executors import EXECUTOR_KINDS
 from speedtrap.experiments.files import experiments_dir
 from speedtrap.experiments.runner import run_experiment
+from speedtrap.experiments.store import ANOTHER_DIRECTORY, ResultStore, StoreError
 
 EXPERIMENTS_DIR = experiments_dir()
 """The experiment files: the installed package's copy, or ``experiments/`` of a source checkout
@@ -61,7 +65,11 @@ def run_canonical(
     results_dir: str | Path = "results",
     progress: bool = True,
 ) -> Report:
-    """Run (or resume) canonical experiment ``name`` and analyse it into ``results_dir/<spec name>/``."""
+    """Run (or resume) canonical experiment ``name`` and analyse it into ``results_dir/<spec name>/``.
+
+    A results directory that cannot take the tables and figures (a complete store on a read-only
+    disk is still read) raises :class:`~speedtrap.experiments.store.StoreError` in one line naming
+    it, before the analysis; so does a failure while they are written (a full disk)."""
     spec = load_spec(name, quick=quick)
     module = importlib.import_module(f"speedtrap.experiments.canonical.{name}")
     table = run_experiment(
@@ -74,7 +82,22 @@ def run_canonical(
         model=module.MODEL,
     )
     out = Path(results_dir) / spec.name
-    return module.analyze(table, spec, out)
+    reason = ResultStore(out).unwritable()
+    if reason is not None:
+        raise _unwritable(out, reason)
+    try:
+        report: Report = module.analyze(table, spec, out)
+    except OSError as exc:
+        where = f" ({os.fsdecode(exc.filename)})" if exc.filename is not None else ""
+        raise _unwritable(out, f"{exc.strerror or type(exc).__name__}{where}") from None
+    return Report(caveat_once(report.finding, spec.replications), report.files)
+
+
+def _unwritable(out: Path, reason: str) -> StoreError:
+    return StoreError(
+        f"{out}: cannot write the experiment's tables and figures there ({reason}): make it writable "
+        f"{ANOTHER_DIRECTORY}"
+    )
 
 
 def run_and_report(

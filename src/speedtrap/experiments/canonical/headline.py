@@ -108,7 +108,7 @@ def plot_headline(table: pd.DataFrame, spec: Experiment) -> Figure:
     plot_outcomes(table, backends, [fig.add_subplot(grid[1, 0]), fig.add_subplot(grid[1, 1])])
     days = scenario.horizon_s / scenario.workday_s
     fig.suptitle(
-        f"{scenario.developers} developers × {days:g} working days on each backend, "
+        f"{scenario.developers} developers × {days:g} working day{'' if days == 1 else 's'} on each backend, "
         f"{spec.replications} runs each (same seeds on every backend)"
     )
     return fig
