@@ -23,7 +23,7 @@ def test_registries_hold_the_named_presets() -> None:
         "frontier-moe",
         "distilled-moe",
     } <= set(LLM_PRESETS)
-    assert set(BACKEND_PRESETS) == {"gpu-batched", "gpu-fast", "wafer-distilled"}
+    assert set(BACKEND_PRESETS) == {"gpu-batched", "gpu-fast", "wafer-distilled", "gpu-slow"}
     for name, backend in BACKEND_PRESETS.items():
         assert backend.name == name
     with pytest.raises(TypeError):

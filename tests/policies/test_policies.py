@@ -95,7 +95,10 @@ def test_unknown_backend_is_named() -> None:
 
 def test_registry_lists_known_kinds_for_an_unknown_one() -> None:
     assert {"always", "by_difficulty", "escalate", "interactive_fast"} <= set(known_policy_kinds())
-    with pytest.raises(KeyError, match=r"unknown policy kind 'round_robin' \(known: always, by_difficulty"):
+    with pytest.raises(
+        KeyError,
+        match=r"unknown policy kind 'round_robin' \(known: always, background_slow, best_of_n, by_difficulty",
+    ):
         policy_spec_class("round_robin")
     with pytest.raises(
         ValidationError, match=r"policy.kind: unknown policy kind 'round_robin' \(known: always"

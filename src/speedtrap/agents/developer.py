@@ -39,6 +39,7 @@ import numpy as np
 
 from speedtrap.agents.activity import Activity, ActivityRecorder
 from speedtrap.agents.attention import AttentionRule
+from speedtrap.agents.parallel_session import ParallelSession
 from speedtrap.agents.session import CHECKIN, REVIEW, Session
 from speedtrap.agents.task import Task
 
@@ -232,7 +233,9 @@ class Developer(mesa.Agent):
 
     def _open_session(self, task: Task, attempt: int) -> Session:
         route = self.policy.for_session(task.difficulty, attempt)
-        session_class = getattr(task, "session_class", Session)  # a recorded task replays its session
+        session_class = getattr(task, "session_class", None)  # a recorded task replays its session
+        if session_class is None:
+            session_class = Session if self.policy.fan_out is None else ParallelSession
         session = session_class(self.model, self, task, attempt, route, self.backends[route.backend])
         self.sessions.append(session)
         return session

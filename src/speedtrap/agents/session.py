@@ -21,6 +21,7 @@ from speedtrap.serving.request import Request
 if TYPE_CHECKING:
     from speedtrap.agents.backend import Backend
     from speedtrap.config.developer import Developer as DeveloperSpec
+    from speedtrap.config.tier import Quality
     from speedtrap.config.work import TaskMix
     from speedtrap.policies.base import Route
 
@@ -77,7 +78,7 @@ class Session(mesa.Agent):
         self.route = route
         self.backend = backend
         quality = backend.spec.quality
-        self.wrong = task.u_fail[attempt] < quality.failure_prob_for(task.difficulty)
+        self.wrong = task.u_fail[attempt] < self.failure_prob(quality, task.difficulty)
         self.tool_error_prob = quality.tool_error_prob
         base = task.base_turns if attempt == 0 else max(1, round(mix.repair_turns_fraction * task.base_turns))
         self.planned_turns = max(1, round(base * mix.failed_turns_multiplier)) if self.wrong else base
@@ -111,6 +112,11 @@ class Session(mesa.Agent):
         task.wrong_attempts += self.wrong
         if backend.name not in task.backends:
             task.backends.append(backend.name)
+
+    def failure_prob(self, quality: Quality, difficulty: str) -> float:
+        """Probability that this session's result is wrong: the backend's, for ``difficulty`` (a
+        subclass may change it: :class:`~speedtrap.agents.parallel_session.ParallelSession`)."""
+        return quality.failure_prob_for(difficulty)
 
     # ------------------------------------------------------------------ the turn loop
 

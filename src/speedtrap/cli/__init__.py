@@ -2,7 +2,8 @@
 ``speedtrap --help`` lists them.
 
 Each command group lives in its own module as plain functions (:mod:`~speedtrap.cli.run`,
-:mod:`~speedtrap.cli.compare`, :mod:`~speedtrap.cli.sweep`, :mod:`~speedtrap.cli.serving`,
+:mod:`~speedtrap.cli.compare`, :mod:`~speedtrap.cli.sweep`, :mod:`~speedtrap.cli.claims`,
+:mod:`~speedtrap.cli.serving`,
 :mod:`~speedtrap.cli.validate`, :mod:`~speedtrap.cli.sessions`, :mod:`~speedtrap.cli.browser`); they
 share the options and output helpers of :mod:`~speedtrap.cli.common` and never import this module,
 which registers them on :data:`app`. Bad input (an unknown preset, a model that does not fit)
@@ -17,7 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
-from speedtrap.cli import browser, compare, run, serving, sessions, sweep, validate
+from speedtrap.cli import browser, claims, compare, run, serving, sessions, sweep, validate
 from speedtrap.cli.common import (
     POLICY_KINDS,
     count_progress,
@@ -79,6 +80,7 @@ app.command()(exits_on_interrupt(serving.pareto))
 app.command()(exits_on_interrupt(run.run))
 app.command()(exits_on_interrupt(sweep.sweep))
 app.command()(exits_on_interrupt(sweep.experiment))
+app.command()(exits_on_interrupt(claims.claims))
 app.command()(exits_on_interrupt(compare.compare))
 app.command()(exits_on_interrupt(compare.demo))
 app.command()(exits_on_interrupt(sessions.fit))

@@ -37,6 +37,8 @@ DEMO_BACKENDS: tuple[str, ...] = ("gpu-batched", "gpu-fast", "wafer-distilled")
 DEFAULT_SEED = 0
 POLICY_KINDS: tuple[str, ...] = (
     "always",
+    "background_slow",
+    "best_of_n",
     "by_difficulty",
     "escalate",
     "fast_share",

@@ -68,6 +68,17 @@ _STANDARD_TIER = Tier(name="standard", priority=0, batch_cap=64, price_multiplie
 # per-stream speed is ≈2.5× the standard tier's (Anthropic: "up to 2.5×").
 _FAST_TIER = Tier(name="fast", priority=1, batch_cap=5, price_multiplier=6.0, as_of="2026-02")
 
+_SLOW_TIER = Tier(name="slow", priority=-1, batch_cap=128, price_multiplier=0.5, as_of="2026-02")
+# A slow tier for background agents (the "give me a slow mode that's cheaper" ask): admitted after
+# every standard and fast request (priority -1), at half the list price — OpenAI's Flex processing
+# ("slower response times and occasional resource unavailability", priced at Batch API rates, 50% of
+# standard), Gemini's Flex tier (50%) and the Batch APIs of OpenAI and Anthropic (50%). Its batch cap,
+# twice the standard tier's, is an assumption: a replica of only slow work may batch up to what KV
+# memory holds (at 96k-token contexts, 44 streams; shorter contexts fit more). At the preset's typical
+# load a slow stream decodes at the standard tier's speed: the tier changes who waits and what it
+# costs, not the physics of a step. (The pool's capacity_streams counts replicas × the largest tier
+# cap, so gpu-slow's backend_utilization reads half gpu-batched's for the same streams.)
+
 _FRONTIER_STANDARD_BATCH = 26
 """Assumption: streams per replica at the standard tier's typical load, sized so that a stream runs at
 the seed's ≈65 tok/s. KV memory caps the batch at 44 at 96k-token contexts; with the routed-expert
@@ -132,6 +143,17 @@ def _wafer_distilled() -> Backend:
     )
 
 
+def _slow_fleet() -> Backend:
+    """gpu-slow: the gpu-batched fleet (same replicas, load, model and list price) with the slow tier
+    added and made its default; ``standard`` and ``fast`` stay available to policies that mix tiers
+    (``background_slow``). Routed to ``standard``, it serves exactly as gpu-batched does."""
+    fleet = _frontier_fleet("gpu-slow", default_tier="standard", typical_batch=_FRONTIER_STANDARD_BATCH)
+    data = fleet.model_dump(mode="python")
+    data["tiers"] = [*data["tiers"], _SLOW_TIER.model_dump(mode="python")]
+    data["default_tier"] = _SLOW_TIER.name
+    return Backend.model_validate(data)
+
+
 BACKEND_PRESETS: Mapping[str, Backend] = MappingProxyType(
     {
         "gpu-batched": _frontier_fleet(
@@ -139,9 +161,11 @@ BACKEND_PRESETS: Mapping[str, Backend] = MappingProxyType(
         ),
         "gpu-fast": _frontier_fleet("gpu-fast", default_tier="fast", typical_batch=_FAST_TIER.batch_cap),
         "wafer-distilled": _wafer_distilled(),
+        "gpu-slow": _slow_fleet(),
     }
 )
-"""The three backends of the design card, by name."""
+"""The three backends of the design card, by name, and ``gpu-slow`` (the gpu-batched fleet with a
+discounted low-priority tier for background work, :data:`_SLOW_TIER`)."""
 
 
 def backend_preset(name: str) -> Backend:

@@ -6,7 +6,9 @@ One file per policy; each declares a :class:`~speedtrap.config.policy.PolicySpec
 
 from speedtrap.config.policy import PolicySpec, RouteSpec, known_policy_kinds, policy_spec_class
 from speedtrap.policies.always import AlwaysPolicy, AlwaysSpec
-from speedtrap.policies.base import BuildsPolicy, Route, RoutingPolicy, build_policy
+from speedtrap.policies.background_slow import BackgroundSlowPolicy, BackgroundSlowSpec
+from speedtrap.policies.base import BuildsPolicy, FanOut, Route, RoutingPolicy, build_policy
+from speedtrap.policies.best_of_n import BestOfNPolicy, BestOfNSpec
 from speedtrap.policies.by_difficulty import ByDifficultyPolicy, ByDifficultySpec
 from speedtrap.policies.escalate import EscalatePolicy, EscalateSpec
 from speedtrap.policies.fast_share import FastShareSpec
@@ -16,11 +18,16 @@ from speedtrap.policies.manual import ManualPolicy, ManualSpec
 __all__ = [
     "AlwaysPolicy",
     "AlwaysSpec",
+    "BackgroundSlowPolicy",
+    "BackgroundSlowSpec",
+    "BestOfNPolicy",
+    "BestOfNSpec",
     "BuildsPolicy",
     "ByDifficultyPolicy",
     "ByDifficultySpec",
     "EscalatePolicy",
     "EscalateSpec",
+    "FanOut",
     "FastShareSpec",
     "InteractiveFastPolicy",
     "InteractiveFastSpec",

@@ -21,12 +21,27 @@ class Route:
     tier: str
 
 
+@dataclass(frozen=True, slots=True)
+class FanOut:
+    """How a session runs as several parallel trajectories (``best_of_n``): ``trajectories`` requests
+    per agent turn, the failure probability times ``failure_multiplier``, then one distill request
+    reading ``distill_tokens`` more input tokens and ``refine_turns`` single-trajectory turns."""
+
+    trajectories: int
+    failure_multiplier: float
+    distill_tokens: int
+    refine_turns: int
+
+
 class RoutingPolicy(ABC):
     """Chooses the backend for each agent session and the tier for each turn.
 
     The session's backend fixes its quality (failure and tool-error probabilities); a policy
-    may change the tier from turn to turn but not the backend.
+    may change the tier from turn to turn but not the backend. ``fan_out`` (default ``None``: one
+    trajectory) makes every session it routes run several trajectories (:class:`FanOut`).
     """
+
+    fan_out: FanOut | None = None
 
     @abstractmethod
     def for_session(self, difficulty: str, attempt: int) -> Route:
