@@ -134,6 +134,7 @@ _PARETO_HEADERS: dict[str, str] = {
 MIN_FRONTIER_POINTS = 3
 PRECISION_OPTIONS = {
     "weight_bytes": "bytes_per_param",
+    "expert_bytes": "expert_bytes_per_param",
     "compute_dtype": "compute_dtype",
     "kv_bytes": "kv_bytes_per_element",
 }
@@ -278,7 +279,15 @@ def pareto(
         ),
     ] = None,
     weight_bytes: Annotated[
-        float | None, typer.Option("--weight-bytes", min=0.01, help="Weight bytes per parameter.")
+        float | None,
+        typer.Option(
+            "--weight-bytes",
+            min=0.01,
+            help="Bytes per always-read weight (attention, shared experts; routed experts too unless set).",
+        ),
+    ] = None,
+    expert_bytes: Annotated[
+        float | None, typer.Option("--expert-bytes", min=0.01, help="Bytes per routed-expert weight.")
     ] = None,
     compute_dtype: Annotated[
         str | None, typer.Option("--compute-dtype", help="Compute dtype (a key of the hardware's FLOP/s).")
@@ -339,7 +348,12 @@ def pareto(
             explain_command(explain, isl=isl, osl=osl, cached=cached, json_out=json_out)
         return
 
-    chosen = {"weight_bytes": weight_bytes, "compute_dtype": compute_dtype, "kv_bytes": kv_bytes}
+    chosen = {
+        "weight_bytes": weight_bytes,
+        "expert_bytes": expert_bytes,
+        "compute_dtype": compute_dtype,
+        "kv_bytes": kv_bytes,
+    }
     overrides: dict[str, Any] = {PRECISION_OPTIONS[k]: v for k, v in chosen.items() if v is not None}
     if experts is not None:
         overrides["experts"] = experts

@@ -2,9 +2,10 @@
 
 Every number carries its source; "assumption" marks numbers without one. A backend spec names its
 hardware and model by these names (:mod:`speedtrap.config.backend` reads this catalogue), and the
-backend presets of :mod:`speedtrap.config.presets` are built from it. GPU η_mem, η_f and step overhead
-and the wafer per-layer latency are fitted to published serving measurements
-(``speedtrap.config.hardware``).
+backend presets of :mod:`speedtrap.config.presets` are built from it. The efficiencies, overheads and
+latencies of GPUs (NVIDIA and AMD apart), wafers and LPUs are the refit to published serving
+measurements (``speedtrap.config.hardware.FITTED_*``); the backend presets replace them with the
+factors they were calibrated with (``speedtrap.config.presets.preset_hardware``).
 """
 
 from __future__ import annotations

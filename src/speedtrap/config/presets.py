@@ -25,6 +25,11 @@ from 8 to 5 streams to keep the seed's ≈65 tok/s and ≈2.5×; the frontier mo
 count (384 / 8, an assumption) and the distilled model one (64 / 4). GPU η_mem, η_f and step
 overhead and the wafer per-layer latency are now fitted to published serving measurements
 (``speedtrap.config.hardware``), which moved the wafer preset from ≈1150 to ≈1400 tok/s.
+
+The presets keep those factors (the 2026-11-25 fit, :data:`PRESET_FACTORS_DATE`) and that physics
+(:func:`preset_hardware`) while the hardware catalogue carries the refit on the grown table; they move
+to the refit together with the workflow model's recalibration (docs/serving_validation.md shows what
+they would become).
 """
 
 from __future__ import annotations
