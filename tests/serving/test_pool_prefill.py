@@ -26,6 +26,8 @@ def test_n_prefills_together_take_about_n_times_one(overhead_s: float) -> None:
         hardware_preset("h200"), llm_preset("qwen3-32b"), 4, ttft_overhead_s=overhead_s
     )
     one = physics.prefill_compute_s(4_000)
+    # the part that does not occupy the replica: the given overhead plus the hardware's request scheduling
+    overhead_s = physics.ttft_overhead_s
     model, pool = _pool(physics)
     reqs = [
         pool.submit(tier="standard", input_tokens=4_000, cached_tokens=0, output_tokens=2) for _ in range(20)
@@ -39,7 +41,8 @@ def test_n_prefills_together_take_about_n_times_one(overhead_s: float) -> None:
 
 
 def test_prompts_arriving_later_wait_only_for_the_compute_still_ahead() -> None:
-    physics = ReplicaPhysics.from_parts(hardware_preset("h200"), llm_preset("qwen3-32b"), 4)
+    hardware = hardware_preset("h200").with_overrides({"request_overhead_s": 0.0})
+    physics = ReplicaPhysics.from_parts(hardware, llm_preset("qwen3-32b"), 4)
     one = physics.prefill_compute_s(4_000)
     model, pool = _pool(physics)
     a = pool.submit(tier="standard", input_tokens=4_000, cached_tokens=0, output_tokens=2)

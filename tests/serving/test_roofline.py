@@ -85,7 +85,9 @@ def test_kv_cap_respects_memory(replica: tuple[Hardware, LLM, int], context: flo
     usable = chips * hw.usable_memory_bytes
     capacity = kv_capacity_tokens(hw, llm, chips)
     cap = kv_batch_cap(capacity, context)
-    kv_per_stream = max(context, 1.0) * llm.kv_bytes_per_token
+    # tensor parallelism wider than the KV heads copies them on every chip beyond the heads
+    copies = chips / min(chips, llm.kv_heads) if hw.memory_kind == "hbm" else 1.0
+    kv_per_stream = max(context, 1.0) * llm.kv_bytes_per_token * copies
     if llm.weight_bytes >= usable:
         assert capacity == 0 and cap == 0
         return
@@ -106,14 +108,15 @@ def _toy() -> tuple[Hardware, LLM]:
         layer_latency_s=1e-5,
         multichip_layer_latency_s=4e-5,
     )
-    # 10B params at 1 byte: 10 GB of weights; KV = 2 x 10 x 1 x 100 x 1 = 2000 bytes per token
+    # 10B params at 1 byte: 10 GB of weights; KV = 2 x 10 x 4 x 25 x 1 = 2000 bytes per token (four KV
+    # heads, so that up to four chips split the KV cache without copies)
     llm = LLM(
         name="toy",
         total_params_b=10,
         bytes_per_param=1,
         layers=10,
-        kv_heads=1,
-        head_dim=100,
+        kv_heads=4,
+        head_dim=25,
         kv_bytes_per_element=1,
         context_window_tokens=1_000_000,
     )

@@ -49,8 +49,8 @@ def test_sliding_window_layers_read_at_most_the_window() -> None:
 
 def test_prompt_tokens_in_a_step_add_their_compute() -> None:
     c = StepConstants.of(hardware_preset("h100-sxm"), llm_preset("llama-3.1-70b"), 2)
-    memory, compute, prefill, latency = step_parts(c, 25, 5_250, 240, 5_000)
-    assert prefill > 0
+    memory, compute, prefill, latency, exchange = step_parts(c, 25, 5_250, 240, 5_000)
+    assert prefill > 0 and exchange == 0.0  # tensor parallelism: no expert all-to-all
     assert step_s(c, 25, 5_250, 240, 5_000) == pytest.approx(max(memory, compute) + prefill + latency)
     assert step_s(c, 25, 5_250, 240, 5_000) > step_s(c, 25, 5_250)
 

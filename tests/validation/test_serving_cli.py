@@ -1,6 +1,7 @@
 """``speedtrap validate serving`` and the serving options of ``speedtrap pareto``."""
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -10,31 +11,131 @@ from speedtrap.cli import app
 from speedtrap.config import hardware_preset, llm_preset
 from speedtrap.serving.pareto import pareto_frontier
 from speedtrap.serving.replica import ReplicaPhysics
-from speedtrap.validation.serving import load_measurements
+from speedtrap.validation.serving import load_measurements, validate_serving
+from speedtrap.validation.serving_table import row_spec_toml
 
 runner = CliRunner()
 
 
-def test_validate_serving_json_covers_every_row_and_both_parts(tmp_path: Path) -> None:
+def test_validate_serving_json_covers_every_row(tmp_path: Path) -> None:
+    # --in-sample-only skips the leave-one-group-out refits (tests/validation runs them)
     figure = tmp_path / "fig.png"
-    result = runner.invoke(app, ["validate", "serving", "--json", "--figure", str(figure)])
+    result = runner.invoke(
+        app, ["validate", "serving", "--json", "--in-sample-only", "--figure", str(figure)]
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
-    assert payload["schema_version"] == 1
-    assert {row["id"] for row in payload["rows"]} == set(load_measurements()["id"])
-    assert {(s["part"], s["metric"]) for s in payload["summary"]} >= {
-        ("heldout", "tok_s_per_user"),
-        ("heldout", "tok_s_per_gpu"),
-        ("calibration", "tok_s_per_user"),
+    assert payload["schema_version"] == 2
+    table = load_measurements()
+    assert {row["id"] for row in payload["rows"]} == set(table["id"])
+    assert set(payload["groups"]) == set(table["group"]) and len(payload["sources"]) >= 6
+    assert {(s["fit"], s["metric"]) for s in payload["summary"]} == {
+        ("in_sample", "tok_s_per_user"),
+        ("in_sample", "tok_s_per_gpu"),
+        ("in_sample", "ttft_s"),
     }
-    assert payload["fit"]["ids"] and payload["fit"]["date"]
+    assert {r["comparison"] for r in payload["rows"]} == {
+        "equal_interactivity",
+        "equal_throughput",
+        "at_concurrency",
+    }
+    assert payload["fit"]["date"] and payload["fit"]["rows"] == len(table)
+    assert payload["targets"]["worst_abs_error"] == 0.5
     assert figure.stat().st_size > 10_000
 
 
 def test_validate_serving_table_prints_errors_and_medians() -> None:
-    result = runner.invoke(app, ["validate", "serving", "--no-figure"])
+    result = runner.invoke(app, ["validate", "serving", "--no-figure", "--in-sample-only"])
     assert result.exit_code == 0, result.output
-    assert "heldout" in result.stdout and "median" in result.stdout and "%" in result.stdout
+    assert "in_sample" in result.stdout and "median" in result.stdout and "%" in result.stdout
+    assert "equal interactivity" in result.stdout and "Targets" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "row_id",
+    [
+        "ix-dsr1-mi300x-sglang-8k1k",
+        "ix-gptoss-b200-trt-8k1k",
+        "sglang-dsv3-h100-ep72-decode",
+        "groq-mixtral-8x7b",
+    ],
+)
+def test_pareto_reproduces_a_validation_row_from_its_spec_file(tmp_path: Path, row_id: str) -> None:
+    # everything validate uses is expressible in a pareto spec, with the same defaults
+    table = load_measurements()
+    subset = table[table["id"] == row_id]
+    row = next(subset.itertuples(index=False))
+    spec = tmp_path / "row.toml"
+    spec.write_text(row_spec_toml(row))
+    check = validate_serving(table=subset, cross_validate=False)
+    at = check[check["comparison"] == "at_concurrency"].set_index("metric")["predicted"]
+    chips = int(check["chips"].iloc[0])
+    batch = int(row.concurrency)
+    shape = (
+        ["--context", str(int(row.isl))]
+        if math.isnan(row.osl)
+        else ["--isl", str(int(row.isl)), "--osl", str(int(row.osl))]
+    )
+    args = ["pareto", "--spec", str(spec), "--chips", str(chips), *shape, "--batch", str(batch), "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    point = json.loads(result.stdout)["points"][0]
+    for metric, key in (
+        ("tok_s_per_user", "tok_s_per_user"),
+        ("tok_s_per_gpu", "tok_s_per_chip"),
+        ("ttft_s", "ttft_s"),
+    ):
+        if metric in at.index:
+            assert point[key] == pytest.approx(at[metric], rel=1e-9), metric
+
+
+def test_pareto_explains_fast_mode_mechanism_by_mechanism() -> None:
+    result = runner.invoke(app, ["pareto", "--explain", "gpu-fast", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert (payload["fast"], payload["standard"]) == ("gpu-fast", "gpu-batched")
+    mechanisms = {m["mechanism"]: m for m in payload["mechanisms"]}
+    assert set(mechanisms) == {
+        "smaller batch",
+        "priority admission",
+        "speculative decoding",
+        "newer hardware",
+    }
+    assert sum(m["share"] for m in mechanisms.values()) == pytest.approx(1.0)
+    assert mechanisms["smaller batch"]["share"] == pytest.approx(1.0)  # the preset differs only in its batch
+    assert payload["speedup"] == pytest.approx(2.55, abs=0.05)
+    table = runner.invoke(
+        app, ["pareto", "--explain", "gpu-fast", "--isl", "9600", "--osl", "213", "--cached", "86294"]
+    )
+    assert table.exit_code == 0, table.output
+    assert "priority admission" in table.stdout and "steady load" in table.stdout
+    assert "What if gpu-fast also drafted" in table.stdout
+
+
+def test_explain_needs_a_preset_with_a_standard_counterpart() -> None:
+    result = runner.invoke(app, ["pareto", "--explain", "gpu-batched"])
+    assert result.exit_code == 2
+    assert "no standard-tier preset" in result.stderr
+
+
+def test_pareto_cached_context_shortens_nothing_but_adds_kv() -> None:
+    base = [
+        "pareto",
+        "--model",
+        "qwen3-32b",
+        "--hardware",
+        "h200",
+        "--chips",
+        "4",
+        "--isl",
+        "2000",
+        "--osl",
+        "200",
+    ]
+    plain = json.loads(runner.invoke(app, [*base, "--batch", "8", "--json"]).stdout)
+    cached = json.loads(runner.invoke(app, [*base, "--cached", "20000", "--batch", "8", "--json"]).stdout)
+    assert cached["cached_tokens"] == 20000 and cached["context_tokens"] > plain["context_tokens"]
+    assert cached["points"][0]["tok_s_per_user"] < plain["points"][0]["tok_s_per_user"]
 
 
 def test_pareto_takes_a_toml_spec_precisions_lengths_and_batches(tmp_path: Path) -> None:
@@ -48,6 +149,7 @@ def test_pareto_takes_a_toml_spec_precisions_lengths_and_batches(tmp_path: Path)
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert (payload["isl_tokens"], payload["osl_tokens"], payload["chips_per_replica"]) == (4000, 500, 4)
+    assert payload["cached_tokens"] == 0
     assert [p["batch"] for p in payload["points"]] == [11, 20]
     llm = llm_preset("qwen3-32b").with_overrides(
         {"bytes_per_param": 1.0, "compute_dtype": "fp8", "kv_bytes_per_element": 1.0}
@@ -89,6 +191,28 @@ def test_moe_expert_options_change_the_weight_read() -> None:
     # the same active parameters over two experts per token: 64 streams touch fewer distinct experts
     fewer = json.loads(runner.invoke(app, [*base, "--experts-per-token", "2"]).stdout)["points"][0]
     assert fewer["tok_s_per_user"] > sparse["tok_s_per_user"]
+
+
+def test_pareto_spec_takes_layout_disaggregation_and_drafting(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        '[model]\npreset = "deepseek-r1"\n[hardware]\npreset = "h100-sxm"\n'
+        "[parallel]\nattention_data_parallel = 16\nexpert_parallel = 16\ndispatch_bytes = 1.0\n"
+        "[disaggregation]\nprefill_chips = 16\nprefill_instance_chips = 8\n"
+        "[speculative]\nacceptance_rate = 0.8\ndraft_tokens = 1\n"
+    )
+    args = ["pareto", "--spec", str(spec), "--chips", "16", "--isl", "2000", "--osl", "500", "--batch", "256"]
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    point = json.loads(result.stdout)["points"][0]
+    # per chip counts the prefill pool: 32 chips for this replica
+    assert point["tok_s_per_replica"] == pytest.approx(32 * point["tok_s_per_chip"])
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        '[model]\npreset = "deepseek-r1"\n[hardware]\npreset = "h100-sxm"\n[parallel]\nexpert_parallel = 3\n'
+    )
+    result = runner.invoke(app, ["pareto", "--spec", str(bad), "--chips", "16", "--context", "2000"])
+    assert result.exit_code == 2 and "does not divide" in result.stderr
 
 
 def test_isl_without_osl_is_bad_input() -> None:

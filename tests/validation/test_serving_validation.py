@@ -1,21 +1,25 @@
-"""The serving physics against the published measurements table (issue 9's acceptance)."""
+"""The serving physics against the published measurements table: held out by configuration group and
+compared at equal interactivity (the acceptance of the serving-physics rework)."""
 
 import math
 
+import numpy as np
 import pytest
 
 from speedtrap.config.catalog import hardware_preset, llm_preset
-from speedtrap.config.hardware import FITTED_FIT_DATE, FITTED_IDS
+from speedtrap.config.hardware import FITTED_FIT_DATE, FITTED_ROWS
+from speedtrap.validation import serving as serving_module
 from speedtrap.validation.serving import (
     TARGET_MEDIAN_ABS_ERROR,
+    TARGET_TTFT_MEDIAN_ABS_ERROR,
     TARGET_WORST_ABS_ERROR,
-    Efficiencies,
-    assign_parts,
-    fit_efficiencies,
+    leave_one_group_out,
     load_measurements,
     summarize,
     validate_serving,
 )
+from speedtrap.validation.serving_fit import FACTOR_BOUNDS, Factors, fit_factors, log_errors, prepare_rows
+from speedtrap.validation.serving_table import group_of, row_spec
 
 
 @pytest.fixture(scope="module")
@@ -24,70 +28,131 @@ def table():
 
 
 @pytest.fixture(scope="module")
-def check():
-    return validate_serving()
+def check(table):
+    return validate_serving(table=table)
 
 
 def test_table_covers_what_the_issue_asks(table) -> None:
-    assert len(table) >= 25
+    assert len(table) >= 45
     assert table["id"].is_unique
     assert table["source_url"].str.startswith("https://").all()
+    assert table["notes"].str.len().min() > 40  # every row says how its figures were derived
+    assert table["source"].nunique() >= 6
+    hardware = set(table["hardware"])
+    assert {"h100-sxm", "h200"} <= hardware
+    assert hardware & {"b200", "gb200"} and hardware & {"mi300x", "mi325x", "mi355x"}
     kinds = table["hardware"].map(lambda name: hardware_preset(name).memory_kind)
-    assert (kinds == "sram").sum() >= 5
-    assert {"h100-sxm", "b200", "wse-3"} <= set(table["hardware"])
+    assert set(table.loc[kinds == "sram", "hardware"]) >= {"wse-3", "lpu"}  # two SRAM systems
     moe = table["model"].map(lambda name: llm_preset(name).is_moe)
     assert moe.any() and (~moe).any()
-    assert table["concurrency"].nunique() >= 5
-    assert table[["isl", "osl"]].drop_duplicates().shape[0] >= 4
+    assert table["model"].map(lambda name: llm_preset(name).is_mla).any()
+    assert table["prefill_chips"].notna().any()  # prefill/decode disaggregation
+    assert (table["expert_parallel"].fillna(0) >= 32).any()  # large expert parallelism
+    assert table["group"].nunique() >= 20
 
 
-def test_split_follows_the_stated_rule_and_both_parts_hold_both_kinds(table) -> None:
-    assert list(table["part"]) == assign_parts(table["id"], table["hardware"])
-    for part in ("calibration", "heldout"):
-        kinds = set(
-            table.loc[table["part"] == part, "hardware"].map(lambda n: hardware_preset(n).memory_kind)
-        )
-        assert kinds == {"hbm", "sram"}
-    assert (table["part"] == "heldout").sum() >= len(table) // 4
+def test_groups_are_model_hardware_and_serving_mode(table) -> None:
+    for row in table.itertuples(index=False):
+        mode = "disaggregated" if not math.isnan(row.prefill_chips) else "aggregated"
+        assert row.group == group_of(row) == f"{row.model} | {row.hardware} | {mode}"
 
 
-def test_stored_factors_are_the_refit_on_the_calibration_part(table) -> None:
-    fitted, ids = fit_efficiencies(table)
-    assert tuple(ids) == FITTED_IDS
-    assert set(ids) == set(table.loc[table["part"] == "calibration", "id"])
-    assert FITTED_FIT_DATE
-    stored = Efficiencies()
-    for name in ("gpu_eta_mem", "gpu_eta_flop", "gpu_step_overhead_s", "wafer_layer_s"):
-        assert getattr(fitted, name) == pytest.approx(getattr(stored, name), rel=1e-3), name
-    assert fitted.wafer_hop_s == pytest.approx(stored.wafer_hop_s, abs=1e-9)
+def test_stored_factors_are_the_fit_on_every_group(table) -> None:
+    refit, stored = fit_factors(table), Factors()
+    assert len(table) == FITTED_ROWS and FITTED_FIT_DATE
+    prepared = prepare_rows(table)
+    cost_refit = float(np.sum(log_errors(refit, prepared) ** 2))
+    cost_stored = float(np.sum(log_errors(stored, prepared) ** 2))
+    assert cost_stored == pytest.approx(cost_refit, rel=5e-3)
+    for name in ("gpu_eta_mem", "gpu_eta_flop", "amd_eta_mem", "amd_eta_flop", "gpu_request_overhead_s"):
+        assert getattr(stored, name) == pytest.approx(getattr(refit, name), rel=0.02), name
 
 
-def test_every_measurement_is_predicted(check, table) -> None:
-    assert set(check["id"]) == set(table["id"])
-    assert check["predicted"].map(math.isfinite).all()
-    assert (check["predicted"] > 0).all()
+def test_every_factor_starts_inside_its_bounds() -> None:
+    for name, (low, high, _, start) in FACTOR_BOUNDS.items():
+        assert low <= start <= high, name
+    assert set(FACTOR_BOUNDS) == set(Factors.names())
 
 
-def _heldout(check, metric: str):
-    return check[(check["part"] == "heldout") & (check["metric"] == metric)]["error"].abs()
+def test_a_held_out_fit_never_sees_its_group(table, monkeypatch) -> None:
+    seen: list[set[str]] = []
+
+    def recording_fit(part):  # type: ignore[no-untyped-def]
+        seen.append(set(part["group"]))
+        return Factors()
+
+    monkeypatch.setattr(serving_module, "fit_factors", recording_fit)
+    fits = leave_one_group_out(table)
+    assert set(fits) == set(table["group"])
+    for group, groups in zip(sorted(fits), seen, strict=True):
+        assert group not in groups and groups == set(table["group"]) - {group}
 
 
-@pytest.mark.parametrize("metric", ["tok_s_per_user", "tok_s_per_gpu"])
-def test_heldout_median_error_within_15_percent(check, metric: str) -> None:
-    assert _heldout(check, metric).median() <= TARGET_MEDIAN_ABS_ERROR
+def test_every_measurement_is_predicted_both_ways(check, table) -> None:
+    for fit in ("in_sample", "held_out"):
+        part = check[check["fit"] == fit]
+        assert set(part["id"]) == set(table["id"])
+        assert part["predicted"].map(math.isfinite).all() and (part["predicted"] > 0).all()
+    headline = check[check["headline"] & (check["fit"] == "held_out")]
+    assert set(headline["metric"]) == {"tok_s_per_user", "tok_s_per_gpu", "ttft_s"}
+    # a row with both speeds is compared at equal interactivity, never at a derived concurrency
+    both = check[check["comparison"] == "equal_interactivity"]
+    assert not both.empty
+    at_derived = check["concurrency_derived"] & check["headline"] & (check["comparison"] == "at_concurrency")
+    assert set(check.loc[at_derived, "metric"]) <= {"tok_s_per_user", "ttft_s"}  # single-stream API speeds
+    assert check.loc[at_derived, "concurrency"].eq(1).all()
+
+
+def test_equal_interactivity_compares_where_the_frontier_has_the_measured_speed(check) -> None:
+    points = check[(check["comparison"] == "equal_interactivity") & check["reached"]]
+    assert len(points) >= 30
+
+
+def _headline(check, metric: str):  # type: ignore[no-untyped-def]
+    summary = summarize(check)
+    return summary[(summary["fit"] == "held_out") & (summary["metric"] == metric)].iloc[0]
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="measured: worst held-out tok/s per user is 41.6% (Llama 4 Maverick on Cerebras, 2500 tok/s "
-    "announced vs 1459 predicted); worst per GPU 31.1%",
+    reason="measured (held out by group, at equal interactivity): median |error| of tok/s per GPU 34% "
+    "(40 rows), of tok/s per user 27% (47 rows); at the stated concurrencies 14% and 12%",
 )
-def test_no_heldout_row_worse_than_35_percent(check) -> None:
-    for metric in ("tok_s_per_user", "tok_s_per_gpu"):
-        assert _heldout(check, metric).max() <= TARGET_WORST_ABS_ERROR
+@pytest.mark.parametrize("metric", ["tok_s_per_gpu", "tok_s_per_user"])
+def test_held_out_median_error_within_15_percent(check, metric: str) -> None:
+    assert _headline(check, metric)["median_abs_error"] <= TARGET_MEDIAN_ABS_ERROR
 
 
-def test_summary_has_both_parts_and_all_metrics(check) -> None:
-    summary = summarize(check)
-    assert set(summary["part"]) == {"calibration", "heldout"}
-    assert set(summary["metric"]) == {"tok_s_per_user", "tok_s_per_gpu", "ttft_s"}
+@pytest.mark.xfail(
+    strict=True,
+    reason="measured: worst held-out tok/s per GPU 2023% (nim-l33-70b-tp2-500-2k-c1: a batch-1 point on "
+    "a flat predicted frontier), tok/s per user 138% (groq-llama-2-7b)",
+)
+def test_no_held_out_error_worse_than_50_percent(check) -> None:
+    for metric in ("tok_s_per_gpu", "tok_s_per_user"):
+        assert _headline(check, metric)["worst_abs_error"] <= TARGET_WORST_ABS_ERROR
+
+
+@pytest.mark.xfail(
+    strict=True, reason="measured: held-out median |error| of time to first token 52% (35 rows)"
+)
+def test_held_out_ttft_median_within_25_percent(check) -> None:
+    assert _headline(check, "ttft_s")["median_abs_error"] <= TARGET_TTFT_MEDIAN_ABS_ERROR
+
+
+def test_summary_reports_both_fits_and_the_stated_concurrencies(check) -> None:
+    for headline in (True, False):
+        summary = summarize(check, headline=headline)
+        assert set(summary["fit"]) == {"in_sample", "held_out"}
+        assert set(summary["metric"]) == {"tok_s_per_user", "tok_s_per_gpu", "ttft_s"}
+
+
+def test_precisions_are_per_component(table) -> None:
+    row = next(r for r in table.itertuples(index=False) if r.id == "ix-gptoss-b200-trt-8k1k")
+    spec = row_spec(row)
+    assert spec.llm.bytes_per_param == 2.0 and spec.llm.expert_bytes_per_param == pytest.approx(0.53125)
+    assert (spec.llm.compute_dtype, spec.llm.expert_compute_dtype, spec.llm.kv_bytes_per_element) == (
+        "bf16",
+        "fp8",
+        1.0,
+    )

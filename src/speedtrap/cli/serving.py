@@ -134,6 +134,7 @@ _PARETO_HEADERS: dict[str, str] = {
 MIN_FRONTIER_POINTS = 3
 PRECISION_OPTIONS = {
     "weight_bytes": "bytes_per_param",
+    "expert_bytes": "expert_bytes_per_param",
     "compute_dtype": "compute_dtype",
     "kv_bytes": "kv_bytes_per_element",
 }
@@ -145,16 +146,23 @@ def _spec_table(table: Any, kind: str) -> dict[str, Any]:
     return dict(table)
 
 
-def load_pareto_specs(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The ``[model]`` and ``[hardware]`` tables of a TOML spec file; each is either full fields or
-    ``preset = "name"`` plus overrides of that preset's fields."""
+SPEC_TABLES = ("model", "hardware", "parallel", "disaggregation", "speculative")
+"""Tables of a ``pareto --spec`` file: the model and hardware (fields, or ``preset = "name"`` plus
+overrides), the replica's parallel layout, a separate prefill pool and speculative decoding (the fields
+of :mod:`speedtrap.config.parallel` and :class:`speedtrap.config.backend.SpeculativeDecoding`)."""
+
+
+def load_pareto_specs(path: Path) -> dict[str, dict[str, Any]]:
+    """The tables of a TOML spec file (:data:`SPEC_TABLES`), each as a dict (absent: empty)."""
     from speedtrap.config.toml_file import read_toml
 
     data = read_toml(path)
-    unknown = sorted(set(data) - {"model", "hardware"})
+    unknown = sorted(set(data) - set(SPEC_TABLES))
     if unknown:
-        raise ValueError(f"{path}: unknown tables {unknown} (expected [model] and [hardware])")
-    return _spec_table(data.get("model", {}), "model"), _spec_table(data.get("hardware", {}), "hardware")
+        raise ValueError(
+            f"{path}: unknown tables {unknown} (expected {', '.join(f'[{t}]' for t in SPEC_TABLES)})"
+        )
+    return {table: _spec_table(data.get(table, {}), table) for table in SPEC_TABLES}
 
 
 def _resolve_spec(fields: dict[str, Any], name: str | None, kind: str) -> Any:
@@ -184,7 +192,8 @@ def pareto_backend(
 ) -> Backend:
     """A one-stream backend of the model on the hardware (presets, a TOML spec file, overrides):
     validates the fit and derives chips; ``context_option`` names what set ``context`` in errors."""
-    model_fields, hardware_fields = load_pareto_specs(spec) if spec is not None else ({}, {})
+    tables = load_pareto_specs(spec) if spec is not None else {table: {} for table in SPEC_TABLES}
+    model_fields, hardware_fields = tables["model"], tables["hardware"]
     llm = _resolve_spec(model_fields, model, "model")
     if llm_overrides:
         llm = llm.with_overrides(llm_overrides)
@@ -205,6 +214,9 @@ def pareto_backend(
         typical_batch=1,
         typical_context_tokens=context_tokens,
         chips_per_replica=chips,
+        parallel=tables["parallel"],
+        disaggregation=tables["disaggregation"] or None,
+        speculative=tables["speculative"] or None,
         ttft_overhead_s=0.0,  # the frontier shows the replica's physics, not an API's network time
     )
 
@@ -245,6 +257,15 @@ def pareto(
     osl: Annotated[
         int | None, typer.Option("--osl", min=1, help="Output tokens per request (with --isl).")
     ] = None,
+    cached: Annotated[
+        int,
+        typer.Option(
+            "--cached",
+            min=0,
+            max=MAX_UNCACHED_TOKENS,
+            help="Prompt-cache tokens before each request's --isl.",
+        ),
+    ] = 0,
     chips: Annotated[
         int | None,
         typer.Option(
@@ -258,7 +279,15 @@ def pareto(
         ),
     ] = None,
     weight_bytes: Annotated[
-        float | None, typer.Option("--weight-bytes", min=0.01, help="Weight bytes per parameter.")
+        float | None,
+        typer.Option(
+            "--weight-bytes",
+            min=0.01,
+            help="Bytes per always-read weight (attention, shared experts; routed experts too unless set).",
+        ),
+    ] = None,
+    expert_bytes: Annotated[
+        float | None, typer.Option("--expert-bytes", min=0.01, help="Bytes per routed-expert weight.")
     ] = None,
     compute_dtype: Annotated[
         str | None, typer.Option("--compute-dtype", help="Compute dtype (a key of the hardware's FLOP/s).")
@@ -279,6 +308,13 @@ def pareto(
             help="Output list price beside the cost, USD/MTok.",
         ),
     ] = 25.0,
+    explain: Annotated[
+        str | None,
+        typer.Option(
+            "--explain",
+            help="A backend preset with a fast tier (gpu-fast): each mechanism's share of its faster steps.",
+        ),
+    ] = None,
     json_out: JsonOption = False,
 ) -> None:
     """Trace tokens/s per user against throughput per chip by sweeping the batch (powers of two up to
@@ -288,16 +324,36 @@ def pareto(
     load); throughput counts output tokens only.
 
     JSON (--json), schema_version 1: {"schema_version": 1, "model", "hardware": str,
-    "chips_per_replica", "context_tokens", "kv_batch_cap" (streams): int, "isl_tokens",
+    "chips_per_replica", "context_tokens", "kv_batch_cap" (streams), "cached_tokens": int, "isl_tokens",
     "osl_tokens": int|null, "price_usd_per_mtok", "usd_per_chip_hour": float, "warning": str|null,
     "points": [{"batch" (streams): int, "tok_s_per_user", "tok_s_per_replica", "tok_s_per_chip"
     (output tokens/s), "step_s" (s per output token), "ttft_s" (s), "cost_usd_per_mtok" (USD per
     million output tokens, null without a chip price): float, "bound": "memory"|"compute"|"latency"}]}.
+
+    --explain BACKEND ignores the model and hardware options: it compares the preset with its standard
+    tier (gpu-fast with gpu-batched) and prints each mechanism's share of the change in time per output
+    token (smaller batch, priority admission, speculative decoding, newer hardware) and the terms of
+    both steps; with --isl/--osl (and --cached) under the steady-load rule (JSON: see
+    speedtrap.cli.serving_explain).
     """
     from speedtrap.serving.pareto import PARETO_COLUMNS, pareto_frontier
     from speedtrap.serving.replica import ReplicaPhysics
 
-    chosen = {"weight_bytes": weight_bytes, "compute_dtype": compute_dtype, "kv_bytes": kv_bytes}
+    if explain is not None:
+        from speedtrap.cli.serving_explain import explain_command
+
+        with bad_input_exits():
+            if (isl is None) != (osl is None):
+                raise ValueError("give --isl and --osl together")
+            explain_command(explain, isl=isl, osl=osl, cached=cached, json_out=json_out)
+        return
+
+    chosen = {
+        "weight_bytes": weight_bytes,
+        "expert_bytes": expert_bytes,
+        "compute_dtype": compute_dtype,
+        "kv_bytes": kv_bytes,
+    }
     overrides: dict[str, Any] = {PRECISION_OPTIONS[k]: v for k, v in chosen.items() if v is not None}
     if experts is not None:
         overrides["experts"] = experts
@@ -306,7 +362,7 @@ def pareto(
     with bad_input_exits():
         if (isl is None) != (osl is None):
             raise ValueError("give --isl and --osl together")
-        mean_context = None if isl is None or osl is None else math.ceil(isl + osl / 2)
+        mean_context = None if isl is None or osl is None else math.ceil(cached + isl + osl / 2)
         backend = pareto_backend(
             model,
             hardware,
@@ -314,15 +370,23 @@ def pareto(
             chips=chips,
             spec=spec,
             llm_overrides=overrides,
-            context_option="--isl/--osl (mean context: isl + osl/2)" if mean_context else "--context",
+            context_option="--cached/--isl/--osl (mean context: cached + isl + osl/2)"
+            if mean_context
+            else "--context",
         )
         physics = ReplicaPhysics.from_backend(backend)
         context_tokens = backend.typical_context_tokens
         usd_per_chip_hour = backend.hardware.usd_per_chip_hour or None
         frame = pareto_frontier(
-            physics, context_tokens, batch, isl=isl, osl=osl, usd_per_chip_hour=usd_per_chip_hour
+            physics,
+            context_tokens,
+            batch,
+            isl=isl,
+            osl=osl,
+            usd_per_chip_hour=usd_per_chip_hour,
+            cached_tokens=float(cached),
         )
-        cap = physics.max_batch(context_tokens if isl is None or osl is None else isl + osl / 2)
+        cap = physics.max_batch(context_tokens if isl is None or osl is None else cached + isl + osl / 2)
     warning = frontier_warning(frame, cap=cap, context=context_tokens, explicit=batch is not None)
     if json_out:
         points = [
@@ -339,6 +403,7 @@ def pareto(
                 "kv_batch_cap": cap,
                 "isl_tokens": isl,
                 "osl_tokens": osl,
+                "cached_tokens": cached,
                 "price_usd_per_mtok": price_out,
                 "usd_per_chip_hour": backend.hardware.usd_per_chip_hour,
                 "warning": warning,
@@ -347,7 +412,7 @@ def pareto(
         )
         return
     shape = (
-        f"{isl:,} in / {osl:,} out"
+        f"{isl:,} in / {osl:,} out" + (f" after {cached:,} cached" if cached else "")
         if isl is not None and osl is not None
         else f"{context_tokens:,} context tokens"
     )

@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pydantic import Field, StrictBool, ValidationInfo, field_validator
+from pydantic import Field, StrictBool, ValidationInfo, field_validator, model_validator
 
 from speedtrap.config.base import Spec
 from speedtrap.config.catalog import hardware_preset, llm_preset
 from speedtrap.config.hardware import BYTES_PER_GB, Hardware
 from speedtrap.config.llm import LLM
+from speedtrap.config.parallel import Disaggregation, Parallelism
 from speedtrap.config.tier import Price, Quality, Tier
 
 MAX_CHIPS_PER_REPLICA = 65_536
@@ -71,7 +72,9 @@ class Backend(Spec):
     cache-write price. ``decode_speedup`` is a what-if multiplier on the physics' per-stream decode
     rate (1 = as derived; time to first token unchanged): experiments sweep speed-ups with it
     without inventing hardware. ``as_of`` dates the offer that the speed, load and list price
-    describe (a tier's multiple carries its own date, ``tier.as_of``).
+    describe (a tier's multiple carries its own date, ``tier.as_of``). ``parallel`` is the replica's
+    parallel layout and ``disaggregation`` a separate prefill pool (:mod:`speedtrap.config.parallel`;
+    the defaults: tensor parallel over all chips, prefill on the replica).
     """
 
     name: str = Field(min_length=1)
@@ -87,6 +90,8 @@ class Backend(Spec):
     quality: Quality = Field(default_factory=Quality)
     background_streams_per_replica: int = Field(default=0, ge=0)
     speculative: SpeculativeDecoding | None = None
+    parallel: Parallelism = Field(default_factory=Parallelism)
+    disaggregation: Disaggregation | None = None
     ttft_overhead_s: float = Field(default=DEFAULT_TTFT_OVERHEAD_S, ge=0)
     cache_writes: StrictBool = True
     decode_speedup: float = Field(
@@ -180,6 +185,11 @@ class Backend(Spec):
                 f" has {have / BYTES_PER_GB:.1f} GB"
             )
         return chips
+
+    @model_validator(mode="after")
+    def _layout_fits_the_replica(self) -> Backend:
+        self.parallel.check_chips(self.chips)
+        return self
 
     @property
     def chips(self) -> int:

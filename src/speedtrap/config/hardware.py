@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, StrictBool, field_validator
 
 from speedtrap.config.base import Spec
 
@@ -32,16 +32,28 @@ runtime and fragmentation (vLLM's default ``gpu_memory_utilization`` is 0.9)."""
 class Hardware(Spec):
     """One accelerator chip, as the decode-step roofline sees it (docs/design.md §2, Serving).
 
-    Bandwidth and compute are per chip and are aggregated over a replica's chips. A decode step
-    costs ``max(memory time, compute time)`` plus fixed latencies: ``step_overhead_s`` per step,
-    ``layer_latency_s`` per layer, and ``multichip_layer_latency_s`` per layer when a replica spans
-    several chips (tensor/expert-parallel collectives). ``token_latency_floor_s`` is a hard minimum
-    per decode step. Collectives between the chips of a replica (tensor/expert parallelism: two per
-    layer) take ``collective_latency_s`` per hop of a log2 tree plus the ring transfer of the step's
-    activations over ``interconnect_bandwidth_gb_s`` (per chip, one direction). On SRAM machines
-    (``memory_kind="sram"``) bandwidth is so high that the per-layer pipeline latency and compute set
-    the speed; a model spread over several wafers pays ``wafer_hop_s`` per wafer boundary per step,
-    and the number of chips a model needs follows from the aggregate on-chip memory.
+    Bandwidth and compute are per chip. A decode step costs ``max(memory time, compute time)`` plus
+    fixed latencies: ``step_overhead_s`` per step, ``layer_latency_s`` per layer, and
+    ``multichip_layer_latency_s`` per layer when a replica spans several chips. ``token_latency_floor_s``
+    is a hard minimum per decode step; ``request_overhead_s`` is the scheduling time of every request
+    before its prefill (time to first token).
+
+    **Interconnect, two levels.** Chips talk over a scale-up domain of ``scale_up_domain_chips`` chips
+    (NVLink: 8 in an HGX node, 72 in an NVL72 rack; ``None``: every replica fits one domain) at
+    ``interconnect_bandwidth_gb_s`` per chip and direction, ``collective_latency_s`` per log2 step of
+    a collective; beyond the domain they use the scale-out network (InfiniBand/RoCE) at
+    ``scale_out_bandwidth_gb_s`` per chip and direction and ``scale_out_latency_s`` per collective.
+    A matrix multiply over M tokens runs at ``η_f · M / (M + gemm_half_tokens)`` of peak: small decode
+    batches and the few tokens each routed expert sees use the tensor cores poorly, long prompts well.
+    When a replica overlaps its expert all-to-alls with compute (two-batch overlap), the overlap hides
+    ``overlap_efficiency`` of the shorter of the two (1: perfectly, 0: not at all).
+
+    **SRAM machines** (``memory_kind="sram"``): bandwidth is so high that the per-layer pipeline
+    latency and compute set the speed. With ``spatial_layers`` each layer is laid out on its own share
+    of the chips (a dataflow pipeline: Cerebras, Groq), so one step's work runs at chips/layers of the
+    replica's bandwidth and FLOP/s; without it (the model the backend presets were calibrated with) a
+    step uses the whole replica's capacity. Either way a step pays ``wafer_hop_s`` per chip boundary.
+    The number of chips a model needs follows from the aggregate on-chip memory.
     """
 
     name: str = Field(min_length=1)
@@ -62,13 +74,42 @@ class Hardware(Spec):
         default=0.0, ge=0, description="Extra time per layer per step when a replica spans >1 chip, s."
     )
     token_latency_floor_s: float = Field(default=0.0, ge=0, description="Minimum time of one decode step, s.")
+    request_overhead_s: float = Field(
+        default=0.0, ge=0, le=60, description="Scheduling time of each request before its prefill, s."
+    )
     interconnect_bandwidth_gb_s: float = Field(
-        default=450.0, ge=1e-3, le=1e7, description="Chip-to-chip bandwidth per chip, one direction, GB/s."
+        default=450.0, ge=1e-3, le=1e7, description="Scale-up bandwidth per chip, one direction, GB/s."
     )
     collective_latency_s: float = Field(
         default=0.0, ge=0, description="Latency of one collective per log2 step of the chip count, s."
     )
-    wafer_hop_s: float = Field(default=0.0, ge=0, description="Per-step time to cross one wafer boundary, s.")
+    scale_up_domain_chips: int | None = Field(
+        default=None, ge=1, le=1_000_000, description="Chips of one scale-up domain (None: unbounded)."
+    )
+    scale_out_bandwidth_gb_s: float = Field(
+        default=50.0, ge=1e-3, le=1e7, description="Scale-out bandwidth per chip, one direction, GB/s."
+    )
+    scale_out_latency_s: float = Field(
+        default=0.0, ge=0, le=1, description="Latency of one collective over the scale-out network, s."
+    )
+    gemm_half_tokens: float = Field(
+        default=0.0,
+        ge=0,
+        le=1e6,
+        description="Tokens at which a matmul reaches half its peak efficiency (0: any size at η_f).",
+    )
+    overlap_efficiency: float = Field(
+        default=1.0,
+        ge=0,
+        le=1,
+        description="Share of the shorter of compute and expert all-to-all that overlapping hides (0–1).",
+    )
+    spatial_layers: StrictBool = Field(
+        default=False, description="SRAM: each layer holds chips/layers of the replica's capacity."
+    )
+    wafer_hop_s: float = Field(
+        default=0.0, ge=0, description="Per-step time to cross one chip (wafer) boundary, s."
+    )
     usd_per_chip_hour: float = Field(
         default=0.0, ge=0, le=1e6, description="Cost of one chip for one hour, USD."
     )
@@ -102,37 +143,67 @@ class Hardware(Spec):
         return tflop_s * FLOP_PER_TFLOP * self.eta_flop
 
 
-# --- efficiency factors fitted to published serving measurements -------------------------------
-# Fitted by ``speedtrap.validation.serving.fit_efficiencies`` (scipy least squares on the log error of
-# tok/s per user and per GPU) on the calibration part of validation/data/serving_measurements.csv;
-# tests/validation/test_serving_validation.py refits and compares. Nothing is fitted to held-out rows.
-FITTED_FIT_DATE = "2026-11-25"
-FITTED_IDS: tuple[str, ...] = (
-    "cerebras-l31-405b",
-    "cerebras-l31-70b",
-    "cerebras-l31-8b",
-    "ix-dsr1-b200-1k1k-u42",
-    "ix-dsr1-b200-8k1k-u120",
-    "ix-dsr1-b200-8k1k-u164",
-    "ix-dsr1-b200-8k1k-u23",
-    "ix-dsr1-b200-8k1k-u32",
-    "ix-dsr1-b200-8k1k-u42",
-    "ix-dsr1-b200-8k1k-u75",
-    "ix-gptoss-b200-1k1k-u100",
-    "nim-l33-70b-tp2-500-2k-c1",
-    "nim-l33-70b-tp2-5k500-c5",
-    "nim-l33-70b-tp2-5k500-c50",
-    "semi-cerebras-glm-4.7",
-    "semi-cerebras-kimi-k2.6",
-    "vultr-nemotron-super-49b-b200-c1",
-)
-FITTED_GPU_ETA_MEM = 0.864188
+# --- the fit the backend presets were calibrated with ---------------------------------------------
+# The backend presets (config/presets.py) keep the factors and the physics of the 2026-11-25 fit
+# until the workflow model is recalibrated against the refit below (their speeds set the workflow's
+# golden results). ``speedtrap.serving.consistency`` shows what they would become under the refit.
+PRESET_FIT_DATE = "2026-11-25"
+PRESET_GPU_ETA_MEM = 0.864188
+"""Achieved / peak HBM bandwidth of GPUs in the 2026-11-25 fit (the backend presets use it)."""
+PRESET_GPU_ETA_FLOP = 0.412773
+"""Achieved / peak dense FLOP/s of GPUs in the 2026-11-25 fit (the backend presets use it)."""
+PRESET_GPU_STEP_OVERHEAD_S = 0.000248846
+"""Per-step overhead on GPUs in the 2026-11-25 fit, s (the backend presets use it)."""
+PRESET_GPU_LAYER_LATENCY_S = 5e-6
+"""Assumption of the 2026-11-25 fit: kernel latency per layer on GPUs, s (not fitted then)."""
+PRESET_GPU_COLLECTIVE_LATENCY_S = 5e-6
+"""Assumption of the 2026-11-25 fit: latency per log2 step of a collective on NVLink, s (not fitted then)."""
+PRESET_WAFER_LAYER_S = 1.42794e-05
+"""Pipeline latency per layer per step on a WSE-3 in the 2026-11-25 fit, s (the backend presets use it)."""
+PRESET_WAFER_HOP_S = 0.0
+"""Wafer-boundary time per step in the 2026-11-25 fit, s (fitted to its lower bound, 0)."""
+
+# --- factors fitted to published serving measurements -----------------------------------------
+# Fitted by ``speedtrap.validation.serving_fit.fit_factors`` (scipy least squares on the log errors of
+# tok/s per user, tok/s per GPU and time to first token) on every configuration group of
+# validation/data/serving_measurements.csv; ``speedtrap validate serving`` reports each group's error
+# with the factors refitted without it (leave one group out), and tests/validation refits and
+# compares. The hardware catalogue (config/catalog.py) carries these factors, so ``speedtrap pareto``
+# and ``speedtrap validate serving`` compute the same numbers.
+FITTED_FIT_DATE = "2026-11-26"
+FITTED_ROWS = 50
+"""Measurements the factors were fitted on (all groups of the table)."""
+FITTED_GPU_ETA_MEM = 0.971161
 """Achieved / peak HBM bandwidth of GPUs (fitted; docs/design.md §5 quotes 0.87–0.92)."""
-FITTED_GPU_ETA_FLOP = 0.412773
-"""Achieved / peak dense FLOP/s of GPUs in serving (fitted; below the 0.5–0.7 of large matmuls)."""
-FITTED_GPU_STEP_OVERHEAD_S = 0.000248846
+FITTED_GPU_ETA_FLOP = 0.346449
+"""Achieved / peak dense FLOP/s of GPUs in serving (fitted)."""
+FITTED_GPU_STEP_OVERHEAD_S = 0.00147516
 """Per-step scheduling, sampling and launch overhead on GPUs, s (fitted)."""
-FITTED_WAFER_LAYER_S = 1.42794e-05
+FITTED_GPU_LAYER_LATENCY_S = 4.77187e-05
+"""Kernel latency per layer per step on GPUs, s (fitted)."""
+FITTED_GPU_COLLECTIVE_LATENCY_S = 1.20816e-05
+"""Latency per log2 step of a scale-up collective on GPUs, s (fitted)."""
+FITTED_GPU_REQUEST_OVERHEAD_S = 0.0516977
+"""Scheduling time of a request before its prefill on GPUs, s (fitted on time to first token)."""
+FITTED_GPU_GEMM_HALF_TOKENS = 19.7306
+"""Tokens at which a GPU matrix multiply reaches half its peak efficiency (fitted)."""
+FITTED_GPU_OVERLAP_EFFICIENCY = 0.179845
+"""Share of the shorter of compute and expert all-to-all that two-batch overlap hides on GPUs (fitted)."""
+FITTED_AMD_ETA_MEM = 0.659554
+"""Achieved / peak HBM bandwidth of AMD Instinct GPUs (fitted; their own, as their software stack differs)."""
+FITTED_AMD_ETA_FLOP = 0.257172
+"""Achieved / peak dense FLOP/s of AMD Instinct GPUs in serving (fitted)."""
+FITTED_AMD_STEP_OVERHEAD_S = 0.00188619
+"""Per-step overhead on AMD Instinct GPUs, s (fitted)."""
+FITTED_AMD_LAYER_LATENCY_S = 8.29011e-05
+"""Kernel latency per layer per step on AMD Instinct GPUs, s (fitted)."""
+FITTED_AMD_COLLECTIVE_LATENCY_S = 6.48976e-05
+"""Latency per log2 step of an Infinity Fabric collective, s (fitted)."""
+FITTED_WAFER_LAYER_S = 2.08784e-05
 """Pipeline latency per layer per step on a WSE-3, s (fitted)."""
-FITTED_WAFER_HOP_S = 0.0
-"""Per-step time to cross one wafer boundary, s (fitted; the fit puts it at its lower bound, 0)."""
+FITTED_WAFER_HOP_S = 6.75321e-07
+"""Per-step time to cross one wafer boundary on WSE-3, s (fitted)."""
+FITTED_LPU_LAYER_S = 3.19548e-05
+"""Pipeline latency per layer per step on a Groq LPU, s (fitted)."""
+FITTED_LPU_HOP_S = 3.62103e-06
+"""Per-step time to cross one chip boundary on a Groq LPU pipeline, s (fitted)."""

@@ -25,6 +25,11 @@ from 8 to 5 streams to keep the seed's ≈65 tok/s and ≈2.5×; the frontier mo
 count (384 / 8, an assumption) and the distilled model one (64 / 4). GPU η_mem, η_f and step
 overhead and the wafer per-layer latency are now fitted to published serving measurements
 (``speedtrap.config.hardware``), which moved the wafer preset from ≈1150 to ≈1400 tok/s.
+
+The presets keep those factors (the 2026-11-25 fit, :data:`PRESET_FACTORS_DATE`) and that physics
+(:func:`preset_hardware`) while the hardware catalogue carries the refit on the grown table; they move
+to the refit together with the workflow model's recalibration (docs/serving_validation.md shows what
+they would become).
 """
 
 from __future__ import annotations
@@ -41,6 +46,17 @@ from speedtrap.config.catalog import (
     llm_preset,
     preset_lookup,
 )
+from speedtrap.config.hardware import (
+    PRESET_FIT_DATE,
+    PRESET_GPU_COLLECTIVE_LATENCY_S,
+    PRESET_GPU_ETA_FLOP,
+    PRESET_GPU_ETA_MEM,
+    PRESET_GPU_LAYER_LATENCY_S,
+    PRESET_GPU_STEP_OVERHEAD_S,
+    PRESET_WAFER_HOP_S,
+    PRESET_WAFER_LAYER_S,
+    Hardware,
+)
 from speedtrap.config.tier import Price, Quality, Tier
 
 __all__ = [
@@ -51,12 +67,45 @@ __all__ = [
     "backend_preset",
     "hardware_preset",
     "llm_preset",
+    "preset_hardware",
 ]
 """The hardware and model presets live in :mod:`speedtrap.config.catalog`; they are named here too
 because a backend preset is read beside them."""
 
 
 # --- backends ---------------------------------------------------------------------------------
+
+_PRESET_FACTORS: dict[str, dict[str, object]] = {
+    # The factors and physics the backend presets were calibrated with (the fit of PRESET_FIT_DATE;
+    # config/hardware.py): GPU efficiencies and overhead, the assumed 5 µs per layer and per
+    # collective step, no request scheduling time, matrix multiplies at η_f whatever their size; on
+    # the wafer the fitted per-layer latency over the whole replica's capacity. The catalogue's
+    # hardware carries the newer fit (FITTED_*); the presets move to it together with the workflow
+    # model's recalibration (speedtrap.serving.consistency shows how far).
+    "hbm": {
+        "eta_mem": PRESET_GPU_ETA_MEM,
+        "eta_flop": PRESET_GPU_ETA_FLOP,
+        "step_overhead_s": PRESET_GPU_STEP_OVERHEAD_S,
+        "layer_latency_s": PRESET_GPU_LAYER_LATENCY_S,
+        "collective_latency_s": PRESET_GPU_COLLECTIVE_LATENCY_S,
+        "request_overhead_s": 0.0,
+        "gemm_half_tokens": 0.0,
+    },
+    "sram": {
+        "layer_latency_s": PRESET_WAFER_LAYER_S,
+        "wafer_hop_s": PRESET_WAFER_HOP_S,
+        "spatial_layers": False,
+    },
+}
+PRESET_FACTORS_DATE = PRESET_FIT_DATE
+"""The fit whose factors the backend presets carry."""
+
+
+def preset_hardware(name: str) -> Hardware:
+    """The catalogue's hardware ``name`` with the factors the backend presets were calibrated with."""
+    hardware = hardware_preset(name)
+    return hardware.with_overrides(_PRESET_FACTORS[hardware.memory_kind])
+
 
 AGENT_CONTEXT_TOKENS = 96_000
 """Typical context of an agent request: median input ≈96k tokens (SemiAnalysis agent traces)."""
@@ -94,7 +143,7 @@ def _frontier_fleet(name: str, *, default_tier: str, typical_batch: int) -> Back
     """The GPU fleet behind gpu-batched and gpu-fast: the same hardware, model, tiers and quality."""
     return Backend(
         name=name,
-        hardware=hardware_preset("b200"),
+        hardware=preset_hardware("b200"),
         llm=llm_preset("frontier-moe"),
         chips_per_replica=8,  # one 8-GPU B200 node
         replicas=_FLEET_REPLICAS,
@@ -119,7 +168,7 @@ _WAFER_BATCH = 8
 def _wafer_distilled() -> Backend:
     return Backend(
         name="wafer-distilled",
-        hardware=hardware_preset("wse-3"),
+        hardware=preset_hardware("wse-3"),
         llm=llm_preset("distilled-moe"),
         chips_per_replica=None,  # derived: enough wafers to hold weights + KV in aggregate SRAM
         replicas=_FLEET_REPLICAS,

@@ -1,27 +1,49 @@
 """The throughput-per-chip versus tokens/s-per-user Pareto curve, traced by sweeping the batch.
 
 Each point is a steady load of ``B`` streams (:func:`steady_load`): every request brings ``isl``
-uncached prompt tokens and decodes ``osl`` output tokens, so each decode step also carries its
-share of the other requests' prompts (chunked prefill, ``(B − 1)·isl/osl`` tokens), time to first
-token is one step of the other ``B − 1`` streams plus the whole prompt, and a request takes TTFT
-plus ``osl − 1`` inter-token steps. Without ``isl``/``osl`` the steps are decode-only at the given
-context (what the frontier showed before prompts shared the step) and TTFT is a prompt of the
-whole context. Throughput counts output tokens only.
+uncached prompt tokens on top of ``cached_tokens`` already in the prompt cache and decodes ``osl``
+output tokens. On a replica that prefills its own prompts each decode step also carries its share of
+the other requests' prompts (chunked prefill, ``(B − 1)·isl/osl`` tokens per emitted token); with a
+separate prefill pool (disaggregation) the decode steps carry none.
+
+**Time to first token** = the scheduling time of the request (``ttft_overhead_s``) + on a replica
+that is decoding other streams, the rest of the step in flight when it arrives (half a step on
+average, ``(B − 1)/B`` of the time) + its wait for the prefill server + its own prefill: on the
+replica, one step of the other ``B − 1`` streams per prefill chunk plus the prompt's compute; on a
+prefill pool, the prompt on one instance plus moving its KV cache. The wait is an M/D/1 queue:
+prompts arrive at the request rate λ and occupy the prefill server (the replica's compute, or one of
+the pool's instances) for their prefill compute ``S``, so the mean wait is ``ρ·S / (2(1 − ρ))`` with
+``ρ = λ·S`` per server, times ``(B − 1)/B`` (only the other streams' prompts can be ahead). λ itself
+follows from the closed loop of B streams, ``λ·(TTFT + (osl − 1)·inter-token time) = B``, solved by
+bisection. Streams beyond the KV-memory cap wait for admission (Little's law adds their wait to time
+to first token).
+
+Throughput counts output tokens, over the replica's chips and the prefill pool's counted chips.
+Without ``isl``/``osl`` the steps are decode-only at the given context (what the frontier showed
+before prompts shared the step) and TTFT is a prompt of the whole context, without queueing.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import pandas as pd
 
 from speedtrap.serving.economics import cost_usd_per_mtok
 from speedtrap.serving.replica import ReplicaPhysics
-from speedtrap.serving.roofline import step_s
+from speedtrap.serving.roofline import step_parts, step_s
 
-__all__ = ["PARETO_COLUMNS", "SteadyLoad", "default_batches", "pareto_frontier", "steady_load"]
+__all__ = [
+    "PARETO_COLUMNS",
+    "SteadyLoad",
+    "default_batches",
+    "load_at_interactivity",
+    "load_at_throughput",
+    "pareto_frontier",
+    "steady_load",
+]
 
 PARETO_COLUMNS = [
     "batch",
@@ -35,43 +57,111 @@ PARETO_COLUMNS = [
 ]
 """Columns of :func:`pareto_frontier`: batch (streams), per-stream and replica/chip output tok/s,
 inter-token step seconds, what bounds the step (``memory``, ``compute`` or ``latency``), time to
-first token without queueing (s) and the chip cost of a million output tokens (USD; NaN without a
-chip price)."""
+first token (s; with queueing for the prefill under load, without network time) and the chip cost of
+a million output tokens (USD; NaN without a chip price)."""
+
+_BISECTIONS = 60
 
 
 @dataclass(frozen=True, slots=True)
 class SteadyLoad:
-    """One operating point of a replica: seconds per output token, TTFT, output tok/s per user and chip."""
+    """One operating point of a replica: seconds per step, TTFT, output tok/s per user and chip."""
 
     step_s: float
     ttft_s: float
     tok_s_per_user: float
     tok_s_per_chip: float
+    queue_s: float = 0.0
+    """Of ``ttft_s``: the wait for the prefill server and for admission, s."""
+    decoding: float = 0.0
+    """Streams decoding at once (the batch, or the KV-memory cap when the batch exceeds it)."""
+
+
+def _counted_chips(physics: ReplicaPhysics) -> int:
+    pool = physics.prefill_pool
+    return physics.chips + (0 if pool is None else pool.chips)
+
+
+def _own_prefill_s(
+    physics: ReplicaPhysics, others: float, context: float, isl: float, prompt: float
+) -> float:
+    """Seconds of a request's own prefill once its turn comes (module docstring)."""
+    if physics.prefill_pool is not None:
+        pool = physics.prefill_pool
+        n = 1 if pool.chunk_tokens is None else max(1, math.ceil(isl / pool.chunk_tokens))
+        return n * step_s(pool.steps, 0, 0.0, isl / n, prompt) + isl * pool.transfer_s_per_token
+    chunk = physics.prefill_chunk_tokens
+    n = 1 if chunk is None else max(1, math.ceil(isl / chunk))
+    return n * step_s(physics.steps, others, context, isl / n, prompt)
+
+
+def _prefill_server(physics: ReplicaPhysics, isl: float, prompt: float) -> tuple[float, int]:
+    """(seconds a prompt occupies its prefill server, servers): the prompt's compute on the replica,
+    or one instance's prefill on a separate pool."""
+    pool = physics.prefill_pool
+    if pool is not None:
+        return step_s(pool.steps, 0, 0.0, isl, prompt), pool.instances
+    return step_parts(physics.steps, 0, 0.0, isl, prompt).prefill_s, 1
 
 
 def steady_load(
     physics: ReplicaPhysics,
-    batch: int,
+    batch: float,
     *,
     context_tokens: float,
     isl: float | None = None,
     osl: float | None = None,
+    cached_tokens: float = 0.0,
 ) -> SteadyLoad:
     """The steady load of ``batch`` streams (module docstring). With ``isl`` and ``osl`` the mean
-    context is ``isl + osl/2`` and prompts share the steps; without, steps are decode-only at
-    ``context_tokens``."""
-    b = max(batch, 1)
+    context is ``cached_tokens + isl + osl/2`` and prompts share the steps (unless a prefill pool takes
+    them); without, steps are decode-only at ``context_tokens``. ``batch`` may be fractional (a point
+    between two batches of the frontier)."""
+    b = max(float(batch), 1.0)
+    tps = physics.decode_speedup * physics.tokens_per_step
     if isl is None or osl is None:
         step = physics.decode_step_s(b, context_tokens)
         ttft = physics.ttft_overhead_s + step_s(physics.steps, b - 1, context_tokens, context_tokens)
-        per_user = physics.decode_speedup * physics.tokens_per_step / step
-        return SteadyLoad(step, ttft, per_user, b * per_user / physics.chips)
-    context = isl + osl / 2.0
-    step = physics.decode_step_s(b, context, (b - 1) * isl / osl, isl)
-    ttft = physics.ttft_overhead_s + step_s(physics.steps, b - 1, context, isl, isl)
-    per_user = physics.decode_speedup * physics.tokens_per_step / step
-    request_s = ttft + (osl - 1.0) / per_user
-    return SteadyLoad(step, ttft, per_user, b * osl / request_s / physics.chips)
+        per_user = tps / step
+        return SteadyLoad(step, ttft, per_user, b * per_user / physics.chips, 0.0, b)
+    context = cached_tokens + isl + osl / 2.0
+    prompt = 2.0 * cached_tokens + isl  # twice the mean attended span of a prompt token
+    cap = physics.max_batch(context)
+    running = min(b, float(cap)) if cap >= 1 else b
+    aggregated = physics.prefill_pool is None
+    prefill_per_step = (running - 1.0) * isl * physics.tokens_per_step / osl if aggregated else 0.0
+    step = physics.decode_step_s(running, context, prefill_per_step, prompt)
+    per_user = tps / step
+    decode_s = max(osl - 1.0, 0.0) / per_user
+    in_flight = 0.5 * step * (running - 1.0) / running if aggregated else 0.0
+    own = physics.ttft_overhead_s + in_flight + _own_prefill_s(physics, running - 1.0, context, isl, prompt)
+    service, servers = _prefill_server(physics, isl, prompt)
+
+    others = (running - 1.0) / running  # a stream's own prompts never queue behind each other
+
+    def wait(rate: float) -> float:
+        rho = rate * service / servers
+        return others * rho * service / (2.0 * servers * (1.0 - rho)) if rho < 1.0 else math.inf
+
+    # λ·(own + wait(λ) + decode) = running, increasing in λ: bisect between 0 and its two bounds
+    high = running / (own + decode_s)
+    if service > 0:
+        high = min(high, servers / service)
+    low = 0.0
+    for _ in range(_BISECTIONS):
+        mid = 0.5 * (low + high)
+        if mid * (own + wait(mid) + decode_s) > running:
+            high = mid
+        else:
+            low = mid
+    rate = low
+    queue = wait(rate) if rate > 0 else 0.0
+    ttft = own + queue
+    if b > running and rate > 0:  # streams beyond the KV-memory cap wait for admission
+        admitted_wait = b / rate - (ttft + decode_s)
+        queue += max(admitted_wait, 0.0)
+        ttft += max(admitted_wait, 0.0)
+    return SteadyLoad(step, ttft, per_user, rate * osl / _counted_chips(physics), queue, running)
 
 
 def default_batches(max_batch: int) -> list[int]:
@@ -90,6 +180,7 @@ def pareto_frontier(
     isl: float | None = None,
     osl: float | None = None,
     usd_per_chip_hour: float | None = None,
+    cached_tokens: float = 0.0,
 ) -> pd.DataFrame:
     """One row per batch size (default: powers of two up to the KV-memory cap, plus the cap).
 
@@ -97,7 +188,7 @@ def pareto_frontier(
     ``context_tokens`` is ignored). Raises ``ValueError`` when not even one stream fits beside the
     weights, or when a requested batch exceeds the KV-memory cap.
     """
-    context = context_tokens if isl is None or osl is None else isl + osl / 2.0
+    context = context_tokens if isl is None or osl is None else cached_tokens + isl + osl / 2.0
     cap = physics.max_batch(context)
     if cap < 1:
         raise ValueError(f"no stream of {context:g} context tokens fits beside the weights")
@@ -107,8 +198,11 @@ def pareto_frontier(
         raise ValueError(f"batches {too_big} outside 1..{cap} (the KV-memory cap at {context:g} tokens)")
     rows = []
     for batch in chosen:
-        load = steady_load(physics, batch, context_tokens=context, isl=isl, osl=osl)
-        prefill = 0.0 if isl is None or osl is None else (batch - 1) * isl / osl
+        load = steady_load(
+            physics, batch, context_tokens=context, isl=isl, osl=osl, cached_tokens=cached_tokens
+        )
+        aggregated = physics.prefill_pool is None and isl is not None and osl is not None
+        prefill = (batch - 1) * isl / osl if aggregated and isl is not None and osl is not None else 0.0
         cost = math.nan
         if usd_per_chip_hour is not None and load.tok_s_per_chip > 0:
             cost = cost_usd_per_mtok(usd_per_chip_hour, load.tok_s_per_chip)
@@ -116,7 +210,7 @@ def pareto_frontier(
             {
                 "batch": batch,
                 "tok_s_per_user": load.tok_s_per_user,
-                "tok_s_per_replica": load.tok_s_per_chip * physics.chips,
+                "tok_s_per_replica": load.tok_s_per_chip * _counted_chips(physics),
                 "tok_s_per_chip": load.tok_s_per_chip,
                 "step_s": load.step_s,
                 "bound": physics.bound(batch, context, prefill),
@@ -125,3 +219,55 @@ def pareto_frontier(
             }
         )
     return pd.DataFrame(rows, columns=PARETO_COLUMNS)
+
+
+def _bisect_batch(check: Callable[[float], bool], cap: float) -> float:
+    """Largest batch in [1, cap] (log-bisection) for which ``check(batch)`` holds (it holds below a
+    crossing and fails above it); 1 if it fails at 1, ``cap`` if it holds there."""
+    low, high = 0.0, math.log(max(cap, 1.0))
+    if not check(1.0):
+        return 1.0
+    if check(math.exp(high)):
+        return math.exp(high)
+    for _ in range(_BISECTIONS):
+        mid = 0.5 * (low + high)
+        if check(math.exp(mid)):
+            low = mid
+        else:
+            high = mid
+    return math.exp(low)
+
+
+def load_at_interactivity(
+    physics: ReplicaPhysics, tok_s_per_user: float, *, isl: float, osl: float, cached_tokens: float = 0.0
+) -> tuple[SteadyLoad, float]:
+    """The steady load whose per-user speed is ``tok_s_per_user`` (interpolating the frontier between
+    batches), and its batch; clamped to batch 1 or the KV-memory cap when the frontier does not reach
+    it (the load's own per-user speed then differs from the target)."""
+    cap = max(physics.max_batch(cached_tokens + isl + osl / 2.0), 1)
+
+    def faster(b: float) -> bool:
+        load = steady_load(physics, b, context_tokens=0.0, isl=isl, osl=osl, cached_tokens=cached_tokens)
+        return load.tok_s_per_user >= tok_s_per_user
+
+    batch = _bisect_batch(faster, cap)
+    return steady_load(
+        physics, batch, context_tokens=0.0, isl=isl, osl=osl, cached_tokens=cached_tokens
+    ), batch
+
+
+def load_at_throughput(
+    physics: ReplicaPhysics, tok_s_per_chip: float, *, isl: float, osl: float, cached_tokens: float = 0.0
+) -> tuple[SteadyLoad, float]:
+    """The steady load whose output tok/s per chip is ``tok_s_per_chip`` (interpolating the frontier),
+    and its batch; clamped to batch 1 or the KV-memory cap when the frontier does not reach it."""
+    cap = max(physics.max_batch(cached_tokens + isl + osl / 2.0), 1)
+
+    def slower(b: float) -> bool:
+        load = steady_load(physics, b, context_tokens=0.0, isl=isl, osl=osl, cached_tokens=cached_tokens)
+        return load.tok_s_per_chip <= tok_s_per_chip
+
+    batch = _bisect_batch(slower, cap)
+    return steady_load(
+        physics, batch, context_tokens=0.0, isl=isl, osl=osl, cached_tokens=cached_tokens
+    ), batch

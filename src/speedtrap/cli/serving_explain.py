@@ -1,0 +1,116 @@
+"""``speedtrap pareto --explain``: why a fast tier is fast, mechanism by mechanism
+(:mod:`speedtrap.serving.explain`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from speedtrap.cli.common import JSON_SCHEMA_VERSION, print_json, print_table
+
+_TERMS: list[tuple[str, str]] = [
+    ("weights read", "weights_s"),
+    ("experts read", "experts_s"),
+    ("KV cache read", "kv_s"),
+    ("compute (decode)", "compute_s"),
+    ("prompts in the step", "prompts_s"),
+    ("expert all-to-all", "exchange_s"),
+    ("collective transfers", "collectives_s"),
+    ("collective latency", "collective_latency_s"),
+    ("per-layer latency", "layer_latency_s"),
+    ("per-step overhead", "step_overhead_s"),
+    ("step", "step_s"),
+]
+
+
+def standard_counterpart(name: str) -> str:
+    """The backend preset a fast preset is compared with: the same fleet at its standard tier."""
+    from speedtrap.config.presets import BACKEND_PRESETS
+
+    fast = BACKEND_PRESETS[name]
+    for other, backend in BACKEND_PRESETS.items():
+        same_fleet = backend.hardware == fast.hardware and backend.llm == fast.llm and other != name
+        if same_fleet and backend.tier().priority < fast.tier().priority:
+            return other
+    raise ValueError(f"backend {name} has no standard-tier preset on the same fleet to compare with")
+
+
+def explain_command(name: str, *, isl: int | None, osl: int | None, cached: int, json_out: bool) -> None:
+    """Print (or ``--json``) each mechanism's share of ``name``'s faster steps and both steps' terms."""
+    from dataclasses import asdict
+
+    from speedtrap.config.presets import backend_preset
+    from speedtrap.serving.explain import explain_fast_mode, step_terms
+
+    fast = backend_preset(name)
+    standard = backend_preset(standard_counterpart(name))
+    shape: dict[str, Any] = {"isl": isl, "osl": osl, "cached_tokens": float(cached)}
+    shares = explain_fast_mode(fast, standard, **shape)
+    terms = [step_terms(standard, **shape), step_terms(fast, **shape)]
+    speedup = shares[0].token_s_before / shares[-1].token_s_after
+    rule = (
+        "decode-only steps at the typical context"
+        if isl is None
+        else f"steady load, {isl:,} in / {osl:,} out"
+    )
+    if json_out:
+        print_json(
+            {
+                "schema_version": JSON_SCHEMA_VERSION,
+                "fast": fast.name,
+                "standard": standard.name,
+                "rule": rule,
+                "speedup": speedup,
+                "mechanisms": [asdict(s) for s in shares],
+                "steps": {standard.name: asdict(terms[0]), fast.name: asdict(terms[1])},
+            }
+        )
+        return
+    print_table(
+        f"{fast.name} vs {standard.name}: {speedup:.2f}× per stream ({rule}); "
+        "share of the change in time per token",
+        ["mechanism", "s/token before", "s/token after", "share", "note"],
+        [
+            (
+                s.mechanism,
+                f"{s.token_s_before:.4g}",
+                f"{s.token_s_after:.4g}",
+                f"{100 * s.share:.0f}%",
+                s.note,
+            )
+            for s in shares
+        ],
+    )
+    print_table(
+        "The terms of one step (ms); memory terms overlap compute: "
+        "the step takes the longer of the two, plus the rest",
+        [
+            "term",
+            f"{standard.name} ({terms[0].batch:g} streams)",
+            f"{fast.name} ({terms[1].batch:g} streams)",
+        ],
+        [
+            (label, f"{1e3 * getattr(terms[0], key):.3f}", f"{1e3 * getattr(terms[1], key):.3f}")
+            for label, key in _TERMS
+        ],
+    )
+    assumed = [t.collective_latency_s + t.layer_latency_s for t in terms]
+    ratio_without = (terms[0].step_s - assumed[0]) / (terms[1].step_s - assumed[1])
+    ratio = terms[0].step_s / terms[1].step_s
+    typer.echo(
+        "Assumed in the presets' factors (5 µs per layer, 5 µs per collective step): "
+        f"{1e3 * assumed[1]:.2f} ms of {fast.name}'s {1e3 * terms[1].step_s:.2f} ms step; without them the "
+        f"ratio of the steps would be {ratio_without:.2f}× instead of {ratio:.2f}×."
+    )
+    if fast.speculative is None:
+        from speedtrap.config.backend import SpeculativeDecoding
+        from speedtrap.serving.explain import token_time_s
+
+        draft = SpeculativeDecoding()
+        with_draft = token_time_s(fast.model_copy(update={"speculative": draft}), **shape)
+        typer.echo(
+            f"What if {fast.name} also drafted (speculative decoding, assumed α={draft.acceptance_rate}, "
+            f"γ={draft.draft_tokens}, draft cost {draft.draft_cost}): "
+            f"{shares[0].token_s_before / with_draft:.2f}× per stream instead."
+        )

@@ -1,0 +1,241 @@
+"""The fitted factors of the serving physics, their fit, and predictions of one measurement row.
+
+**The factors** (:class:`Factors`): on GPUs the achieved fractions of peak HBM bandwidth (η_mem) and
+dense FLOP/s (η_f), the per-step overhead (scheduling, sampling, kernel launch), the kernel latency
+per layer, the latency per log2 step of a scale-up collective and the scheduling time of a request
+before its prefill; on a Cerebras WSE-3 the pipeline latency per layer and the time to cross a wafer
+boundary; on a Groq LPU the pipeline latency per layer. Everything else is a datasheet number, a
+model's configuration or a stated assumption.
+
+**The fit** (:func:`fit_factors`): ``scipy.optimize.least_squares`` on the log errors of every measured
+figure (output tok/s per user, output tok/s per GPU, time to first token) of the given rows, each
+predicted at the row's concurrency (:func:`predict_at_concurrency`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from speedtrap.config.catalog import AMD_GPUS, hardware_preset
+from speedtrap.config.hardware import (
+    FITTED_AMD_COLLECTIVE_LATENCY_S,
+    FITTED_AMD_ETA_FLOP,
+    FITTED_AMD_ETA_MEM,
+    FITTED_AMD_LAYER_LATENCY_S,
+    FITTED_AMD_STEP_OVERHEAD_S,
+    FITTED_GPU_COLLECTIVE_LATENCY_S,
+    FITTED_GPU_ETA_FLOP,
+    FITTED_GPU_ETA_MEM,
+    FITTED_GPU_GEMM_HALF_TOKENS,
+    FITTED_GPU_LAYER_LATENCY_S,
+    FITTED_GPU_OVERLAP_EFFICIENCY,
+    FITTED_GPU_REQUEST_OVERHEAD_S,
+    FITTED_GPU_STEP_OVERHEAD_S,
+    FITTED_LPU_HOP_S,
+    FITTED_LPU_LAYER_S,
+    FITTED_WAFER_HOP_S,
+    FITTED_WAFER_LAYER_S,
+    Hardware,
+)
+from speedtrap.serving.pareto import SteadyLoad, steady_load
+from speedtrap.serving.replica import ReplicaPhysics
+from speedtrap.validation.serving_table import RowSpec, measured, row_spec
+
+__all__ = [
+    "FACTOR_BOUNDS",
+    "Factors",
+    "fit_factors",
+    "log_errors",
+    "physics_of",
+    "predict_at_concurrency",
+    "prepare_rows",
+    "residuals",
+]
+
+METRICS = ("tok_s_per_user", "tok_s_per_gpu", "ttft_s")
+
+
+@dataclass(frozen=True, slots=True)
+class Factors:
+    """The fitted factors (module docstring); the defaults are the stored fit (``FITTED_*``)."""
+
+    gpu_eta_mem: float = FITTED_GPU_ETA_MEM
+    gpu_eta_flop: float = FITTED_GPU_ETA_FLOP
+    gpu_step_overhead_s: float = FITTED_GPU_STEP_OVERHEAD_S
+    gpu_layer_latency_s: float = FITTED_GPU_LAYER_LATENCY_S
+    gpu_collective_latency_s: float = FITTED_GPU_COLLECTIVE_LATENCY_S
+    gpu_request_overhead_s: float = FITTED_GPU_REQUEST_OVERHEAD_S
+    gpu_overlap_efficiency: float = FITTED_GPU_OVERLAP_EFFICIENCY
+    gpu_gemm_half_tokens: float = FITTED_GPU_GEMM_HALF_TOKENS
+    amd_eta_mem: float = FITTED_AMD_ETA_MEM
+    amd_eta_flop: float = FITTED_AMD_ETA_FLOP
+    amd_step_overhead_s: float = FITTED_AMD_STEP_OVERHEAD_S
+    amd_layer_latency_s: float = FITTED_AMD_LAYER_LATENCY_S
+    amd_collective_latency_s: float = FITTED_AMD_COLLECTIVE_LATENCY_S
+    wafer_layer_s: float = FITTED_WAFER_LAYER_S
+    wafer_hop_s: float = FITTED_WAFER_HOP_S
+    lpu_layer_s: float = FITTED_LPU_LAYER_S
+    lpu_hop_s: float = FITTED_LPU_HOP_S
+
+    def as_vector(self) -> NDArray[np.float64]:
+        return np.array(list(asdict(self).values()), dtype=float)
+
+    @classmethod
+    def from_vector(cls, values: Any) -> Factors:
+        return cls(*(float(v) for v in values))
+
+    @classmethod
+    def names(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+    def overrides(self, hardware: Hardware) -> dict[str, Any]:
+        """The hardware fields these factors set on ``hardware``."""
+        if hardware.memory_kind == "hbm":
+            shared = {
+                "request_overhead_s": self.gpu_request_overhead_s,
+                "overlap_efficiency": self.gpu_overlap_efficiency,
+                "gemm_half_tokens": self.gpu_gemm_half_tokens,
+            }
+            if hardware.name in AMD_GPUS:
+                return {
+                    "eta_mem": self.amd_eta_mem,
+                    "eta_flop": self.amd_eta_flop,
+                    "step_overhead_s": self.amd_step_overhead_s,
+                    "layer_latency_s": self.amd_layer_latency_s,
+                    "collective_latency_s": self.amd_collective_latency_s,
+                    **shared,
+                }
+            return {
+                "eta_mem": self.gpu_eta_mem,
+                "eta_flop": self.gpu_eta_flop,
+                "step_overhead_s": self.gpu_step_overhead_s,
+                "layer_latency_s": self.gpu_layer_latency_s,
+                "collective_latency_s": self.gpu_collective_latency_s,
+                **shared,
+            }
+        if hardware.name == "lpu":
+            return {"layer_latency_s": self.lpu_layer_s, "wafer_hop_s": self.lpu_hop_s}
+        return {"layer_latency_s": self.wafer_layer_s, "wafer_hop_s": self.wafer_hop_s}
+
+    def apply(self, hardware: Hardware) -> Hardware:
+        """``hardware`` with these factors (a copy; the values are plain floats within the fields' bounds)."""
+        return hardware.model_copy(update=self.overrides(hardware))
+
+
+FACTOR_BOUNDS: dict[str, tuple[float, float, float, float]] = {
+    # name: (lower, upper, typical scale, start). Every fit starts from the same values, the middle of
+    # the published ranges or round guesses, never from a fit (a held-out group's fit must not start
+    # from factors that saw it).
+    "gpu_eta_mem": (0.3, 1.0, 0.1, 0.85),
+    "gpu_eta_flop": (0.1, 1.0, 0.1, 0.5),
+    "gpu_step_overhead_s": (0.0, 20e-3, 1e-3, 0.5e-3),
+    "gpu_layer_latency_s": (0.0, 200e-6, 10e-6, 10e-6),
+    "gpu_collective_latency_s": (0.0, 200e-6, 10e-6, 10e-6),
+    "gpu_request_overhead_s": (0.0, 2.0, 0.05, 0.05),
+    "gpu_overlap_efficiency": (0.0, 1.0, 0.1, 0.5),
+    "gpu_gemm_half_tokens": (0.0, 4096.0, 32.0, 32.0),
+    "amd_eta_mem": (0.3, 1.0, 0.1, 0.85),
+    "amd_eta_flop": (0.05, 1.0, 0.1, 0.5),
+    "amd_step_overhead_s": (0.0, 20e-3, 1e-3, 0.5e-3),
+    "amd_layer_latency_s": (0.0, 200e-6, 10e-6, 10e-6),
+    "amd_collective_latency_s": (0.0, 200e-6, 10e-6, 10e-6),
+    "wafer_layer_s": (0.0, 200e-6, 10e-6, 15e-6),
+    "wafer_hop_s": (0.0, 5e-3, 0.1e-3, 0.1e-3),
+    "lpu_layer_s": (0.0, 500e-6, 10e-6, 40e-6),
+    "lpu_hop_s": (0.0, 100e-6, 1e-6, 1e-6),
+}
+
+
+def physics_of(spec: RowSpec) -> ReplicaPhysics:
+    """The replica physics of a row's specs (no network time: the physics and the scheduling only)."""
+    return ReplicaPhysics.from_parts(
+        spec.hardware, spec.llm, spec.chips, parallel=spec.parallel, disaggregation=spec.disaggregation
+    )
+
+
+def load_of(physics: ReplicaPhysics, spec: RowSpec, batch: float) -> SteadyLoad:
+    """The steady load of ``batch`` streams of the row's request shape (decode-only rows: at the context)."""
+    if spec.osl is None:
+        return steady_load(physics, batch, context_tokens=spec.isl)
+    return steady_load(physics, batch, context_tokens=0.0, isl=spec.isl, osl=spec.osl)
+
+
+def predict_at_concurrency(row: Any, factors: Factors | None = None) -> dict[str, float]:
+    """Predicted output tok/s per user, output tok/s per GPU and TTFT of one row at its concurrency."""
+    factors = Factors() if factors is None else factors
+    hardware = factors.apply(hardware_preset(str(row.hardware)))
+    spec = row_spec(row, hardware)
+    load = load_of(physics_of(spec), spec, spec.concurrency)
+    return {
+        "tok_s_per_user": load.tok_s_per_user,
+        "tok_s_per_gpu": load.tok_s_per_chip,
+        "ttft_s": load.ttft_s,
+        "chips": float(spec.chips),
+        "batch": load.decoding,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A row's specs and measured figures, ready for repeated predictions."""
+
+    spec: RowSpec
+    truth: tuple[tuple[str, float], ...]
+
+
+def prepare_rows(table: pd.DataFrame) -> list[_Prepared]:
+    prepared = []
+    for row in table.itertuples(index=False):
+        truth = tuple((k, v) for k, v in measured(row).items() if not math.isnan(v))
+        prepared.append(_Prepared(row_spec(row), truth))
+    return prepared
+
+
+def log_errors(factors: Factors, prepared: list[_Prepared]) -> NDArray[np.float64]:
+    hardware: dict[str, Hardware] = {}
+    out: list[float] = []
+    for item in prepared:
+        name = item.spec.hardware.name
+        if name not in hardware:
+            hardware[name] = factors.apply(item.spec.hardware)
+        spec = replace(item.spec, hardware=hardware[name])
+        load = load_of(physics_of(spec), spec, spec.concurrency)
+        predicted = {
+            "tok_s_per_user": load.tok_s_per_user,
+            "tok_s_per_gpu": load.tok_s_per_chip,
+            "ttft_s": load.ttft_s,
+        }
+        out.extend(math.log(max(predicted[metric], 1e-12) / value) for metric, value in item.truth)
+    return np.array(out, dtype=float)
+
+
+def residuals(vector: NDArray[np.float64], table: pd.DataFrame, /) -> NDArray[np.float64]:
+    """Log errors of every measured figure of ``table`` at the factors ``vector``."""
+    return log_errors(Factors.from_vector(vector), prepare_rows(table))
+
+
+def fit_factors(table: pd.DataFrame) -> Factors:
+    """Least squares on the log errors of ``table``'s measured figures (module docstring), from the
+    fixed start of :data:`FACTOR_BOUNDS`."""
+    from scipy.optimize import least_squares
+
+    names = Factors.names()
+    lower = np.array([FACTOR_BOUNDS[n][0] for n in names])
+    upper = np.array([FACTOR_BOUNDS[n][1] for n in names])
+    scale = np.array([FACTOR_BOUNDS[n][2] for n in names])
+    x0 = np.array([FACTOR_BOUNDS[n][3] for n in names])
+    prepared = prepare_rows(table)
+
+    def errors(vector: NDArray[np.float64]) -> NDArray[np.float64]:
+        return log_errors(Factors.from_vector(vector), prepared)
+
+    result = least_squares(
+        errors, x0, bounds=(lower, upper), x_scale=scale, diff_step=1e-4, xtol=1e-5, ftol=1e-5, max_nfev=2000
+    )
+    return Factors.from_vector(result.x)
