@@ -31,7 +31,8 @@ def standard_counterpart(name: str) -> str:
     fast = BACKEND_PRESETS[name]
     for other, backend in BACKEND_PRESETS.items():
         same_fleet = backend.hardware == fast.hardware and backend.llm == fast.llm and other != name
-        if same_fleet and backend.tier().priority < fast.tier().priority:
+        standard = backend.tier().name == "standard"  # not another premium or a discounted tier
+        if same_fleet and standard and backend.tier().priority < fast.tier().priority:
             return other
     raise ValueError(f"backend {name} has no standard-tier preset on the same fleet to compare with")
 
