@@ -60,6 +60,7 @@ OTHER_WORK = Activity.OTHER_WORK
 IDLE = Activity.IDLE
 MANUAL = Activity.MANUAL
 _INTERRUPTIBLE = (WAITING, OTHER_WORK, IDLE)
+INF = float("inf")
 
 
 class TaskFeed(Protocol):
@@ -127,24 +128,38 @@ class Developer(mesa.Agent):
 
     def charge(self) -> None:
         """Charge the time since the last transition to the current activity."""
-        now = self.model.time
+        self._charge(self.model.time)
+
+    def _charge(self, now: float) -> None:
+        """:meth:`charge` with the model's time ``now`` already read."""
         since = self.since
         if now > since:
             focus = self.focus
             if self.activity == WAITING and focus is not None:
-                self._ledger.record_wait(self.index, since, now, focus.phases(), self._label)
+                req = focus.request  # the awaited turn's phases (Session.phases, inlined)
+                if req is None:
+                    phases = (INF, INF, INF, INF)
+                else:
+                    admitted, first, done = req.admitted_s, req.first_token_s, req.done_s
+                    phases = (
+                        admitted if admitted == admitted else INF,  # NaN: not reached yet
+                        first if first == first else INF,
+                        done if done == done else INF,
+                        focus.tool_end_s,
+                    )
+                self._ledger.record_wait(self.index, since, now, phases, self._label)
             else:
                 self._ledger.record(self.index, self.activity, since, now, self._label)
                 if self.activity == IDLE:
                     self._idle_total_s += now - since
         self.since = now
 
-    def note_turn_end(self, session: Session, turn_s: float) -> None:
+    def note_turn_end(self, session: Session, turn_s: float, now: float) -> None:
         """A turn of ``session`` ended after ``turn_s`` seconds (request, queue included, and tool
-        call): learn its length, and split the wait here if the developer is waiting on it."""
+        call) at ``now``: learn its length, and split the wait here if the developer is waiting on it."""
         self.attention.learn_turn(session.estimate_key, turn_s)
         if self.focus is session and self.activity == WAITING:
-            self.charge()
+            self._charge(now)
 
     def expected_wait_s(self, session: Session) -> float:
         """Seconds the developer expects until ``session`` next needs them: the turns they expect
@@ -161,6 +176,8 @@ class Developer(mesa.Agent):
         """Leave the session being waited on if the attention rule says so
         (:meth:`AttentionRule.leaves`): to something that needs the developer, a new session (below
         their number of parallel sessions), or other work worth its round trip."""
+        if expected_s <= self.attention.episode_patience_s:
+            return  # within this episode's patience: stays (the rule's first test, without the call)
         if self.attention.leaves(
             expected_s,
             only_other_work=not self.pending and len(self.sessions) >= self._max_sessions,

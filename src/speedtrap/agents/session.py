@@ -41,14 +41,15 @@ def _reached(t: float) -> float:
 class SessionOwner(Protocol):
     """What a session needs of the developer it works for (:class:`~speedtrap.agents.Developer` is
     one): their specs and routing policy, which session they attend, and three calls — a turn
-    ended, the session needs them, a new turn started."""
+    ended (``now``: the model's time, read once by the session's event), the session needs them, a
+    new turn started."""
 
     spec: DeveloperSpec
     task_mix: TaskMix
     policy: RoutingPolicy
     focus: Session | None
 
-    def note_turn_end(self, session: Session, turn_s: float) -> None: ...
+    def note_turn_end(self, session: Session, turn_s: float, now: float) -> None: ...
     def take_session(self, session: Session) -> None: ...
     def reconsider(self, session: Session) -> None: ...
 
@@ -105,6 +106,9 @@ class Session(mesa.Agent):
         self._tier = route.tier
         self._cache_key: object = None
         self._backend_name = backend.name
+        self.estimate_key: tuple[str, str] = (backend.name, route.tier)
+        """What the developer's expectation of a turn's length is kept by: backend and tier (the
+        tier of the current turn)."""
         self._submit = backend.pool.submit
         # Policies that keep the default ``for_turn`` route every turn as the session: skip the call.
         self._route_per_turn = type(developer.policy).for_turn is not RoutingPolicy.for_turn
@@ -128,9 +132,10 @@ class Session(mesa.Agent):
             log[-1][2] = now  # the developer handed the session back
         log.append([now, INF, INF])
         self.need = 0
-        self._start_turn()
+        self._start_turn(now)
 
-    def _start_turn(self) -> None:
+    def _start_turn(self, now: float) -> None:
+        """Submit the next turn's request now (``now``: the model's time)."""
         k = self.turns_done
         draws = self._draws
         if k >= len(draws.out):
@@ -148,12 +153,14 @@ class Session(mesa.Agent):
         else:
             tier = self.route.tier
         task = self.task
-        now = self.model.time
         context = task.context_tokens
         if context + out > self._compact_at:
             context = task.context_tokens = self._compact_to
             task.cache_key = None
-        key = (self._backend_name, tier) if self._cache_per_tier else self._backend_name
+        if tier != self._tier:
+            self._tier = tier
+            self.estimate_key = (self._backend_name, tier)
+        key = self.estimate_key if self._cache_per_tier else self._backend_name  # prompt-cache key
         cached = 0
         if (
             task.cache_key == key
@@ -161,7 +168,6 @@ class Session(mesa.Agent):
             and task.cache_prefix_tokens <= context
         ):
             cached = task.cache_prefix_tokens
-        self._tier = tier
         self._cache_key = key
         self.turn_start_s = now
         self.tool_end_s = INF
@@ -209,20 +215,21 @@ class Session(mesa.Agent):
 
     def _on_tool_done(self) -> None:
         dev = self.developer
-        dev.note_turn_end(self, self.model.time - self.turn_start_s)
-        self.turns_done += 1
+        now = self.model.time
+        dev.note_turn_end(self, now - self.turn_start_s, now)
+        self.turns_done = done = self.turns_done + 1
         self.request = None
-        if self.turns_done >= self.planned_turns:
+        if done >= self.planned_turns:
             self.need = REVIEW
-            self.stretches[-1][1] = self.model.time
+            self.stretches[-1][1] = now
             dev.take_session(self)
-        elif self.turns_done >= self.next_checkin:
+        elif done >= self.next_checkin:
             self.need = CHECKIN
-            self.stretches[-1][1] = self.model.time
-            self.next_checkin = self._stretch_end(self.turns_done)
+            self.stretches[-1][1] = now
+            self.next_checkin = self._stretch_end(done)
             dev.take_session(self)
         else:
-            self._start_turn()
+            self._start_turn(now)
             dev.reconsider(self)
 
     def _stretch_end(self, start: int) -> int:
@@ -241,11 +248,6 @@ class Session(mesa.Agent):
         if self._random_stretches:
             return float(self._checkin_every)
         return float(self._checkin_every - self.turns_done % self._checkin_every)
-
-    @property
-    def estimate_key(self) -> tuple[str, str]:
-        """What the developer's expectation of a turn's length is kept by: backend and tier."""
-        return (self._backend_name, self._tier)
 
     # ------------------------------------------------------------------ what the developer reads
 

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import gc
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from heapq import heappop, heappush
-from types import MethodType
+from itertools import repeat
+from types import BuiltinMethodType, MethodType, ModuleType
 from typing import Any
 from weakref import ref
 
 import mesa
 from mesa.time import Event, EventList, Priority
 
-__all__ = ["EventModel", "MethodEvent"]
+__all__ = ["GC_THRESHOLDS", "EventAccounts", "EventModel", "MethodEvent", "fewer_collections"]
 
 if vars(mesa.Model)["time"].private_name != "_time":  # pragma: no cover - guards a Mesa internal
     raise ImportError("speedtrap.models.base expects Mesa's observable Model.time to be stored in `_time`")
@@ -23,6 +27,78 @@ _new = object.__new__
 _ids = Event._ids  # Mesa's own insertion counter: one (time, priority, id) order for every event
 _Entry = tuple[float, int, int, "MethodEvent | Event"]
 
+GC_THRESHOLDS = (20_000, 20, 20)
+"""Python's cyclic-collector thresholds, at least, while an :class:`EventModel` runs events
+(``gc.set_threshold``; the interpreter's defaults are ``(700, 10, 10)``), restored when
+``run_until`` returns; a collector whose automatic collections are off (threshold 0) is left so. A run
+allocates tens of tracked objects per event, nearly all freed by reference counting; collecting
+less often leaves the results alone (events hold their objects weakly or, for compiled callbacks,
+strongly, never through a cycle: ``tests/models/test_golden.py``) and saves a tenth of a large run."""
+
+
+def _raise_gc_thresholds() -> tuple[int, int, int]:
+    """Raise the collector's thresholds to :data:`GC_THRESHOLDS` at least; return the old ones."""
+    thresholds = gc.get_threshold()
+    if thresholds[0]:  # (a threshold of 0 disables the automatic collections: left so)
+        gc.set_threshold(*map(max, thresholds, GC_THRESHOLDS))
+    return thresholds
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Run the body with the collector's thresholds raised to :data:`GC_THRESHOLDS` (as events run):
+    for building a large model, whose many new objects would otherwise trigger collections."""
+    thresholds = _raise_gc_thresholds()
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+def _strong(obj: Any) -> Callable[[], Any]:
+    """A callable returning ``obj`` (a strong reference with the call interface of a weak one)."""
+    return repeat(obj).__next__
+
+
+def _holder(obj: Any) -> Callable[[], Any]:
+    """How an event holds its callback's object: weakly (as Mesa does) where the object's type allows
+    weak references; strongly otherwise (instances of compiled classes, e.g. the mypyc-compiled serving
+    pool's replicas), which the object's owner keeps alive anyway."""
+    return ref(obj) if type(obj).__weakrefoffset__ else _strong(obj)
+
+
+def _bound(function: Any) -> tuple[Any, Callable[[Any], Any]] | None:
+    """``(object, unbound function)`` of a bound method, Python's or a compiled class's (a built-in
+    method, which no weak reference keeps: Mesa's own path would drop it at once); else ``None``."""
+    if type(function) is MethodType:
+        return function.__self__, function.__func__
+    if type(function) is BuiltinMethodType:
+        obj = function.__self__
+        if obj is not None and not isinstance(obj, ModuleType):
+            return obj, getattr(type(obj), function.__name__)
+    return None
+
+
+@dataclass(frozen=True)
+class EventAccounts:
+    """Where every event an :class:`EventModel` scheduled went. In a sound model ``lost`` is 0:
+    ``scheduled == executed + cancelled + pending``."""
+
+    scheduled: int
+    """Events put on the timeline (one-off events of either path, recurring schedules' events)."""
+    executed: int
+    """Events run."""
+    cancelled: int
+    """Events cancelled (taken off the timeline, or still on it and to be skipped)."""
+    pending: int
+    """Live events on the timeline, still to come."""
+
+    @property
+    def lost(self) -> int:
+        """Events neither run, cancelled nor pending: due when their callback's object was gone
+        (weak references, as in Mesa: such an event is skipped silently)."""
+        return self.scheduled - self.executed - self.cancelled - self.pending
+
 
 class MethodEvent:
     """A one-off event whose callback is a bound method, held by weak reference.
@@ -30,17 +106,18 @@ class MethodEvent:
     What ``EventModel.schedule_event`` returns for bound methods: the same contract as Mesa's
     ``Event`` (``time``, ``priority``, ``unique_id``, ``cancel()``, ``CANCELED``, ``execute()``),
     with the method's object held weakly (a callback whose object is gone is skipped silently,
-    as in Mesa) and without Mesa's per-event ``WeakMethod`` and argument lists.
+    as in Mesa) and without Mesa's per-event ``WeakMethod`` and argument lists. A method of a
+    compiled class whose instances take no weak reference holds its object strongly (:func:`_holder`).
     """
 
     __slots__ = ("_func", "_obj", "priority", "time", "unique_id")
 
-    def __init__(self, time: float, priority: int, method: MethodType) -> None:
+    def __init__(self, time: float, priority: int, obj: Any, func: Callable[[Any], Any]) -> None:
         self.time = time
         self.priority = priority
         self.unique_id = next(_ids)
-        self._obj: ref[Any] | None = ref(method.__self__)
-        self._func = method.__func__
+        self._obj: Callable[[], Any] | None = _holder(obj)
+        self._func = func
 
     @property
     def CANCELED(self) -> bool:  # noqa: N802 - Mesa's name
@@ -71,7 +148,7 @@ class MethodEvent:
 
     def __setstate__(self, state: tuple[float, int, int, Any, Any]) -> None:
         self.time, self.priority, self.unique_id, obj, self._func = state
-        self._obj = None if obj is None else ref(obj)
+        self._obj = None if obj is None else _holder(obj)
 
     def __lt__(self, other: MethodEvent | Event) -> bool:
         return (self.time, self.priority, self.unique_id) < (other.time, other.priority, other.unique_id)
@@ -84,12 +161,15 @@ class _HeapEventList(EventList):
 
     def __init__(self, heap: list[_Entry]) -> None:
         self._heap = heap
+        self.added = 0  # events Mesa put here (its own Event path, recurring schedules)
+        self.removed = 0  # cancelled entries taken off by pop_event, compact or clear
 
     @property
     def _events(self) -> list[MethodEvent | Event]:
         return [entry[3] for entry in self._heap]
 
     def add_event(self, event: Event) -> None:
+        self.added += 1
         heappush(self._heap, (event.time, event.priority, event.unique_id, event))
 
     def pop_event(self) -> Event:
@@ -98,6 +178,7 @@ class _HeapEventList(EventList):
             event = heappop(heap)[3]
             if not event.CANCELED:
                 return event
+            self.removed += 1
         raise IndexError("Event list is empty")
 
     def peek_ahead(self, n: int = 1) -> list[Event]:
@@ -107,7 +188,9 @@ class _HeapEventList(EventList):
         return [entry[3] for entry in live[:n]]
 
     def compact(self) -> None:
-        self._heap[:] = [entry for entry in self._heap if not entry[3].CANCELED]
+        live = [entry for entry in self._heap if not entry[3].CANCELED]
+        self.removed += len(self._heap) - len(live)
+        self._heap[:] = live
         self._heap.sort()
 
     def __contains__(self, event: object) -> bool:
@@ -129,6 +212,10 @@ class _HeapEventList(EventList):
             event.cancel()
 
     def clear(self) -> None:
+        for entry in self._heap:  # withdrawn: counted as cancelled
+            if not entry[3].CANCELED:
+                entry[3].cancel()
+        self.removed += len(self._heap)
         self._heap.clear()
 
 
@@ -143,7 +230,11 @@ class EventModel(mesa.Model):
     tuples); other callables and Mesa's recurring schedules go through Mesa's own ``Event`` into the
     same heap. Semantics are Mesa 3.5's: events run in (time, priority, insertion) order, one at a
     time, with ``time`` set to the event's time; a cancelled event or one whose callback's object
-    is gone does nothing; lambdas are refused. ``events_executed`` counts the events run.
+    is gone does nothing; lambdas are refused. Methods of compiled classes (built-in methods, which
+    Mesa's weak references would drop at once) take the lean path too, holding their object
+    strongly when its type takes no weak reference. ``events_executed`` counts the events run,
+    :meth:`event_accounts` where every scheduled event went. While events run, the cyclic garbage
+    collector's thresholds are :data:`GC_THRESHOLDS`.
     """
 
     _time: float  # Mesa's storage of the observable ``time`` (checked at import)
@@ -155,6 +246,8 @@ class EventModel(mesa.Model):
         self._event_list = _HeapEventList(self._heap)
         self.events_executed = 0
         """Events executed so far (cancelled events and dead callbacks not counted)."""
+        self._scheduled = 0  # events scheduled through the lean path
+        self._cancelled = 0  # cancelled events skipped by the event loop
 
     def schedule_event(
         self,
@@ -176,8 +269,10 @@ class EventModel(mesa.Model):
                 event._obj = ref(function.__self__)
                 event._func = function.__func__
                 heappush(self._heap, (time, _DEFAULT_PRIORITY, uid, event))
+                self._scheduled += 1
                 return event
-        if type(function) is not MethodType:
+        bound = _bound(function)
+        if bound is None:
             return super().schedule_event(function, at=at, after=after, priority=priority)
         if (at is None) == (after is None):
             raise ValueError("Specify exactly one of 'at' or 'after'")
@@ -188,9 +283,23 @@ class EventModel(mesa.Model):
                 f"but current time is {self._time}"
             )
         prio = int(priority)
-        event = MethodEvent(time, prio, function)
+        event = MethodEvent(time, prio, *bound)
         heappush(self._heap, (time, prio, event.unique_id, event))
+        self._scheduled += 1
         return event
+
+    def event_accounts(self) -> EventAccounts:
+        """Where every event scheduled so far went (:class:`EventAccounts`; ``lost`` is 0 in a sound
+        model: no event was due after its callback's object was gone)."""
+        heap = self._heap
+        live = sum(1 for entry in heap if not entry[3].CANCELED)
+        events = self._event_list
+        return EventAccounts(
+            scheduled=self._scheduled + events.added,
+            executed=self.events_executed,
+            cancelled=self._cancelled + events.removed + (len(heap) - live),
+            pending=live,
+        )
 
     def _advance_time(self, until: float) -> None:
         """Run every event due at or before ``until`` in order, then set the time to ``until``."""
@@ -199,14 +308,16 @@ class EventModel(mesa.Model):
             return
         heap = self._heap
         subscribers = self.subscribers  # Mesa's signal subscriptions (a dict, filled by observe())
-        executed = 0
+        executed = cancelled = 0
+        thresholds = _raise_gc_thresholds()
         try:
             while heap and heap[0][0] <= until:
                 when, _, _, event = heappop(heap)
                 if type(event) is MethodEvent:
                     obj = event._obj
                     if obj is None:
-                        continue  # cancelled
+                        cancelled += 1
+                        continue
                     if subscribers:
                         self.time = when
                     else:
@@ -221,6 +332,10 @@ class EventModel(mesa.Model):
                     if mesa_event.fn() is not None:
                         executed += 1
                     mesa_event.execute()
+                else:
+                    cancelled += 1
         finally:
+            gc.set_threshold(*thresholds)
             self.events_executed += executed
+            self._cancelled += cancelled
         self.time = until

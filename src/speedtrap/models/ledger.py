@@ -23,7 +23,6 @@ _COLUMN: dict[Activity, int] = {
     Activity.OTHER_WORK: 9,
     Activity.IDLE: 10,
 }
-_WAIT_COLUMNS = (1, 2, 3, 4)
 
 
 def split_wait(
@@ -70,14 +69,27 @@ class Ledger:
     ) -> None:
         """Charge a wait on one agent turn, split by :func:`split_wait` (``phases``: admitted,
         first token, done, tool end; the tool end only bounds the turn and is not needed)."""
-        parts = split_wait(start_s, end_s, phases[0], phases[1], phases[2])
+        # split_wait, inlined (once per agent turn): queue, ttft, generation, tool in columns 1-4
+        b1 = min(max(phases[0], start_s), end_s)
+        b2 = min(max(phases[1], b1), end_s)
+        b3 = min(max(phases[2], b2), end_s)
         row = self.seconds[developer]
+        trace = self._trace
+        if trace is None:
+            if b1 > start_s:
+                row[1] += b1 - start_s
+            if b2 > b1:
+                row[2] += b2 - b1
+            if b3 > b2:
+                row[3] += b3 - b2
+            if end_s > b3:
+                row[4] += end_s - b3
+            return
         t = start_s
-        for column, part in zip(_WAIT_COLUMNS, parts, strict=True):
+        for column, part in ((1, b1 - start_s), (2, b2 - b1), (3, b3 - b2), (4, end_s - b3)):
             if part > 0.0:
                 row[column] += part
-                if self._trace is not None:
-                    self._trace.append((developer, task, column, t, t + part))
+                trace.append((developer, task, column, t, t + part))
                 t += part
 
     def frame(self) -> pd.DataFrame:

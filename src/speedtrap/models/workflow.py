@@ -13,7 +13,7 @@ from speedtrap.agents.backend import Backend
 from speedtrap.agents.developer import Developer, TaskFeed
 from speedtrap.agents.task import Task
 from speedtrap.config.scenario import Scenario
-from speedtrap.models.base import EventModel
+from speedtrap.models.base import EventModel, fewer_collections
 from speedtrap.models.ledger import Ledger
 from speedtrap.models.results import RunResult, request_means, summarize, tasks_frame
 from speedtrap.models.tallies import TaskCounts, TaskTally, task_counts
@@ -81,7 +81,19 @@ class WorkflowModel(EventModel):
         """Every task started (with ``tables=True``; a summary-only run keeps the unfinished ones
         in ``task_tally`` and folds the rest)."""
         self.task_tally: TaskTally | None = None if tables else TaskTally()
-        self.developers: list[Developer] = [
+        with fewer_collections():  # many new objects: as while events run
+            self.developers = self._developers(scenario, root, task_sources, tables)
+            for developer in self.developers:
+                developer.start()
+
+    def _developers(
+        self,
+        scenario: Scenario,
+        root: np.random.SeedSequence,
+        task_sources: Callable[[int], TaskFeed] | None,
+        tables: bool,
+    ) -> list[Developer]:
+        return [
             Developer(
                 self,
                 i,
@@ -99,8 +111,6 @@ class WorkflowModel(EventModel):
             )
             for i in range(scenario.developers)
         ]
-        for developer in self.developers:
-            developer.start()
 
     def run_until(self, end_time: float) -> None:
         """Run every event up to ``end_time`` seconds; at the horizon, ``running`` becomes False."""

@@ -81,6 +81,7 @@ class Admission(Retiming):
     _levels: list[PriorityLevel]  # priority levels, highest first
     _replicas: list[ReplicaState]
     _loads: list[tuple[int, int]]  # (streams, index) heap of the replicas, stale entries included
+    _loads_limit: int  # entries beyond which the heap is rebuilt from the replicas (stale ones dropped)
     _prefill_memo: dict[int, float]  # prefill_s by uncached tokens (a pure function)
     _prefill_overhead_s: float  # the part of prefill_s that does not occupy the replica
 
@@ -183,14 +184,11 @@ class Admission(Retiming):
             best.reserved_for = level.priority
             level.reserved = best
 
-    def _note_load(self, r: ReplicaState) -> None:
-        """Record ``r``'s new stream count in the placement heap (rebuilt when stale entries pile up)."""
+    def _rebuild_loads(self) -> None:
+        """Rebuild the placement heap from the replicas, dropping its stale entries."""
         loads = self._loads
-        if len(loads) > 8 * len(self._replicas) + 64:
-            loads[:] = [(q.streams, q.index) for q in self._replicas]
-            heapify(loads)
-        else:
-            heappush(loads, (r.streams, r.index))
+        loads[:] = [(q.streams, q.index) for q in self._replicas]
+        heapify(loads)
 
     def _admit(self, req: Request, r: ReplicaState, now: float) -> None:
         """Give ``req`` a slot and its KV on ``r`` now; it prefills, or decodes at once. The caller
@@ -209,8 +207,12 @@ class Admission(Retiming):
             self._prefill_memo[uncached] = prefill_s
         req.admitted_s = now
         req.replica = r.index
-        r.streams += 1
-        self._note_load(r)
+        r.streams = streams = r.streams + 1
+        loads = self._loads  # record the new stream count in the placement heap (as _on_wake does)
+        if len(loads) > self._loads_limit:
+            self._rebuild_loads()
+        else:
+            heappush(loads, (streams, r.index))
         r.kv_used += req.input_tokens + req.output_tokens
         cap = req.batch_cap
         counts = r.cap_counts

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from heapq import heappop
+from heapq import heappop, heappush
 
 import pandas as pd
 
@@ -117,6 +117,7 @@ class ServingPool(Admission):
         # match are stale and dropped when they surface. The top valid entry is the least loaded
         # replica (lowest index first): placement's answer whenever that replica can take the request.
         self._loads: list[tuple[int, int]] = [(0, i) for i in range(replicas)]
+        self._loads_limit = 8 * replicas + 64
         self._dirty: list[ReplicaState] = []
         self._finished: list[Record] = []  # records (serving.request.record) in completion order
         self._next_id = 0
@@ -340,14 +341,18 @@ class ServingPool(Admission):
             heap = r.decode_heap
             if heap[0][0] <= v:
                 finished = []
+                loads = self._loads
                 while heap and heap[0][0] <= v:
                     _, _, req, v_start = heappop(heap)
                     r.decoding -= 1
                     r.sum_input -= req.input_tokens
                     r.sum_vstart -= v_start
-                    # free the slot and KV (self._release, inlined)
-                    r.streams -= 1
-                    self._note_load(r)
+                    # free the slot and KV; record the new stream count in the placement heap
+                    r.streams = streams = r.streams - 1
+                    if len(loads) > self._loads_limit:
+                        self._rebuild_loads()
+                    else:
+                        heappush(loads, (streams, r.index))
                     r.kv_used -= req.input_tokens + req.output_tokens
                     cap = req.batch_cap
                     counts = r.cap_counts

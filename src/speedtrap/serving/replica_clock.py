@@ -148,18 +148,9 @@ class Retiming:
         fold = r.fold
         return 1 if fold is not None and self._clock.time <= fold.first_token_s else 0
 
-    def _fold(self, r: ReplicaState) -> None:
-        """Run ``r``'s next prefill end ahead (its only stream: nothing else can re-time it before):
-        start the stream decoding as of its first token and schedule its completion."""
-        at, _, req = heappop(r.prefill_heap)
-        req.first_token_s = at
-        self._start_decoding(r, req, at)
-        r.fold = req
-        heappush(self._pending_notes, at)
-        self._retime(r, at)  # as the prefill end's own event would: the decode rate as of then
-
     def _unfold(self, r: ReplicaState, req: Request) -> None:
-        """Undo :meth:`_fold` before the prefill end (another stream joins ``r``): prefilling again."""
+        """Undo a fold (:meth:`_retime`) before the prefill end (another stream joins ``r``): the
+        stream is prefilling again."""
         at = req.first_token_s
         req.first_token_s = NAN
         r.decoding = 0
@@ -198,12 +189,30 @@ class Retiming:
         dirty.clear()
 
     def _retime(self, r: ReplicaState, now: float) -> None:
-        """Recompute a replica's decode rate and next wake-up; move its one event if needed."""
+        """Recompute a replica's decode rate and next wake-up; move its one event if needed.
+
+        When the replica's only stream is prefilling, its prefill end is run ahead first (folded,
+        module docstring): the stream starts decoding as of its first token, and the rate and the
+        wake-up are those its own prefill-end event would have computed then."""
         r.dirty = False
         n = r.decoding
-        if not n and self._fold_prefill and len(r.prefill_heap) == 1 and r.prefill_heap[0][0] > now:
-            self._fold(r)
-            return
+        prefills = r.prefill_heap
+        if not n and self._fold_prefill and len(prefills) == 1 and prefills[0][0] > now:
+            at, _, req = heappop(prefills)
+            req.first_token_s = at
+            # start decoding as of ``at`` on an idle replica (_start_decoding, inlined): V re-based
+            v = 0.0
+            r.v_tok = v
+            r.sum_vstart = 0.0
+            r.due_mark = math.nan
+            r.v_time = at
+            heappush(r.decode_heap, (v + req.output_tokens - 1, req.id, req, v))
+            r.decoding = n = 1
+            r.sum_input += req.input_tokens
+            r.sum_vstart += v
+            r.fold = req
+            heappush(self._pending_notes, at)
+            now = at
         if n:
             v = r.v_tok
             if r.v_time != now:
@@ -227,7 +236,6 @@ class Retiming:
             r.rate = 0.0
             r.due_mark = math.nan
             r.due_s = due = INF
-        prefills = r.prefill_heap
         if prefills and prefills[0][0] < due:
             due = prefills[0][0]
         event = r.event
