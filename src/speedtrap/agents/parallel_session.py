@@ -57,13 +57,13 @@ class ParallelSession(Session):
     def failure_prob(self, quality: Quality, difficulty: str) -> float:
         return min(1.0, quality.failure_prob_for(difficulty) * self.fan_out.failure_multiplier)
 
-    def _start_turn(self) -> None:
+    def _start_turn(self, now: float) -> None:
         if not self.in_tail and self.planned_turns - self.turns_done <= self.tail_turns:
             self.in_tail = True
         if self.in_tail and not self.distilled:  # the distill request reads the N results
             self.distilled = True
             self.task.context_tokens += self.fan_out.distill_tokens
-        super()._start_turn()
+        super()._start_turn(now)
         primary = self.request
         assert primary is not None
         if self.in_tail:
