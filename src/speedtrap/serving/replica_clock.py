@@ -195,6 +195,7 @@ class Retiming:
         module docstring): the stream starts decoding as of its first token, and the rate and the
         wake-up are those its own prefill-end event would have computed then."""
         r.dirty = False
+        start = now
         n = r.decoding
         prefills = r.prefill_heap
         if not n and self._fold_prefill and len(prefills) == 1 and prefills[0][0] > now:
@@ -238,6 +239,8 @@ class Retiming:
             r.due_s = due = INF
         if prefills and prefills[0][0] < due:
             due = prefills[0][0]
+        if due < start:  # a finish mark reached within rounding of now: due now, never in the past
+            due = start
         event = r.event
         if event is not None:
             if r.event_s == due:
