@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -143,19 +143,27 @@ class Emulator:
         Computed from the fitted kernel directly (the Matérn 5/2 formula, in chunks), which is
         several times faster than ``GaussianProcessRegressor.predict`` on the ≈10⁵ points of a
         Saltelli sample and agrees with it to rounding (``tests/analysis/test_emulator.py``)."""
-        from scipy.spatial.distance import cdist
-
         x = np.asarray(x, dtype=float)
         gp = self.gp
-        params = gp.kernel_.get_params()
-        scale = np.asarray(params["k1__k2__length_scale"], dtype=float)
-        amplitude = float(params["k1__k1__constant_value"])
-        train = gp.X_train_ / scale
         out = np.empty(len(x))
+        for lo, matern in self._matern_chunks(x):
+            out[lo : lo + _CHUNK] = matern @ gp.alpha_
+        return np.asarray(out * self._amplitude() * gp._y_train_std + gp._y_train_mean, dtype=float)
+
+    def _amplitude(self) -> float:
+        return float(self.gp.kernel_.get_params()["k1__k1__constant_value"])
+
+    def _matern_chunks(self, x: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+        """(first row, Matérn 5/2 correlations of rows ``lo:lo+_CHUNK`` of ``x`` with the training
+        inputs) for every chunk of ``x``, with the fitted length scales."""
+        from scipy.spatial.distance import cdist
+
+        gp = self.gp
+        scale = np.asarray(gp.kernel_.get_params()["k1__k2__length_scale"], dtype=float)
+        train = gp.X_train_ / scale
         for lo in range(0, len(x), _CHUNK):
             r = cdist(x[lo : lo + _CHUNK] / scale, train) * math.sqrt(5.0)
-            out[lo : lo + _CHUNK] = ((1.0 + r + r * r / 3.0) * np.exp(-r)) @ gp.alpha_
-        return np.asarray(out * amplitude * gp._y_train_std + gp._y_train_mean, dtype=float)
+            yield lo, (1.0 + r + r * r / 3.0) * np.exp(-r)
 
     def variance(self, x: np.ndarray) -> np.ndarray:
         """The emulator's variance of the *expected* outcome at inputs ``x`` (rows × inputs, as
@@ -167,19 +175,13 @@ class Emulator:
         predict(return_std=True)`` includes it: its variance is this plus ``noise_share·var(y)``
         (``tests/analysis/test_history_matching.py``)."""
         from scipy.linalg import solve_triangular
-        from scipy.spatial.distance import cdist
 
         x = np.asarray(x, dtype=float)
         gp = self.gp
-        params = gp.kernel_.get_params()
-        scale = np.asarray(params["k1__k2__length_scale"], dtype=float)
-        amplitude = float(params["k1__k1__constant_value"])
-        train = gp.X_train_ / scale
+        amplitude = self._amplitude()
         out = np.empty(len(x))
-        for lo in range(0, len(x), _CHUNK):
-            r = cdist(x[lo : lo + _CHUNK] / scale, train) * math.sqrt(5.0)
-            k = amplitude * (1.0 + r + r * r / 3.0) * np.exp(-r)
-            v = solve_triangular(gp.L_, k.T, lower=True, check_finite=False)
+        for lo, matern in self._matern_chunks(x):
+            v = solve_triangular(gp.L_, amplitude * matern.T, lower=True, check_finite=False)
             out[lo : lo + _CHUNK] = amplitude - np.einsum("ij,ij->j", v, v)
         return np.asarray(np.maximum(out, 0.0) * gp._y_train_std**2, dtype=float)
 

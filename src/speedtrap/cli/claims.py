@@ -10,7 +10,16 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
-from speedtrap.cli.common import JSON_SCHEMA_VERSION, JsonOption, fail, one_line, print_json
+from speedtrap.cli.common import (
+    JSON_SCHEMA_VERSION,
+    ExecutorOption,
+    JsonOption,
+    SchedulerOption,
+    WorkersOption,
+    fail,
+    one_line,
+    print_json,
+)
 from speedtrap.provenance import provenance
 
 
@@ -21,13 +30,9 @@ def claims(
     only: Annotated[
         list[str] | None, typer.Option("--only", help="Run this claim only (repeatable), e.g. c6_slow_mode.")
     ] = None,
-    executor: Annotated[
-        str, typer.Option("--executor", help="Where runs execute: serial, processes or dask.")
-    ] = "serial",
-    workers: Annotated[int | None, typer.Option("--workers", min=1, help="Worker processes.")] = None,
-    scheduler: Annotated[
-        str | None, typer.Option("--scheduler", help="Address of a running Dask scheduler (with dask).")
-    ] = None,
+    executor: ExecutorOption = "serial",
+    workers: WorkersOption = None,
+    scheduler: SchedulerOption = None,
     results_dir: Annotated[
         Path, typer.Option("--results-dir", help="Each claim's runs and claim.json go to DIR/<name>/.")
     ] = Path("results"),

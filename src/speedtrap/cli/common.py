@@ -49,6 +49,13 @@ POLICY_KINDS: tuple[str, ...] = (
 a test checks this list against :func:`speedtrap.config.policy.known_policy_kinds`)."""
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (schema in this command's help).")]
+ExecutorOption = Annotated[
+    str, typer.Option("--executor", help="Where runs execute: serial, processes or dask.")
+]
+WorkersOption = Annotated[int | None, typer.Option("--workers", min=1, help="Worker processes.")]
+SchedulerOption = Annotated[
+    str | None, typer.Option("--scheduler", help="Address of a running Dask scheduler (with dask).")
+]
 LogFormat = Literal["auto", "claude-code", "codex"]
 """How ``.jsonl`` session logs are read (:data:`speedtrap.sessions.LOG_FORMATS`; a test checks they agree)."""
 LogFormatOption = Annotated[

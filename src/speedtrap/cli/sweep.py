@@ -12,7 +12,10 @@ from pydantic import ValidationError
 
 from speedtrap.cli.common import (
     JSON_SCHEMA_VERSION,
+    ExecutorOption,
     JsonOption,
+    SchedulerOption,
+    WorkersOption,
     bad_input_exits,
     fail,
     json_number,
@@ -251,13 +254,9 @@ def experiment(
     quick: Annotated[
         bool, typer.Option("--quick", help="The small CI-sized variant, stored under results/<name>-quick/.")
     ] = False,
-    executor: Annotated[
-        str, typer.Option("--executor", help="Where runs execute: serial, processes or dask.")
-    ] = "serial",
-    workers: Annotated[int | None, typer.Option("--workers", min=1, help="Worker processes.")] = None,
-    scheduler: Annotated[
-        str | None, typer.Option("--scheduler", help="Address of a running Dask scheduler (with dask).")
-    ] = None,
+    executor: ExecutorOption = "serial",
+    workers: WorkersOption = None,
+    scheduler: SchedulerOption = None,
     results_dir: Annotated[Path, typer.Option("--results-dir", help="Results go to DIR/<name>/.")] = Path(
         "results"
     ),
