@@ -46,16 +46,48 @@ def test_within_patience_the_developer_stays() -> None:
 
 
 def test_other_work_must_pay_its_round_trip() -> None:
-    r = rule(other_work_prob=1.0)
+    r = rule(other_work_prob=1.0, other_work_resumption_max_s=750.0)
     wait_s = max(2 * r.episode_patience_s, 1.0)
-    round_trip = r.spec.resumption_mean_s(3600.0) + r.spec.resumption_mean_s(wait_s)
-    assert round_trip >= wait_s  # an hour from other work makes going back to it dear
+    round_trip = r.spec.other_work_resumption_mean_s(3600.0) + r.spec.resumption_mean_s(wait_s)
+    assert round_trip >= wait_s  # an hour from deep other work makes going back to it dear
     assert not r.leaves(wait_s, only_other_work=True, since_other_work_s=3600.0)
     # somewhere else to go (a new session, something pending): the round trip does not apply
     assert r.leaves(wait_s, only_other_work=False, since_other_work_s=3600.0)
     # a long enough wait is worth the round trip
     long_s = 100 * round_trip
     assert r.leaves(long_s, only_other_work=True, since_other_work_s=3600.0)
+
+
+def test_other_work_not_yet_done_today_costs_nothing_to_start() -> None:
+    # The resumption of other work never counts from the start of the day: before any other work
+    # there is nothing to resume, so only the way back to the session weighs against leaving.
+    r = rule(
+        other_work_prob=1.0, other_work_resumption_max_s=750.0, patience_s={"median": 20.0, "sigma": 0.0}
+    )
+    r.new_episode()
+    wait_s = 300.0
+    assert r.spec.other_work_resumption_mean_s(None) == 0.0
+    assert r.spec.resumption_mean_s(wait_s) < wait_s
+    assert r.leaves(wait_s, only_other_work=True, since_other_work_s=None)
+    assert not r.leaves(wait_s, only_other_work=True, since_other_work_s=3 * 3600.0)
+    assert r.other_work_resumption_s(None) == 0.0
+
+
+def test_other_work_resumption_grows_with_time_away_up_to_its_own_maximum() -> None:
+    spec = Attention.model_validate({"other_work_resumption_max_s": 120.0})
+    costs = [spec.other_work_resumption_mean_s(t) for t in (1.0, 60.0, 600.0, 3600.0, 36_000.0)]
+    assert costs == sorted(costs) and costs[0] > 0.0
+    assert costs[-1] == pytest.approx(120.0 + spec.resumption_short_s * math.log1p(36_000.0 / 30.0), rel=1e-3)
+    assert Attention.model_validate({"rule": "threshold"}).other_work_resumption_mean_s(3600.0) == 0.0
+
+
+def test_away_episodes_are_drawn_from_their_lognormal_and_only_under_expected_waits() -> None:
+    r = rule(seed=5, away_s={"median": 90.0, "sigma": 1.2})
+    draws = np.array([r.away_episode_s() for _ in range(4000)])
+    assert float(np.median(draws)) == pytest.approx(90.0, rel=0.08)
+    assert float(np.std(np.log(draws))) == pytest.approx(1.2, rel=0.05)
+    assert rule(away_s=None).away_episode_s() == math.inf
+    assert rule(rule="threshold").away_episode_s() == math.inf
 
 
 def test_breaks_only_never_block_leaving() -> None:

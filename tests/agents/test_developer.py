@@ -119,3 +119,38 @@ def test_surfaced_defect_interrupts_other_work_but_not_a_human_step() -> None:
                 step = trace[(trace["task"] == before["task"]) & (trace["category"] == before["category"])]
                 assert step["end_s"].sub(step["start_s"]).sum() == pytest.approx(full)
     assert interrupted >= 3 and delayed >= 1
+
+
+def test_a_session_needing_an_away_developer_waits_for_the_end_of_their_away_episode() -> None:
+    """Away episodes: a developer who leaves for other work looks at their sessions only when the
+    episode ends, so the time from an agent's need to the developer's next hand-off includes what is
+    left of the episode. With every episode exactly 10 min (log-sd 0) and a patience of 1 s (they
+    always leave), the gaps spread over the episode; without away episodes a need interrupts other
+    work at once and most gaps are far shorter."""
+    from pathlib import Path
+
+    from speedtrap.config import Scenario
+    from speedtrap.models import simulate
+
+    headline = Scenario.from_toml(
+        Path(__file__).resolve().parents[2] / "experiments" / "scenarios" / "headline.toml"
+    )
+    base = {
+        "developers": 3,
+        "horizon_s": 28_800.0,
+        "developer.attention.patience_s": {"median": 1.0, "sigma": 0.0},
+        "developer.attention.patience_episode_sigma": 0.0,
+        "developer.attention.other_work_prob": 1.0,
+        "developer.attention.resumption_random": False,
+    }
+    gaps = {}
+    for name, away in (("away", {"median": 600.0, "sigma": 0.0}), ("none", None)):
+        result = simulate(headline.with_overrides({**base, "developer.attention.away_s": away}), 3)
+        st = result.stretches
+        assert st is not None
+        gaps[name] = (st["back_s"] - st["need_s"]).dropna()
+    # A need interrupts other work at once (reading, replying, resuming); only a need that comes
+    # during other human steps (a review, the rework of an escaped defect) waits longer.
+    assert gaps["none"].quantile(0.75) < 600.0
+    assert gaps["away"].median() > 2 * gaps["none"].median()
+    assert (gaps["away"] >= 600.0).any()  # needs that came just after the developer left

@@ -41,7 +41,9 @@ def test_the_headline_scenario_loses_no_event() -> None:
     scenario = Scenario.from_toml(HEADLINE).with_overrides({"horizon_s": DAY_S})
     model, accounts = run_accounts(scenario, tables=True)
     assert_no_event_lost(accounts)
-    assert accounts.executed == model.events_executed > 10_000
+    assert (
+        accounts.executed == model.events_executed > 5_000
+    )  # a full day of the headline: thousands of events
     assert accounts.cancelled > 0 and accounts.pending > 0  # re-timings cancel; the run stops mid-flow
     pools = [backend.pool for backend in model.backends.values()]
     # the pools' own count: every wake-up they scheduled was run, cancelled or is pending

@@ -26,7 +26,7 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_summary_only_run_drops_finished_tasks_and_buffers_few_requests(small_chunks: None) -> None:
-    scenario = Scenario.from_toml(HEADLINE).with_overrides({"developers": 4, "horizon_s": 3 * 28800.0})
+    scenario = Scenario.from_toml(HEADLINE).with_overrides({"developers": 4, "horizon_s": 4 * 28800.0})
     lean = WorkflowModel(scenario, rng=5, tables=False)
     lean.run_until(scenario.horizon_s)
     full = WorkflowModel(scenario, rng=5)

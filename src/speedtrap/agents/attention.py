@@ -14,7 +14,11 @@ docs/calibration.md):
   after the time away from it) and coming back (a resumption after the expected wait).
 * With the ``threshold`` rule every developer waits ``flow_threshold_s`` and then leaves.
 * A resumption costs ``Attention.resumption_mean_s(away)`` seconds (exponential around it with
-  ``resumption_random``); under ``expected_wait`` time on a break is not time away.
+  ``resumption_random``); under ``expected_wait`` time on a break is not time away. Getting back into
+  other work costs ``Attention.other_work_resumption_mean_s`` after the time since it was left, and
+  nothing before the developer has done any that day.
+* Under ``expected_wait`` a developer who leaves for other work or a break is away for an episode
+  (``away_s``) before they look at their sessions again: what needs them meanwhile waits.
 """
 
 from __future__ import annotations
@@ -89,19 +93,38 @@ class AttentionRule:
             math.exp(sigma * float(self._rng.standard_normal())) if sigma > 0.0 else 1.0
         )
 
-    def leaves(self, expected_s: float, *, only_other_work: bool, since_other_work_s: float) -> bool:
+    def leaves(self, expected_s: float, *, only_other_work: bool, since_other_work_s: float | None) -> bool:
         """Whether a developer waiting ``expected_s`` more seconds leaves the session. Beyond their
         episode patience they leave, unless the only place to go is other work
         (``only_other_work``: nothing needs them and no new session may open) and its round trip —
-        going in after ``since_other_work_s`` away from it, coming back after the wait — costs at
-        least the wait."""
+        going back into it after ``since_other_work_s`` away from it (None: not yet today, free),
+        coming back to the session after the wait — costs at least the wait."""
         if expected_s <= self.episode_patience_s:
             return False
         if only_other_work and self.other_work_prob > 0.0:
-            resume = self.spec.resumption_mean_s
-            if resume(since_other_work_s) + resume(expected_s) >= expected_s:
+            spec = self.spec
+            if (
+                spec.other_work_resumption_mean_s(since_other_work_s) + spec.resumption_mean_s(expected_s)
+                >= expected_s
+            ):
                 return False
         return True
+
+    def other_work_resumption_s(self, since_s: float | None) -> float:
+        """Seconds to get back into other work left ``since_s`` seconds ago (None: not yet today),
+        drawn when ``resumption_random``."""
+        mean_s = self.spec.other_work_resumption_mean_s(since_s)
+        if mean_s > 0.0 and self.spec.resumption_random:
+            mean_s = float(self._rng.exponential(mean_s))
+        return mean_s
+
+    def away_episode_s(self) -> float:
+        """Seconds of one away episode (other work or a break) before the developer looks at their
+        sessions again; ``inf`` when there are no away episodes (``away_s`` None, or the threshold rule)."""
+        away = self.spec.away_s
+        if away is None or not self.expected:
+            return float("inf")
+        return float(away.sample(self._rng, 1)[0])
 
     def chooses_other_work(self) -> bool:
         """With nothing to attend: other work (probability ``other_work_prob``) rather than a break."""

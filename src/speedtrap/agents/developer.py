@@ -106,7 +106,9 @@ class Developer(mesa.Agent):
         self._manual_only = bool(getattr(policy, "manual", False))
         self._max_sessions = self.attention.max_sessions
         self._idle_total_s = 0.0
-        self._other_left_s = model.time  # left other work at the start of the day
+        self._other_left_s: float | None = (
+            None  # when the developer last left other work (None: not yet today)
+        )
         self._hybrid_event: Event | None = None
         self._hybrid_task: Task | None = None
         self._keep_stretches = keep_stretches
@@ -122,6 +124,8 @@ class Developer(mesa.Agent):
         self._then: Callable[[], None] | None = None
         self._outcome_in_hand = ""
         self._label = -1  # index of the task the current activity serves (-1: none)
+        self._label_task: Task | None = None  # the task itself (its human_s is charged)
+        self._away_event: Event | None = None  # an away episode in progress (other work or a break)
         self._flow_event: Event | None = None
 
     # ------------------------------------------------------------------ the ledger
@@ -152,6 +156,9 @@ class Developer(mesa.Agent):
                 self._ledger.record(self.index, self.activity, since, now, self._label)
                 if self.activity == IDLE:
                     self._idle_total_s += now - since
+            task = self._label_task
+            if task is not None:
+                task.human_s += now - since
         self.since = now
 
     def note_turn_end(self, session: Session, turn_s: float, now: float) -> None:
@@ -181,7 +188,7 @@ class Developer(mesa.Agent):
         if self.attention.leaves(
             expected_s,
             only_other_work=not self.pending and len(self.sessions) >= self._max_sessions,
-            since_other_work_s=self.model.time - self._other_left_s,
+            since_other_work_s=None if self._other_left_s is None else self.model.time - self._other_left_s,
         ):
             self._fill_gap()
 
@@ -202,12 +209,15 @@ class Developer(mesa.Agent):
             self.focus = focus
         self.activity = activity
         if focus is not None:
-            self._label = focus.task.index
-        else:
-            self._label = task.index if task is not None else -1
+            task = focus.task
+        self._label_task = task
+        self._label = task.index if task is not None else -1
         if self._flow_event is not None:
             self._flow_event.cancel()
             self._flow_event = None
+        if self._away_event is not None:
+            self._away_event.cancel()
+            self._away_event = None
 
     def _begin(
         self,
@@ -331,14 +341,17 @@ class Developer(mesa.Agent):
             self._start_new_task()
         else:
             if not self.attention.chooses_other_work():
-                self._set(IDLE, None)
+                self._go_away(IDLE)
             elif self._expected:
-                # Going into other work is a resumption of it too.
-                overhead_s = self.attention.resumption_s(self.model.time - self._other_left_s)
+                # Going back into other work is a resumption of it too (free before any, that day).
+                left = self._other_left_s
+                overhead_s = self.attention.other_work_resumption_s(
+                    None if left is None else self.model.time - left
+                )
                 if overhead_s > 0.0:
                     self._begin(SWITCHING, overhead_s, None, self._enter_other_work)
                 else:
-                    self._set(OTHER_WORK, None)
+                    self._go_away(OTHER_WORK)
             else:
                 self._set(OTHER_WORK, None)
 
@@ -346,13 +359,33 @@ class Developer(mesa.Agent):
         if self.pending:
             self._serve(self.pending.popleft())
         else:
-            self._set(OTHER_WORK, None)
+            self._go_away(OTHER_WORK)
+
+    def _go_away(self, activity: Activity) -> None:
+        """Start other work or a break, and an away episode (``Attention.away_s``) before the
+        developer next looks at their sessions."""
+        self._set(activity, None)
+        away_s = self.attention.away_episode_s()
+        if away_s < INF:
+            self._away_event = self.model.schedule_event(self._on_away_end, after=away_s)
+
+    def _on_away_end(self) -> None:
+        """The developer looks at their sessions: the oldest item that needs them, else another away
+        episode on the same activity."""
+        self._away_event = None
+        if self.pending:
+            self._serve(self.pending.popleft())
+        else:
+            away_s = self.attention.away_episode_s()
+            self._away_event = self.model.schedule_event(self._on_away_end, after=away_s)
 
     # ------------------------------------------------------------------ things that need the developer
 
     def take_session(self, session: Session) -> None:
         """``session`` needs its developer (a check-in or a result to review)."""
-        if self.activity == WAITING and self.focus is session:
+        if self._away_event is not None:
+            self.pending.append(session)  # away: they see it when they next look
+        elif self.activity == WAITING and self.focus is session:
             self._do_step(session)  # still in flow: no resumption cost
         elif self._hybrid_event is not None:
             self._pause_hand_work()
@@ -367,7 +400,9 @@ class Developer(mesa.Agent):
 
     def take_rework(self, task: Task) -> None:
         """An escaped defect of ``task`` surfaced and must be reworked (ahead of new work)."""
-        if self._hybrid_event is not None:
+        if self._away_event is not None:
+            self.pending.append(task)
+        elif self._hybrid_event is not None:
             self._pause_hand_work()
             self._serve(task)
         elif self.activity in _INTERRUPTIBLE:

@@ -70,6 +70,7 @@ class Task:
         "escape_delay_s",
         "fixed_by",
         "hand_fix_s",
+        "human_s",
         "index",
         "initial_context_tokens",
         "input_tokens",
@@ -137,6 +138,9 @@ class Task:
         self.manual_left_s = manual_s
         self.manual_done_s = 0.0
         self.rework_spent_s = 0.0
+        self.human_s = 0.0
+        """Developer seconds charged to this task (every ledger category but other work and idle):
+        its effort as a time-tracking study would log it, rework included."""
         self.tool_s = 0.0
         self.seed_entropy = seed_entropy
         self.seed_key = seed_key

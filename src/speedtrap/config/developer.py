@@ -115,6 +115,23 @@ class Attention(Spec):
         description="rule = 'expected_wait': suspension length over which the short lag grows by one "
         "resumption_short_s per e-fold (logarithmic growth, memory-for-goals decay). Assumption.",
     )
+    other_work_resumption_max_s: float = Field(
+        default=120.0,
+        ge=0,
+        description="rule = 'expected_wait': mean overhead of getting back into the other work a "
+        "developer left a long time ago, seconds (the long-break part of its resumption; the short lag "
+        "is the same as a session's). 0 for shallow work (messages, reviews) up to Parnin & Rugaber's "
+        "12.5 min for an interrupted programming task; 2 min an assumption, fitted by the calibration "
+        "(docs/calibration.md). Before any other work that day there is nothing to resume: no cost.",
+    )
+    away_s: LogNormal | None = Field(
+        default=LogNormal(median=120.0, sigma=1.5),
+        description="rule = 'expected_wait': seconds a developer stays on other work or a break before "
+        "they next look at their agent sessions (a new episode is drawn at each look); a session that "
+        "needs them meanwhile waits. Fitted to the human response gap of agent traces (TraceLab: median "
+        "1.4 min, p90 20.6 min; docs/calibration.md); the default is an assumption inside the fitted "
+        "ranges. None: a session needing the developer interrupts other work or a break at once.",
+    )
     resumption_random: StrictBool = Field(
         default=True,
         description="Draw the overhead from an exponential around its mean. With a 12.5 min mean "
@@ -147,6 +164,16 @@ class Attention(Spec):
             return self.resumption_max_s * long
         short = self.resumption_short_s * math.log1p(away_s / self.resumption_short_scale_s)
         return short + self.resumption_max_s * long * long
+
+    def other_work_resumption_mean_s(self, away_s: float | None) -> float:
+        """Mean seconds to get back into other work left ``away_s`` seconds ago (None: not yet
+        today, nothing to resume): the short lag of :meth:`resumption_mean_s` plus
+        ``other_work_resumption_max_s``·(1 − e^(−t/τ))². The ``threshold`` rule enters other work for free."""
+        if away_s is None or away_s <= 0.0 or self.rule == "threshold":
+            return 0.0
+        long = -math.expm1(-away_s / self.resumption_tau_s)
+        short = self.resumption_short_s * math.log1p(away_s / self.resumption_short_scale_s)
+        return short + self.other_work_resumption_max_s * long * long
 
 
 class Review(Spec):

@@ -89,6 +89,7 @@ TASK_COLUMNS: dict[str, str] = {
     "tool_s": "float64",
     "rework_s": "float64",
     "rework_spent_s": "float64",
+    "human_s": "float64",
 }
 """Columns of ``RunResult.tasks``: one row per task started. ``task`` is the index in its
 developer's backlog; ``base_turns`` the pre-drawn turns of a successful first session;
@@ -101,7 +102,11 @@ those used, in order of first use, joined by "+"; ``surfaced_s`` / ``rework_done
 escaped defect surfaced and its rework ended (NaN if not within the horizon); ``manual_s`` the
 seconds of hand work done on it; ``tool_s`` the seconds its agent turns spent in tool calls;
 ``rework_s`` the rework its escaped defect costs (drawn
-whether or not it escapes) and ``rework_spent_s`` the rework charged to it by the horizon."""
+whether or not it escapes) and ``rework_spent_s`` the rework charged to it by the horizon;
+``human_s`` the developer seconds charged to it (every ledger category but other work and idle:
+prompting, waiting on its sessions, review, fixing, rework, switching back to it, hand work), its
+effort as a time-tracking study logs it — under parallel sessions each second goes to the one task the
+developer attends."""
 
 
 @dataclass(frozen=True)
@@ -254,5 +259,6 @@ def tasks_frame(tasks: list) -> pd.DataFrame:  # list[Task]
         "tool_s": [t.tool_s for t in tasks],
         "rework_s": [t.rework_s for t in tasks],
         "rework_spent_s": [t.rework_spent_s for t in tasks],
+        "human_s": [t.human_s for t in tasks],
     }
     return pd.DataFrame({name: pd.Series(data[name], dtype=dtype) for name, dtype in TASK_COLUMNS.items()})
