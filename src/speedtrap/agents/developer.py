@@ -41,7 +41,7 @@ from speedtrap.agents.activity import Activity, ActivityRecorder
 from speedtrap.agents.attention import AttentionRule
 from speedtrap.agents.parallel_session import ParallelSession
 from speedtrap.agents.session import CHECKIN, REVIEW, Session
-from speedtrap.agents.task import Task
+from speedtrap.agents.task import REDO_STREAM, Task
 
 if TYPE_CHECKING:
     from mesa.time import Event
@@ -113,7 +113,7 @@ class Developer(mesa.Agent):
         self._hybrid_task: Task | None = None
         self._keep_stretches = keep_stretches
         self.closed_stretches: list[tuple[float, ...]] = []  # (task, attempt, *stretch), Session.stretches
-        """(task, attempt, hand-off, need, back) of the agent stretches of closed sessions (kept only
+        """(task, attempt, hand-off, need, back, transcript) of the agent stretches of closed sessions (kept only
         with ``keep_stretches``, the default: a run that wants no tables keeps none)."""
         self.activity = IDLE
         self.since = model.time
@@ -454,11 +454,13 @@ class Developer(mesa.Agent):
         assert session is not None
         task, attempt = session.task, session.attempt
         self._close(session)
+        task.outputs += 1
         if not session.wrong:
             if attempt > 0:
                 task.fixed_by = "repair"
             self._accept(task, "ok" if attempt == 0 else "fixed")
         elif task.u_detect[attempt] < self._review.detect_prob:
+            task.outputs_rejected += 1
             if (
                 attempt < self._fixing.max_repair_sessions
                 and task.u_hand[attempt] >= self._fixing.hand_fix_prob
@@ -467,9 +469,19 @@ class Developer(mesa.Agent):
                 self._begin(FIXING, task.diagnose_s[attempt], repair, self._hand_off)
             else:
                 self._task_in_hand = task
-                self._begin(FIXING, task.hand_fix_s, None, self._after_hand_fix, task)
+                self._begin(FIXING, self._hand_fix_s(task, attempt), None, self._after_hand_fix, task)
         else:
             self._accept(task, "escaped")
+
+    def _hand_fix_s(self, task: Task, attempt: int) -> float:
+        """Seconds to fix ``task``'s caught mistake by hand: its hand fix, or — with ``redo_prob``
+        (the agent's work is beyond repair) — a redo of the delegated part of its effort, if longer."""
+        fix_s = task.hand_fix_s
+        redo = self._fixing.redo_prob
+        effort_s = task.effort_s
+        if redo > 0.0 and effort_s == effort_s and task.rng(REDO_STREAM, attempt).random() < redo:
+            fix_s = max(fix_s, effort_s * self.spec.delegated_fraction)
+        return fix_s
 
     def _accept(self, task: Task, outcome: str) -> None:
         """The agent's part of ``task`` is accepted as ``outcome``; a hybrid developer first

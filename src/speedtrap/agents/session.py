@@ -89,16 +89,28 @@ class Session(mesa.Agent):
         self.need = 0
         self.left_at: float | None = None
         self.stretches: list[list[float]] = []
-        """[hand-off, agent's next need, next hand-off] of every agent stretch, seconds (inf: not yet)."""
+        """[hand-off, agent's next need, next hand-off, transcript] of every agent stretch, seconds
+        (inf: not yet); transcript: 0, 1, … within the session."""
         self.idle_at_leave_s = 0.0
         self.turn_start_s = model.time
         self.request: Request | None = None
         self.tool_end_s = INF
         self._draws = TurnDraws(task, attempt, mix, developer.spec)
-        self._checkin_every = developer.spec.checkin_every_turns
-        self._random_stretches = developer.spec.checkin_random
+        spec = developer.spec
+        self._checkin_every = spec.checkin_every_turns
+        self._random_stretches = spec.checkin_random
+        self._stretch_sigma = spec.stretch_sigma
+        self._reject_prob = spec.reject_prob
+        self._per_transcript = spec.stretches_per_transcript
         self._stretches = 0
+        self._stretch_start = 0
         self.next_checkin = self._stretch_end(0)
+        self.transcript = 0
+        """The agent transcript the session is in (0, 1, …; a new one after a fresh prompt)."""
+        self._transcript_left = self._transcript_length()
+        self.new_transcript = False
+        """The pending check-in starts a fresh transcript (the developer writes a new prompt)."""
+
         self._compact_at = mix.compact_at_fraction * backend.context_window_tokens
         self._compact_to = mix.compact_to_tokens
         self._cache_ttl_s = mix.cache_ttl_s
@@ -130,7 +142,7 @@ class Session(mesa.Agent):
         log = self.stretches
         if log:
             log[-1][2] = now  # the developer handed the session back
-        log.append([now, INF, INF])
+        log.append([now, INF, INF, self.transcript])
         self.need = 0
         self._start_turn(now)
 
@@ -226,6 +238,7 @@ class Session(mesa.Agent):
         elif done >= self.next_checkin:
             self.need = CHECKIN
             self.stretches[-1][1] = now
+            self._judge_checkin(done)
             self.next_checkin = self._stretch_end(done)
             dev.take_session(self)
         else:
@@ -234,13 +247,42 @@ class Session(mesa.Agent):
 
     def _stretch_end(self, start: int) -> int:
         """The turn count at which the agent stretch starting after turn ``start`` stops for a
-        check-in: every ``checkin_every_turns`` turns, or after a geometric number of turns with
-        that mean (``checkin_random``), drawn from the attempt's own stream."""
+        check-in: every ``checkin_every_turns`` turns, or after a random number of turns with that
+        mean (``checkin_random``: geometric, or log-normal with ``stretch_sigma``), drawn from the
+        attempt's own stream."""
+        self._stretch_start = start
         if not self._random_stretches:
             return start + self._checkin_every
         j = self._stretches
         self._stretches += 1
-        return start + self._draws.stretch_turns(j, self._checkin_every)
+        return start + self._draws.stretch_turns(j, self._checkin_every, self._stretch_sigma)
+
+    def _transcript_length(self) -> int:
+        """Stretches in the next transcript: geometric with mean ``stretches_per_transcript``
+        (a very large number when transcripts are not split)."""
+        mean = self._per_transcript
+        if mean is None:
+            return 1 << 62
+        if mean <= 1.0:
+            return 1
+        u = self._draws.review_uniform()
+        return 1 + int(math.log1p(-u) / math.log1p(-1.0 / mean))
+
+    def _judge_checkin(self, done: int) -> None:
+        """The agent stopped for a check-in after turn ``done``: the developer's verdict on the
+        stretch's output (rejected with ``reject_prob``: its turns are redone) and whether the reply
+        starts a fresh transcript."""
+        task = self.task
+        task.outputs += 1
+        if self._reject_prob > 0.0 and self._draws.review_uniform() < self._reject_prob:
+            task.outputs_rejected += 1
+            self.planned_turns += done - self._stretch_start
+        self._transcript_left -= 1
+        if self._transcript_left <= 0:
+            self.new_transcript = True
+            self._transcript_left = self._transcript_length()
+        else:
+            self.new_transcript = False
 
     def turns_left_expected(self) -> float:
         """Turns the developer expects before the agent next needs them: the rest of a fixed
@@ -259,7 +301,16 @@ class Session(mesa.Agent):
         return (_reached(req.admitted_s), _reached(req.first_token_s), _reached(req.done_s), self.tool_end_s)
 
     def next_checkin_s(self) -> float:
-        """Seconds the developer needs for this check-in."""
+        """Seconds the developer needs for this check-in: a reply, or a fresh prompt when it starts a
+        new transcript (then the conversation restarts from the task's opening context, with a cold
+        prompt cache)."""
+        if self.new_transcript:
+            self.new_transcript = False
+            self.transcript += 1
+            task = self.task
+            task.context_tokens = task.initial_context_tokens
+            task.cache_key = None
+            return float(self.developer.spec.prompt_s.sample(self._draws.review_rng(), 1)[0])
         s = self._draws.checkin_s(self.checkins_done)
         self.checkins_done += 1
         return s

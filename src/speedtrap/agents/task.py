@@ -3,6 +3,7 @@ and the record of how it went."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -19,6 +20,11 @@ CHECKIN_STREAM = 4
 """Spawn-key tag of the per-attempt human check-in streams."""
 STRETCH_STREAM = 6
 """Spawn-key tag of the per-attempt streams of agent stretch lengths (turns between check-ins)."""
+REVIEW_STREAM = 7
+"""Spawn-key tag of the per-attempt streams of check-in verdicts and transcript lengths (a stream of
+its own, so that turning these rules on leaves every other draw as it was)."""
+REDO_STREAM = 8
+"""Spawn-key tag of the per-task stream that decides whether a hand fix is a redo."""
 _CHUNK = 32
 
 MAX_COUNT = 1e15
@@ -78,6 +84,8 @@ class Task:
         "manual_left_s",
         "outcome",
         "output_tokens",
+        "outputs",
+        "outputs_rejected",
         "owner",
         "prompt_s",
         "requests",
@@ -138,6 +146,10 @@ class Task:
         self.manual_left_s = manual_s
         self.manual_done_s = 0.0
         self.rework_spent_s = 0.0
+        self.outputs = 0
+        """Agent outputs the developer judged (check-ins and results, every attempt)."""
+        self.outputs_rejected = 0
+        """Of those, rejected: check-ins whose turns were redone, and results review caught wrong."""
         self.human_s = 0.0
         """Developer seconds charged to this task (every ledger category but other work and idle):
         its effort as a time-tracking study would log it, rework included."""
@@ -199,6 +211,7 @@ class TurnDraws:
         "_dev",
         "_mix",
         "_rng",
+        "_review_rng",
         "_stretch",
         "_stretch_rng",
         "_task",
@@ -217,6 +230,7 @@ class TurnDraws:
         self._checkin: list[float] = []
         self._stretch_rng: np.random.Generator | None = None
         self._stretch: list[int] = []
+        self._review_rng: np.random.Generator | None = None
         self.out: list[int] = []
         self.tool_s: list[float] = []
         self.result: list[int] = []
@@ -232,13 +246,28 @@ class TurnDraws:
             self.result.extend(counts(mix.tool_result_tokens.sample(rng, _CHUNK), low=0).tolist())
             self.u_tool.extend(rng.random(_CHUNK).tolist())
 
-    def stretch_turns(self, j: int, mean_turns: int) -> int:
-        """Turns of the attempt's ``j``-th agent stretch: geometric with mean ``mean_turns``."""
+    def stretch_turns(self, j: int, mean_turns: int, sigma: float = 0.0) -> int:
+        """Turns of the attempt's ``j``-th agent stretch: geometric with mean ``mean_turns``, or, with
+        ``sigma`` > 0, log-normal with that mean and log-sd, rounded to a whole number of at least one."""
         while j >= len(self._stretch):
             if self._stretch_rng is None:
                 self._stretch_rng = self._task.rng(STRETCH_STREAM, self._attempt)
-            self._stretch.extend(self._stretch_rng.geometric(1.0 / mean_turns, 8).tolist())
+            if sigma > 0.0:
+                mu = math.log(mean_turns) - 0.5 * sigma * sigma
+                self._stretch.extend(counts(self._stretch_rng.lognormal(mu, sigma, 8), low=1).tolist())
+            else:
+                self._stretch.extend(self._stretch_rng.geometric(1.0 / mean_turns, 8).tolist())
         return int(self._stretch[j])
+
+    def review_rng(self) -> np.random.Generator:
+        """The attempt's stream of check-in verdicts, transcript lengths and fresh prompts."""
+        if self._review_rng is None:
+            self._review_rng = self._task.rng(REVIEW_STREAM, self._attempt)
+        return self._review_rng
+
+    def review_uniform(self) -> float:
+        """The next uniform of :meth:`review_rng`."""
+        return float(self.review_rng().random())
 
     def checkin_s(self, j: int) -> float:
         """Seconds the developer spends on the attempt's ``j``-th check-in (0-based)."""

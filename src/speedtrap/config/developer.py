@@ -236,6 +236,15 @@ class Fixing(Spec):
         description="Mean working seconds (exponential) before an escaped defect surfaces. "
         "Assumption: about one working day.",
     )
+    redo_prob: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="Probability that a caught mistake fixed by hand is beyond repair: the developer "
+        "throws the agent's work away and does the delegated part by hand from scratch (over-delegation "
+        "noticed late; METR 2025 reports developers discarding AI output). Fitted by the calibration; "
+        "0: every hand fix is a fix.",
+    )
     rework_multiplier: float = Field(
         default=3.0,
         ge=0,
@@ -278,6 +287,32 @@ class Developer(Spec):
         description="Stretch lengths are geometric with mean checkin_every_turns (a check-in is "
         "equally likely after any turn: the long tail of autonomous stretches, p90 ≈10× the median "
         "in TraceLab); false: exactly every checkin_every_turns turns.",
+    )
+    stretch_sigma: float = Field(
+        default=0.0,
+        ge=0,
+        le=MAX_LOG_SD,
+        description="With checkin_random: 0 draws geometric stretch lengths; above 0, log-normal ones "
+        "with mean checkin_every_turns and this log-sd (rounded to whole turns, at least one): the heavy "
+        "tail of agent stretches (TraceLab: p90 ≈10× the median). Fitted by the calibration "
+        "(docs/calibration.md); 0 (geometric) when not given.",
+    )
+    stretches_per_transcript: float | None = Field(
+        default=None,
+        ge=1,
+        description="Mean human turns (agent stretches) per agent transcript: after a geometric number of "
+        "stretches with this mean the developer starts a fresh transcript on the same attempt — a new "
+        "prompt (prompt_s, not checkin_s) and a context back to the task's opening size, with a cold "
+        "prompt cache. Anthropic's Claude Code transcripts had 4.1 human turns each in Aug 2025 (6.2 in "
+        "Feb 2025); fitted by the calibration. None: one transcript per session.",
+    )
+    reject_prob: float = Field(
+        default=0.0,
+        ge=0,
+        lt=1,
+        description="Probability that the developer rejects the output of an agent stretch at a check-in: "
+        "the agent redoes that stretch's turns. METR's 2025 developers accepted fewer than 44% of AI "
+        "generations (Becker et al. 2025); fitted by the calibration. 0: every check-in accepts.",
     )
     checkin_s: LogNormal = Field(
         default=LogNormal(median=30.0, sigma=0.6),

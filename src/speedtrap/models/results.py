@@ -90,6 +90,8 @@ TASK_COLUMNS: dict[str, str] = {
     "rework_s": "float64",
     "rework_spent_s": "float64",
     "human_s": "float64",
+    "outputs": "int64",
+    "outputs_rejected": "int64",
 }
 """Columns of ``RunResult.tasks``: one row per task started. ``task`` is the index in its
 developer's backlog; ``base_turns`` the pre-drawn turns of a successful first session;
@@ -106,7 +108,8 @@ whether or not it escapes) and ``rework_spent_s`` the rework charged to it by th
 ``human_s`` the developer seconds charged to it (every ledger category but other work and idle:
 prompting, waiting on its sessions, review, fixing, rework, switching back to it, hand work), its
 effort as a time-tracking study logs it — under parallel sessions each second goes to the one task the
-developer attends."""
+developer attends; ``outputs`` the agent outputs the developer judged (check-ins and results) and
+``outputs_rejected`` those rejected (a check-in's stretch redone, a result review caught wrong)."""
 
 
 @dataclass(frozen=True)
@@ -123,7 +126,8 @@ class RunResult:
       ``None`` unless the run was traced.
     * ``stretches``: one row per agent stretch — developer, task, attempt, ``handoff_s`` (the
       developer hands the session to the agent), ``need_s`` (the agent stops for a check-in or
-      review; NaN if not by the horizon) and ``back_s`` (the developer hands it back; NaN if never).
+      review; NaN if not by the horizon), ``back_s`` (the developer hands it back; NaN if never) and
+      ``transcript`` (0, 1, … within the session: a fresh prompt starts a new one).
     """
 
     scenario: Scenario
@@ -260,5 +264,7 @@ def tasks_frame(tasks: list) -> pd.DataFrame:  # list[Task]
         "rework_s": [t.rework_s for t in tasks],
         "rework_spent_s": [t.rework_spent_s for t in tasks],
         "human_s": [t.human_s for t in tasks],
+        "outputs": [t.outputs for t in tasks],
+        "outputs_rejected": [t.outputs_rejected for t in tasks],
     }
     return pd.DataFrame({name: pd.Series(data[name], dtype=dtype) for name, dtype in TASK_COLUMNS.items()})

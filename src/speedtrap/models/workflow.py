@@ -232,7 +232,9 @@ class WorkflowModel(EventModel):
             rows.extend((dev.index, *row) for row in dev.closed_stretches)
             for session in dev.sessions:
                 rows.extend((dev.index, session.task.index, session.attempt, *r) for r in session.stretches)
-        frame = pd.DataFrame(rows, columns=["developer", "task", "attempt", "handoff_s", "need_s", "back_s"])
+        frame = pd.DataFrame(
+            rows, columns=["developer", "task", "attempt", "handoff_s", "need_s", "back_s", "transcript"]
+        )
         for column in ("need_s", "back_s"):
             frame[column] = frame[column].astype("float64").replace(math.inf, math.nan)
         return frame
