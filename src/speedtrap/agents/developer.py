@@ -113,8 +113,8 @@ class Developer(mesa.Agent):
         self._hybrid_task: Task | None = None
         self._keep_stretches = keep_stretches
         self.closed_stretches: list[tuple[float, ...]] = []  # (task, attempt, *stretch), Session.stretches
-        """(task, attempt, hand-off, need, back, transcript) of the agent stretches of closed sessions (kept only
-        with ``keep_stretches``, the default: a run that wants no tables keeps none)."""
+        """(task, attempt, hand-off, need, back, transcript) of the agent stretches of closed sessions
+        (kept only with ``keep_stretches``, the default: a run that wants no tables keeps none)."""
         self.activity = IDLE
         self.since = model.time
         self.focus: Session | None = None
