@@ -45,7 +45,11 @@ def test_every_parameter_is_a_scenario_field_with_a_sourced_range(scenarios) -> 
     integers = [p.name for p in parameters if p.integer]
     assert integers == ["developer.checkin_every_turns"]
     metr_only = set(table.loc[table["scenarios"] == "metr", "path"])
-    assert metr_only == {"developer.delegated_fraction", "backends.sonnet-2025.quality.failure_multiplier"}
+    assert metr_only == {
+        "developer.delegated_fraction",
+        "developer.reject_prob",
+        "backends.sonnet-2025.quality.failure_multiplier",
+    }
 
 
 def test_targets_state_their_observation_error_and_discrepancy() -> None:

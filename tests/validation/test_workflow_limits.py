@@ -22,7 +22,12 @@ def small(overrides: dict | None = None, **fields: object) -> Scenario:
 
 
 def test_no_failures_means_no_fixing() -> None:
-    scenario = small({"backends.w.quality.failure_prob": {"easy": 0.0, "medium": 0.0, "hard": 0.0}})
+    scenario = small(
+        {
+            "backends.w.quality.failure_prob": {"easy": 0.0, "medium": 0.0, "hard": 0.0},
+            "horizon_s": 8 * 3600.0,
+        }
+    )
     for seed in SEEDS[:3]:
         result = simulate(scenario, seed)
         summary = result.summary()
@@ -53,7 +58,7 @@ def test_certain_failure_and_certain_detection_fix_every_task() -> None:
         {
             "backends.w.quality.failure_prob": {"easy": 1.0, "medium": 1.0, "hard": 1.0},
             "developer.review.detect_prob": 1.0,
-            "horizon_s": 8 * 3600.0,
+            "horizon_s": 16 * 3600.0,
         }
     )
     for seed in SEEDS[:3]:
@@ -62,7 +67,11 @@ def test_certain_failure_and_certain_detection_fix_every_task() -> None:
         assert len(done) > 10
         assert (done["outcome"] == "fixed").all()
         assert (done["fixed_by"] == "hand").all()  # every repair fails too, so hand fixes end them
-        assert result.summary()["fixing_share"] > 0.2
+        # a large part of the time on tasks (other work and breaks aside) goes to fixing: every task's
+        # diagnoses and hand fix (waiting on the repairs is waiting)
+        summary = result.summary()
+        on_tasks = 1.0 - summary["share_other_work"] - summary["share_idle"]
+        assert summary["fixing_share"] / on_tasks > 0.1
 
 
 def test_share_of_wrong_first_attempts_matches_the_failure_probabilities() -> None:

@@ -48,6 +48,35 @@ def _task_time_share(result: RunResult, category: str) -> float:
     return part / on_tasks if on_tasks > 0 else math.nan
 
 
+CONCURRENCY_LEVELS = ("concurrent_sessions_1", "concurrent_sessions_2", "concurrent_sessions_3plus")
+
+
+def concurrency_shares(stretches: pd.DataFrame) -> dict[str, float]:
+    """Share of the time with at least one agent session open that each developer had 1, 2, or 3 and
+    more open at once, over all developers: a session is open from its first hand-off to its last
+    hand-back (or its last need, if never handed back) — the measure the trace targets take from
+    session logs (``speedtrap.sessions.targets``)."""
+    spans = stretches.assign(end_s=stretches["back_s"].fillna(stretches["need_s"]))
+    spans = spans.groupby(["developer", "task", "attempt"]).agg(
+        start_s=("handoff_s", "min"), end_s=("end_s", "max")
+    )
+    seconds = np.zeros(3)
+    for _, dev in spans.dropna().groupby(level="developer"):
+        edges = sorted(
+            [(a, 1) for a in dev["start_s"]] + [(b, -1) for b in dev["end_s"]], key=lambda e: (e[0], e[1])
+        )
+        level, last = 0, 0.0
+        for t, step in edges:
+            if level > 0 and t > last:
+                seconds[min(level, 3) - 1] += t - last
+            level, last = level + step, t
+    total = float(seconds.sum())
+    return {
+        name: float(seconds[k] / total) if total > 0 else math.nan
+        for k, name in enumerate(CONCURRENCY_LEVELS)
+    }
+
+
 def headline_statistics(result: RunResult) -> dict[str, float]:
     """The ``headline`` targets' statistics of one run."""
     st = result.stretches
@@ -62,26 +91,47 @@ def headline_statistics(result: RunResult) -> dict[str, float]:
         "agent_stretch_median": float(agent.median()),
         "agent_stretch_p90": float(agent.quantile(0.9)),
         "human_response_median": float(human.median()),
+        "human_response_p90": float(human.quantile(0.9)),
         "llm_share_of_agent_time": llm / (llm + tool) if llm + tool > 0 else math.nan,
         "request_median": float((req["done_s"] - req["arrival_s"]).median()),
         "cached_share_of_input_tokens": float(tasks["cached_tokens"].sum() / tasks["input_tokens"].sum()),
-        "human_turns_per_session": float(st.groupby(["developer", "task", "attempt"]).size().mean()),
+        "human_turns_per_session": float(
+            st.groupby(["developer", "task", "attempt", "transcript"]).size().mean()
+        ),
+        **concurrency_shares(st),
     }
 
 
-def metr_statistics(with_ai: RunResult, by_hand: RunResult) -> dict[str, float]:
-    """The ``metr`` targets' statistics of one seed run with AI and by hand."""
-    done = ["developer", "task", "lead_time_s"]
+def effort_ratio(with_ai: RunResult, by_hand: RunResult) -> float:
+    """METR's statistic: the geometric mean, over tasks accepted in both arms, of the developer's
+    effort on a task with AI over its effort by hand — effort as a time-tracking study logs it
+    (``human_s``: every second the developer spends on the task, review, fixes and the rework of
+    escaped defects that surfaced included; under parallel sessions each second goes to the one
+    task attended), not wall-clock lead time."""
+    done = ["developer", "task", "human_s"]
     a = with_ai.tasks[with_ai.tasks["outcome"].isin(ACCEPTED_OUTCOMES)][done]
     m = by_hand.tasks[by_hand.tasks["outcome"].isin(ACCEPTED_OUTCOMES)][done]
     both = a.merge(m, on=["developer", "task"], suffixes=("_ai", "_manual"))
-    log_ratio = np.log(both["lead_time_s_ai"].to_numpy()) - np.log(both["lead_time_s_manual"].to_numpy())
+    both = both[(both["human_s_ai"] > 0) & (both["human_s_manual"] > 0)]
+    log_ratio = np.log(both["human_s_ai"].to_numpy()) - np.log(both["human_s_manual"].to_numpy())
+    return float(np.exp(log_ratio.mean())) if len(both) else math.nan
+
+
+def metr_statistics(with_ai: RunResult, by_hand: RunResult) -> dict[str, float]:
+    """The ``metr`` targets' statistics of one seed run with AI and by hand, and the throughput
+    ratio reported beside METR's statistic."""
+    m = by_hand.tasks[by_hand.tasks["outcome"].isin(ACCEPTED_OUTCOMES)]
+    tasks = with_ai.tasks
+    outputs = float(tasks["outputs"].sum())
+    ai_rate, manual_rate = with_ai.summary()["tasks_per_dev_day"], by_hand.summary()["tasks_per_dev_day"]
     return {
-        "ai_vs_manual_time_ratio": float(np.exp(log_ratio.mean())) if len(both) else math.nan,
+        "ai_vs_manual_time_ratio": effort_ratio(with_ai, by_hand),
         "waiting_share_of_task_time": _task_time_share(with_ai, "waiting"),
         "reviewing_share_of_task_time": _task_time_share(with_ai, "reviewing"),
         "fixing_share_of_task_time": _task_time_share(with_ai, "fixing"),
-        "manual_task_time_median": float(m["lead_time_s"].median() / 60.0),
+        "manual_task_time_median": float(m["human_s"].median() / 60.0),
+        "acceptance_rate": 1.0 - float(tasks["outputs_rejected"].sum()) / outputs if outputs else math.nan,
+        "ai_vs_manual_throughput_ratio": ai_rate / manual_rate if manual_rate > 0 else math.nan,
     }
 
 
