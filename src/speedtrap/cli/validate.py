@@ -33,16 +33,22 @@ def validate_workflow_command(
     """Run the workflow calibration scenarios (experiments/scenarios/headline.toml and metr.toml)
     and print every target of src/speedtrap/validation/data/workflow_targets.csv: the published
     value, the simulated mean with its 95% t interval over the replications, the relative error
-    and pass/fail within the tolerance fixed in the table.
+    and pass/fail within the tolerance fixed in the table. Then the two eras (metr.toml, early-2025
+    tools; agentic-2026.toml, today's agents, no target) with METR's statistic — developer effort
+    per task with AI over by hand — and the throughput ratio beside it.
 
     JSON (schema_version 1): {"schema_version", "replications", "passed", "targets": [{"id",
     "scenario", "unit", "published", "simulated", "ci_low", "ci_high", "n", "relative_error",
-    "tolerance", "accept_low", "accept_high", "passed", "source"}]}; accept_low/high: the simulated
-    values the tolerance accepts, in the target's unit."""
-    from speedtrap.validation.workflow import default_scenarios, validate_workflow
+    "tolerance", "accept_low", "accept_high", "passed", "source"}], "eras": [{"era", "n",
+    "ai_vs_manual_time_ratio", "…_low", "…_high", "ai_vs_manual_throughput_ratio", "…_low",
+    "…_high"}]}; accept_low/high: the simulated values the tolerance accepts, in the target's unit;
+    the eras' intervals are 95% t intervals over seeds (seed noise only)."""
+    from speedtrap.validation.workflow import ERAS, default_scenarios, validate_workflow
 
     with bad_input_exits():
-        scenarios = default_scenarios(headline_scenario_path().parents[2], quick=quick)
+        scenarios = default_scenarios(
+            headline_scenario_path().parents[2], quick=quick, names=("headline", *ERAS)
+        )
     check = validate_workflow(
         scenarios,
         range(seed, seed + replications),
@@ -56,6 +62,9 @@ def validate_workflow_command(
                 "replications": replications,
                 "passed": check.passed,
                 "targets": [{k: json_number(v) for k, v in row.items()} for row in table.to_dict("records")],
+                "eras": [
+                    {k: json_number(v) for k, v in row.items()} for row in check.eras.to_dict("records")
+                ],
             }
         )
         return
@@ -75,6 +84,22 @@ def validate_workflow_command(
         f"({replications} replications; simulated = mean [95% t interval])",
         ["target", "published", "simulated", "error", "tolerance", "result"],
         rows,
+    )
+    eras = check.eras
+    print_table(
+        "Eras: METR's statistic (developer effort per task with AI / by hand; above 1: slower with AI) "
+        "and throughput (tasks per developer-day with AI / by hand); mean [95% t interval over seeds]",
+        ["era", "effort ratio", "throughput ratio"],
+        [
+            (
+                e.era,
+                f"{e.ai_vs_manual_time_ratio:.3f} [{e.ai_vs_manual_time_ratio_low:.3f}, "
+                f"{e.ai_vs_manual_time_ratio_high:.3f}]",
+                f"{e.ai_vs_manual_throughput_ratio:.3f} [{e.ai_vs_manual_throughput_ratio_low:.3f}, "
+                f"{e.ai_vs_manual_throughput_ratio_high:.3f}]",
+            )
+            for e in eras.itertuples()
+        ],
     )
     if replications < 5:
         typer.echo(f"Note: {replications} replications give intervals that cannot mean much; use 5 or more.")

@@ -27,7 +27,16 @@ from speedtrap.config.scenario import Scenario
 from speedtrap.models.results import ACCEPTED_OUTCOMES, RunResult
 from speedtrap.models.workflow import simulate
 
-__all__ = ["TARGETS_FILE", "WorkflowCheck", "load_targets", "run_statistics", "validate_workflow"]
+__all__ = [
+    "CALIBRATION_SCENARIOS",
+    "ERAS",
+    "TARGETS_FILE",
+    "WorkflowCheck",
+    "era_table",
+    "load_targets",
+    "run_statistics",
+    "validate_workflow",
+]
 
 TARGETS_FILE = "workflow_targets.csv"
 
@@ -135,24 +144,53 @@ def metr_statistics(with_ai: RunResult, by_hand: RunResult) -> dict[str, float]:
     }
 
 
+ERAS = ("metr", "agentic-2026")
+"""The era scenarios, each run with AI and by hand: METR's 2025 trial (``metr``, with targets) and
+today's agentic developers in the same design (``agentic-2026``, with no target: held back)."""
+
+
 def run_statistics(
     scenarios: dict[str, Scenario],
     seeds: Sequence[int],
     progress: Callable[[int, int], None] | None = None,
 ) -> pd.DataFrame:
-    """One row per (scenario, seed) with every target statistic of that scenario; ``progress``, if
+    """One row per (scenario, seed) with every target statistic of that scenario (``headline``: one
+    run; ``metr`` and ``agentic-2026``: with AI and by hand on the same seed); ``progress``, if
     given, is called with (replications done, replications) after each seed."""
     rows = []
     for done, seed in enumerate(seeds, start=1):
         if "headline" in scenarios:
             result = simulate(scenarios["headline"], seed)
             rows.append({"scenario": "headline", "seed": seed, **headline_statistics(result)})
-        if "metr" in scenarios:
-            metr = scenarios["metr"]
-            stats_ = metr_statistics(simulate(metr, seed), simulate(metr.with_backend("manual"), seed))
-            rows.append({"scenario": "metr", "seed": seed, **stats_})
+        for era in ERAS:
+            if era in scenarios:
+                trial = scenarios[era]
+                stats_ = metr_statistics(simulate(trial, seed), simulate(trial.with_backend("manual"), seed))
+                rows.append({"scenario": era, "seed": seed, **stats_})
         if progress is not None:
             progress(done, len(seeds))
+    return pd.DataFrame(rows)
+
+
+def era_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """METR's statistic (developer effort with AI / by hand) and the throughput ratio (tasks per
+    developer-day with AI / by hand) of each era scenario in ``runs``: the mean over seeds with its
+    95% t interval (seed noise only)."""
+    rows = []
+    for era in ERAS:
+        sub = runs[runs["scenario"] == era]
+        if sub.empty:
+            continue
+        row: dict[str, object] = {"era": era, "n": len(sub)}
+        for name in ("ai_vs_manual_time_ratio", "ai_vs_manual_throughput_ratio"):
+            values = sub[name].dropna().to_numpy(float)
+            n = len(values)
+            mean = float(values.mean()) if n else math.nan
+            half = (
+                float(stats.t.ppf(0.975, n - 1) * values.std(ddof=1) / math.sqrt(n)) if n >= 2 else math.nan
+            )
+            row.update({name: mean, f"{name}_low": mean - half, f"{name}_high": mean + half})
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -162,6 +200,11 @@ class WorkflowCheck:
 
     table: pd.DataFrame
     runs: pd.DataFrame
+
+    @property
+    def eras(self) -> pd.DataFrame:
+        """:func:`era_table` of the runs."""
+        return era_table(self.runs)
 
     @property
     def passed(self) -> int:
@@ -235,10 +278,17 @@ def _tolerance_text(row: pd.Series) -> str:
     return f"±{100 * row['tolerance']:g}%"
 
 
-def default_scenarios(root: Path, *, quick: bool = False) -> dict[str, Scenario]:
-    """The two calibration scenarios from ``root/experiments/scenarios`` (quick: 4 developers × 5 days)."""
+CALIBRATION_SCENARIOS = ("headline", "metr")
+"""The scenarios the calibration targets are on (``agentic-2026`` has none)."""
+
+
+def default_scenarios(
+    root: Path, *, quick: bool = False, names: Sequence[str] = CALIBRATION_SCENARIOS
+) -> dict[str, Scenario]:
+    """The scenarios ``names`` (default: the calibration's, headline and metr; ``agentic-2026`` is
+    today's era) from ``root/experiments/scenarios`` (quick: 4 developers × 5 days)."""
     found = {}
-    for name in ("headline", "metr"):
+    for name in names:
         scenario = Scenario.from_toml(root / "experiments" / "scenarios" / f"{name}.toml")
         if quick:
             scenario = scenario.with_overrides({"developers": 4, "horizon_s": 5 * scenario.workday_s})
