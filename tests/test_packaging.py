@@ -72,14 +72,19 @@ def test_the_wheel_runs_outside_the_checkout(tmp_path: Path) -> None:
     assert "Wrote" in headline and (work / "results" / "headline-quick" / "spec.json").is_file()
 
 
+DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "notebooks" / "README.md")
+"""The documents that tell a user what to install."""
+
+
 def test_every_extra_the_docs_install_exists() -> None:
-    """Each ``pip install … '.[extra]'`` in the README and the notebooks' README names an extra that
-    pyproject.toml declares; the ``jupyter`` extra brings JupyterLab on top of the notebooks extra."""
+    """Each ``pip install … '.[extra]'`` in the README, its docs/ pages and the notebooks' README names
+    an extra that pyproject.toml declares; the ``jupyter`` extra brings JupyterLab on top of the
+    notebooks extra."""
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
         "optional-dependencies"
     ]
     named: set[str] = set()
-    for doc in (ROOT / "README.md", ROOT / "notebooks" / "README.md"):
+    for doc in DOCS:
         for group in re.findall(r"pip install[^`\n]*?\.\[([a-z,]+)\]", doc.read_text(encoding="utf-8")):
             named.update(group.split(","))
     assert {"jupyter", "notebooks", "dask", "app"} <= named
@@ -98,9 +103,7 @@ def test_every_jupyter_command_the_docs_give_is_installed_by_the_notebooks_extra
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
         "optional-dependencies"
     ]
-    docs = "\n".join(
-        p.read_text(encoding="utf-8") for p in (ROOT / "README.md", ROOT / "notebooks" / "README.md")
-    )
+    docs = "\n".join(p.read_text(encoding="utf-8") for p in DOCS)
     commands = set(re.findall(r"jupyter (execute|nbconvert|lab)\b", docs))
     assert {"execute", "nbconvert"} <= commands
     for command in commands:
@@ -111,8 +114,8 @@ def test_every_jupyter_command_the_docs_give_is_installed_by_the_notebooks_extra
 
 
 def test_the_wheel_section_says_which_python_it_needs() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Installing from a wheel", 1)[1].split("\n## ", 1)[0]
+    install = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
+    section = install.split("## Installing from a wheel", 1)[1].split("\n## ", 1)[0]
     requires = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
         "requires-python"
     ]
