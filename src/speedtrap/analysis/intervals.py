@@ -28,9 +28,10 @@ Two 95% intervals follow:
   the members' spread; this form covers about 90% there and 95% where seeds are less noisy.) When
   each member's mean is noisier than the members differ, a note says so.
 
-Whichever interval is wider **dominates**. The warnings say when K or r are too small to mean much.
-The members' empirical 2.5–97.5 percentiles are not used: the break-even numbers below must be
-intervals on the same basis as the net value, which needs the interval's closed form.
+Whichever interval is wider **dominates** (seed noise, when the members' spread is estimated at
+0). The warnings say when K or r are too small to mean much. The members' empirical 2.5–97.5
+percentiles are not used: the break-even numbers below must be intervals on the same basis as the
+net value, which needs the interval as a function of the statistic's mean squares.
 
 **Break-even intervals.** A net value that is linear in a price, ``net_kj(x) = a_kj + b_kj · x``
 (the developer cost, the price multiple), breaks even at ``x* = −ā / b̄`` (ā, b̄ the grand means):
@@ -50,6 +51,7 @@ import pandas as pd
 from scipy import stats
 
 __all__ = [
+    "DIFFERENCE_COLUMNS",
     "DOMINANT",
     "FEW_MEMBERS",
     "BreakEven",
@@ -57,6 +59,7 @@ __all__ = [
     "break_even",
     "describe_set",
     "dominance_phrase",
+    "two_interval_differences",
     "two_intervals",
 ]
 
@@ -199,6 +202,8 @@ def two_intervals(
             notes.append(f"behavioural interval from only {c.members} members: a rough indication")
     if math.isnan(half_b):
         dominant = "n/a"
+    elif not var_b > 0:  # no between-member spread: the behavioural interval is the mean's own noise
+        dominant = "seed noise"
     elif math.isnan(half_seed):
         dominant = "behavioural uncertainty"
     else:
@@ -227,7 +232,8 @@ def dominance_phrase(result: TwoIntervals) -> str:
     behaviour = (result.behaviour_high - result.behaviour_low) / 2
     if not seed > 0:
         return f"{result.dominant} dominates"
-    return f"{result.dominant} dominates (behavioural interval {behaviour / seed:.2g}× as wide as the seed interval)"
+    ratio = behaviour / seed
+    return f"{result.dominant} dominates (behavioural interval {ratio:.2g}× as wide as the seed interval)"
 
 
 Pieces = tuple[tuple[float, float], ...]
@@ -355,3 +361,73 @@ def describe_set(pieces: Pieces | None, fmt: str = "{:,.2f}") -> str:
         else:
             words.append(f"{fmt.format(lo)} to {fmt.format(hi)}")
     return " and ".join(words)
+
+
+DIFFERENCE_COLUMNS = (
+    "arm",
+    "outcome",
+    "n",
+    "baseline_mean",
+    "level_mean",
+    "mean",
+    "std",
+    "ci_low",
+    "ci_high",
+    "behaviour_low",
+    "behaviour_high",
+    "sd_seed",
+    "sd_behaviour",
+    "dominant",
+    "dominance",
+    "members",
+    "seeds_per_member",
+    "ratio",
+    "notes",
+)
+"""Columns of :func:`two_interval_differences`: ``ci_low``/``ci_high`` are the seed-noise interval,
+``behaviour_low``/``behaviour_high`` the behavioural one (NaN with one parameter set)."""
+
+
+def two_interval_differences(
+    runs: pd.DataFrame, factor: str, baseline: object, outcomes: list[str]
+) -> pd.DataFrame:
+    """Each level of ``factor`` minus ``baseline``, per outcome, paired on ``seed`` and ``member``
+    (a ``member`` column: the ensemble member; without one, one parameter set), with both intervals
+    (:data:`DIFFERENCE_COLUMNS`). Pairs with a NaN on either side are left out for that outcome."""
+    keys = ["member", "seed"] if "member" in runs.columns else ["seed"]
+    base = runs[runs[factor] == baseline].set_index(keys)
+    rows = []
+    for level in runs[factor].drop_duplicates():
+        if level == baseline:
+            continue
+        arm = runs[runs[factor] == level].set_index(keys)
+        for outcome in outcomes:
+            pairs = pd.DataFrame({"b": base[outcome], "a": arm[outcome]}).dropna()
+            diff = (pairs["a"] - pairs["b"]).to_numpy(float)
+            members = pairs.index.get_level_values("member").to_numpy() if "member" in keys else None
+            result = two_intervals(diff, members)
+            base_mean, level_mean = float(pairs["b"].mean()), float(pairs["a"].mean())
+            rows.append(
+                {
+                    "arm": level,
+                    "outcome": outcome,
+                    "n": result.n,
+                    "baseline_mean": base_mean,
+                    "level_mean": level_mean,
+                    "mean": result.mean,
+                    "std": float(diff.std(ddof=1)) if diff.size > 1 else math.nan,
+                    "ci_low": result.seed_low,
+                    "ci_high": result.seed_high,
+                    "behaviour_low": result.behaviour_low,
+                    "behaviour_high": result.behaviour_high,
+                    "sd_seed": result.sd_seed,
+                    "sd_behaviour": result.sd_behaviour,
+                    "dominant": result.dominant,
+                    "dominance": dominance_phrase(result),
+                    "members": result.members,
+                    "seeds_per_member": result.seeds_per_member,
+                    "ratio": level_mean / base_mean if base_mean else math.nan,
+                    "notes": "; ".join(result.notes),
+                }
+            )
+    return pd.DataFrame(rows, columns=list(DIFFERENCE_COLUMNS))

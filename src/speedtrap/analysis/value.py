@@ -260,7 +260,7 @@ def arm_value(
     def share(other: np.ndarray, total: np.ndarray) -> float:
         return float(np.nanmean(other) / np.nanmean(total)) if counted and np.nanmean(total) > 0 else math.nan
 
-    cost_words = _set_words(by_cost, "${:,.0f}")
+    cost_words = _set_words(by_cost, "${:,.0f}/h")
     price_words = _set_words(by_price, "{:.2f}×")
     return ArmValue(
         arm=arm,
