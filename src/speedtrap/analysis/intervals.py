@@ -233,6 +233,11 @@ def dominance_phrase(result: TwoIntervals) -> str:
     if not seed > 0:
         return f"{result.dominant} dominates"
     ratio = behaviour / seed
+    if result.dominant == "seed noise" and ratio > 1:
+        return (
+            "seed noise dominates (the members' spread is estimated at 0: the behavioural interval "
+            "is the noise of the members' mean alone)"
+        )
     return f"{result.dominant} dominates (behavioural interval {ratio:.2g}× as wide as the seed interval)"
 
 

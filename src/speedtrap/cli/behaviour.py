@@ -40,6 +40,8 @@ class BehaviourPlan:
     arms: dict[str, list[tuple[int, Scenario]]]
     seeds_per_member: int
     lines: list[str]
+    available: int = 0
+    """Members in the ensemble chosen (0: the scenario's own parameter set)."""
 
 
 def plan_behaviour(
@@ -78,7 +80,7 @@ def plan_behaviour(
     lines.append(f"applied: {', '.join(sorted(applied)) or 'none'}")
     if left:
         lines.append("left out: " + "; ".join(f"{p} ({why})" for p, why in sorted(left.items())))
-    return BehaviourPlan(planned, r, lines)
+    return BehaviourPlan(planned, r, lines, len(choice.members))
 
 
 def behaviour_runs(plan: BehaviourPlan, seeds: Sequence[int], simulate_summary, progress: bool = True):  # type: ignore[no-untyped-def]

@@ -1,9 +1,9 @@
 """``speedtrap compare``: two or more arms (backends or scenario variants) on the same seeds, their
 paired differences against the first arm with 95% CIs, the decision economics and a figure.
 
-Also ``speedtrap demo``: the headline scenario on the three backends, replicated, compared the same way.
-Registered on the ``speedtrap`` app by :mod:`speedtrap.cli`; the output and error helpers are
-:mod:`speedtrap.cli.common`'s.
+``speedtrap demo`` (the headline scenario on the three backends, compared the same way) is
+:mod:`speedtrap.cli.demo`. Registered on the ``speedtrap`` app by :mod:`speedtrap.cli`; the output
+and error helpers are :mod:`speedtrap.cli.common`'s.
 """
 
 from __future__ import annotations
@@ -18,16 +18,13 @@ import typer
 from speedtrap.cli.behaviour import EnsembleOption, SingleOption
 from speedtrap.cli.common import (
     DEFAULT_SEED,
-    DEMO_BACKENDS,
     JSON_SCHEMA_VERSION,
     JsonOption,
     SeedOption,
     bad_input_exits,
     check_output_path,
-    count_of,
     count_progress,
     fail,
-    headline_scenario_path,
     json_number,
     load_scenario,
     one_line,
@@ -469,9 +466,8 @@ def compare(
         kept[label] += [parse_set(a)[0] for a in arm_sets]
     try:
         if quick:  # 2 members × 2 seeds under an ensemble, so that both intervals exist
-            replications = QUICK_REPLICATIONS
             probe = plan_behaviour(built, 4, ensemble=ensemble, single=single, kept=kept)
-            replications = 4 if len(next(iter(probe.arms.values()))) > 1 else replications
+            replications = 4 if probe.available > 1 else QUICK_REPLICATIONS
         plan = plan_behaviour(built, replications, ensemble=ensemble, single=single, kept=kept)
     except (FileNotFoundError, ValueError, KeyError) as exc:
         fail(one_line(exc))
@@ -535,135 +531,3 @@ def compare(
     if figure is not None:  # after the results, so that a figure that cannot be written loses nothing else
         written = write_differences(differences, values, baseline, usd_per_hour, figure, "--figure")
         typer.echo("Wrote " + ", ".join(str(p) for p in written))
-
-
-# --- demo: the headline on the three backends, replicated --------------------------------------
-
-DEMO_DEVELOPERS = 10
-DEMO_DAYS = 4.0
-DEMO_REPLICATIONS = 8
-"""The demo's reduced size: the headline team of 10 for 4 developer-days (not 20) × 8 replications,
-about half a minute on one core; ``speedtrap experiment headline`` runs the full design."""
-HEADLINE_DAYS = 20.0
-"""Developer-days of the full headline scenario (experiments/scenarios/headline.toml)."""
-QUICK_DEMO = (2, 1.0, 3)
-"""``demo --quick``: 2 developers × 1 developer-day × 3 replications (a smoke run)."""
-
-
-def demo_finding(differences: pd.DataFrame, baseline: str, runs: pd.DataFrame) -> str:
-    """Where the baseline's time goes, how waiting, fixing and switching move on each other backend,
-    and the paired comparison of output and economics."""
-    from speedtrap.analysis.statistics import difference_verdict
-
-    base = runs[runs["arm"] == baseline]
-    shares = ", ".join(
-        f"{100 * base[key].mean():.1f}% {label}"
-        for key, label in (("waiting_share", "waiting on the agent"), ("fixing_share", "fixing its mistakes"))
-    )
-    moves = []
-    for arm in differences["arm"].drop_duplicates():
-        rows = differences[differences["arm"] == arm].set_index("outcome")
-        parts = []
-        for key, label in (
-            ("waiting_share", "waiting"),
-            ("fixing_share", "fixing"),
-            ("share_switching", "switching"),
-        ):
-            row = rows.loc[key]
-            low, high = 100 * row["ci_low"], 100 * row["ci_high"]
-            if difference_verdict(row["ci_low"], row["ci_high"]) == "no detectable difference":
-                parts.append(f"{label}: no detectable difference ({low:+.1f} to {high:+.1f} pp)")
-            else:
-                parts.append(f"{label}: {100 * row['mean']:+.1f} pp ({low:+.1f} to {high:+.1f})")
-        moves.append(f"on {arm}, {', '.join(parts)}")
-    return f"On {baseline}, developers spend {shares}; " + "; ".join(moves) + "."
-
-
-def demo(
-    seed: SeedOption = DEFAULT_SEED,
-    out: Annotated[Path, typer.Option("--out", help="Directory for the figure and tables.")] = Path(
-        "results/demo"
-    ),
-    quick: Annotated[
-        bool, typer.Option("--quick", help="2 developers × 1 developer-day × 3 replications (a smoke run).")
-    ] = False,
-) -> None:
-    """The headline, replicated: the same developers and tasks on each of the three backends (10
-    developers × 4 developer-days × 8 replications, a reduced size of the headline's 20 days) —
-    waiting, fixing and switching, tasks per developer-day and $ per task as paired differences from
-    gpu-batched with 95% CIs, the economics at the scenario's value of developer time, and a figure
-    of the ledger. The full design: speedtrap experiment headline."""
-    from speedtrap.experiments.seeds import replication_seeds
-    from speedtrap.models.workflow import simulate
-
-    developers, days, replications = QUICK_DEMO if quick else (DEMO_DEVELOPERS, DEMO_DAYS, DEMO_REPLICATIONS)
-    with bad_input_exits():
-        scenario = load_scenario(headline_scenario_path())
-        scenario = scenario.with_overrides({"developers": developers, "horizon_s": days * scenario.workday_s})
-        arms = {name: scenario.with_backend(name) for name in DEMO_BACKENDS}
-    check_output_path(out, "--out", directory=True)
-    seeds = replication_seeds(seed, replications)
-    typer.echo(
-        f"demo: {developers} developers × {count_of(days, 'developer-day')} × {replications} replications on "
-        f"{len(arms)} backends (the headline scenario reduced from {HEADLINE_DAYS:g} days; the full "
-        "design is `speedtrap experiment headline`)",
-        err=True,
-    )
-    runs = compare_runs(arms, seeds, lambda s, sd: simulate(s, sd).summary())
-    differences, values = analyse(runs, arms)
-    baseline = next(iter(arms))
-    frame = runs.rename(columns={"arm": "backend"})
-    means = frame.drop(columns=["replication", "seed"]).groupby("backend", sort=False).mean().reset_index()
-    with writing(out, "--out"):
-        out.mkdir(parents=True, exist_ok=True)
-        means.to_csv(out / "summary.csv", index=False)
-        frame.to_csv(out / "runs.csv", index=False)
-        differences.to_csv(out / "differences.csv", index=False)
-    print_table(
-        f"{scenario.name}: means over {replications} replications (same tasks on every backend)",
-        ["backend", "tok/s per request", "waiting", "fixing", "switching", "tasks per dev-day", "$ per task"],
-        [
-            [
-                row.backend,
-                f"{row.mean_decode_tok_s:.0f}",
-                f"{100 * row.waiting_share:.1f}%",
-                f"{100 * row.fixing_share:.1f}%",
-                f"{100 * row.share_switching:.1f}%",
-                f"{row.tasks_per_dev_day:.2f}",
-                f"${row.usd_per_task:.2f}",
-            ]
-            for row in means.itertuples()
-        ],
-    )
-    print_differences(differences, values, arms[baseline], baseline, replications)
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from speedtrap.plots import figure_of, plot_ledger, save_figure
-
-    ax = plot_ledger(
-        frame,
-        "backend",
-        workday_s=scenario.workday_s,
-        title=f"Where a developer-day goes, by backend (mean of {replications} runs; bars: 95% CI)",
-    )
-    fig = figure_of(ax)
-    with writing(out, "--out"):
-        paths = save_figure(fig, out, "ledger")
-    plt.close(fig)
-    usd_per_hour = arms[baseline].value.usd_per_dev_hour
-    paths += write_differences(differences, values, baseline, usd_per_hour, out / "differences.png", "--out")
-    typer.echo(
-        "Finding: "
-        + demo_finding(differences, baseline, runs)
-        + " "
-        + finding(differences, values, baseline, usd_per_hour)
-    )
-    if quick:
-        typer.echo(f"(--quick: {replications} replications; drop --quick for the demo's CIs.)")
-    typer.echo(
-        f"Wrote {out / 'summary.csv'}, {out / 'runs.csv'}, {out / 'differences.csv'}, "
-        + ", ".join(map(str, paths))
-    )
