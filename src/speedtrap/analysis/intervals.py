@@ -331,7 +331,7 @@ def _behaviour_set(c: _Components, am: float, bm: float) -> Pieces:
         x = np.asarray(x, float)
         msb = c.msb[0, 0] + 2 * x * c.msb[0, 1] + x * x * c.msb[1, 1]
         msw = c.within[0, 0] + 2 * x * c.within[0, 1] + x * x * c.within[1, 1]
-        return np.abs(am + bm * x) - _behaviour_half(msb, msw, c.members, c.n0, c.df_within)
+        return np.asarray(np.abs(am + bm * x) - _behaviour_half(msb, msw, c.members, c.n0, c.df_within))
 
     inside = gap(grid) <= 0
     pieces: list[tuple[float, float]] = []

@@ -4,7 +4,7 @@ default, another with ``--ensemble FILE``, or the scenario's own with ``--single
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from speedtrap.config.scenario import Scenario
 
 EnsembleOption = Annotated[
@@ -83,7 +85,12 @@ def plan_behaviour(
     return BehaviourPlan(planned, r, lines, len(choice.members))
 
 
-def behaviour_runs(plan: BehaviourPlan, seeds: Sequence[int], simulate_summary, progress: bool = True):  # type: ignore[no-untyped-def]
+def behaviour_runs(
+    plan: BehaviourPlan,
+    seeds: Sequence[int],
+    simulate_summary: Callable[[Scenario, int], dict[str, float]],
+    progress: bool = True,
+) -> pd.DataFrame:
     """One run per arm × member × seed: member k takes ``seeds[k·r:(k+1)·r]`` (its own seeds, the same
     on every arm); a row per run with ``arm``, ``member``, ``replication``, ``seed`` and the summary."""
     import pandas as pd

@@ -201,8 +201,8 @@ def resolve_ensemble(path: str | Path | None, *, single: bool) -> EnsembleChoice
     if path is not None:
         from speedtrap.validation.parameters import load_parameters
 
-        members = load_ensemble(path, parameters=load_parameters())
-        return EnsembleChoice(members, str(path), f"behaviour: {len(members)} members of {path}")
+        given = load_ensemble(path, parameters=load_parameters())
+        return EnsembleChoice(given, str(path), f"behaviour: {len(given)} members of {path}")
     members = default_ensemble()
     if members is None:
         return EnsembleChoice(
