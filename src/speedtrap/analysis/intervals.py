@@ -137,7 +137,7 @@ def _components(values: np.ndarray, members: np.ndarray) -> _Components:
 
 def _clean(values: pd.DataFrame | np.ndarray, members: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     x = np.asarray(values, dtype=float)
-    x = x.reshape(len(x), -1)
+    x = x[:, None] if x.ndim == 1 else x
     m = np.zeros(len(x)) if members is None else np.asarray(members)
     keep = ~np.isnan(x).any(axis=1)
     return x[keep], m[keep]

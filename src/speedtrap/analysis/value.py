@@ -260,29 +260,32 @@ def arm_value(
     def share(other: np.ndarray, total: np.ndarray) -> float:
         return float(np.nanmean(other) / np.nanmean(total)) if counted and np.nanmean(total) > 0 else math.nan
 
+    def same_nan(x: float) -> float:  # one NaN object, so that equal results compare equal
+        return math.nan if math.isnan(x) else float(x)
+
     cost_words = _set_words(by_cost, "${:,.0f}/h")
     price_words = _set_words(by_price, "{:.2f}×")
     return ArmValue(
         arm=arm,
         n=intervals.n,
-        net_usd_per_dev_day=intervals.mean,
-        net_ci_low=intervals.seed_low,
-        net_ci_high=intervals.seed_high,
-        net_usd_per_dev_month=intervals.mean * value.workdays_per_month,
-        break_even_price_multiple=float(multiple),
-        break_even_usd_per_dev_hour=cost,
+        net_usd_per_dev_day=same_nan(intervals.mean),
+        net_ci_low=same_nan(intervals.seed_low),
+        net_ci_high=same_nan(intervals.seed_high),
+        net_usd_per_dev_month=same_nan(intervals.mean * value.workdays_per_month),
+        break_even_price_multiple=same_nan(float(multiple)),
+        break_even_usd_per_dev_hour=same_nan(cost),
         pays=by_cost.pays,
-        net_behaviour_low=intervals.behaviour_low,
-        net_behaviour_high=intervals.behaviour_high,
+        net_behaviour_low=same_nan(intervals.behaviour_low),
+        net_behaviour_high=same_nan(intervals.behaviour_high),
         dominant=intervals.dominant,
         members=intervals.members,
-        seeds_per_member=intervals.seeds_per_member,
+        seeds_per_member=same_nan(intervals.seeds_per_member),
         price_multiple_seed=price_words[0],
         price_multiple_behaviour=price_words[1],
         usd_per_dev_hour_seed=cost_words[0],
         usd_per_dev_hour_behaviour=cost_words[1],
-        other_work_share_base=share(ob, tb),
-        other_work_share_arm=share(oa, ta),
+        other_work_share_base=same_nan(share(ob, tb)),
+        other_work_share_arm=same_nan(share(oa, ta)),
         notes="; ".join(notes),
     )
 

@@ -478,7 +478,7 @@ def compare(
     first = built[baseline]
     if not json_out:
         for line in plan.lines:
-            typer.echo(line, err=True)
+            typer.echo(line)  # the design is part of the results
     try:
         runs = behaviour_runs(plan, seeds, lambda s, sd: simulate(s, sd).summary(), progress=not json_out)
     except (ValueError, KeyError) as exc:

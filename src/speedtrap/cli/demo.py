@@ -117,7 +117,7 @@ def demo(
         err=True,
     )
     for line in plan.lines:
-        typer.echo(line, err=True)
+        typer.echo(line)  # the design is part of the results
     runs = behaviour_runs(plan, seeds, lambda s, sd: simulate(s, sd).summary())
     differences, values = analyse(runs, arms)
     baseline = next(iter(arms))
