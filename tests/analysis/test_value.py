@@ -77,9 +77,16 @@ def test_arm_value_pairs_seeds_and_gives_the_break_even_price() -> None:
     result = arm_value(pairs, "fast", value=Value(usd_per_dev_hour=100.0), workday_s=DAY_S)
     assert result.n == 3 and result.net_ci_low < result.net_usd_per_dev_day < result.net_ci_high
     assert result.net_usd_per_dev_month == pytest.approx(21 * result.net_usd_per_dev_day)
-    # at the break-even multiple of its price the arm's net value (on the means) is zero
-    task_value = (800.0 + 50.0) / 10.0
-    assert (11.0 - 10.0) * task_value + 50.0 - result.break_even_price_multiple * 300.0 == pytest.approx(0.0)
+    # at the break-even multiple of its price the arm's mean net value (per seed) is zero
+    task_value = (800.0 + 50.0) / pairs["tasks_base"]
+    per_seed = task_value + 50.0 - result.break_even_price_multiple * 300.0
+    assert per_seed.mean() == pytest.approx(0.0, abs=1e-9)
+    # and at its break-even developer cost
+    at_cost = net_value_per_dev_day(
+        pairs["tasks_base"], pairs["usd_base"], pairs["tasks_arm"], pairs["usd_arm"],
+        value=Value(usd_per_dev_hour=result.break_even_usd_per_dev_hour), workday_s=DAY_S,
+    )  # fmt: skip
+    assert at_cost.mean() == pytest.approx(0.0, abs=1e-9) and result.pays == "above"
 
 
 def test_ci_caveats_and_verdicts() -> None:

@@ -62,10 +62,10 @@ def test_the_live_runs_economics_are_one_seed_without_an_interval() -> None:
     for usd in (90.58, 200.0):
         value = dev_hour_value(dataclasses.replace(SMALL, usd_per_dev_hour=str(usd)), base)
         (got,) = arm_values(runs, value, 28800.0)
-        expected = net_value_per_dev_day(
-            np.array([a["tasks_per_dev_day"]]),
+        expected = net_value_per_dev_day(  # output counts other work, in task-equivalents
+            np.array([a["value_tasks_per_dev_day"]]),
             np.array([a["usd_per_dev_day"]]),
-            np.array([b["tasks_per_dev_day"]]),
+            np.array([b["value_tasks_per_dev_day"]]),
             np.array([b["usd_per_dev_day"]]),
             value=value,
             workday_s=28800.0,

@@ -45,7 +45,10 @@ def test_the_compare_figure_shows_the_economics_and_flags_few_seeds(
     assert (tmp_path / "f.png").is_file() and (tmp_path / "f.svg").is_file()
     text = "\n".join(saved[0])
     assert "net value per developer-day at $100 per developer-hour" in text, text
-    assert "break-even at" in text and "per developer-hour" in text, text
+    # the break-even price in one of its forms (which one depends on the runs: with other work
+    # counted, gpu-fast here produces less than gpu-batched) and where it pays
+    assert "break-even at" in text or "would not pay even with free inference" in text, text
+    assert "developer cost" in text or "per developer-hour" in text, text
     assert "only 3 seeds: unreliable" in text, text  # the reliability caveat, in the figure
     assert "(% of time) (percentage points)" not in text and "percentage points of time" in text, text
 

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 import speedtrap.models.workflow as workflow
 from read_only import ReadOnly
 from speedtrap.cli import app
-from speedtrap.cli import compare as compare_cli
+from speedtrap.cli import behaviour as behaviour_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSIONS = ROOT / "examples" / "sessions" / "claude"
@@ -118,14 +118,14 @@ def test_a_compare_figure_that_fails_at_write_time_is_one_line_after_the_results
     the figure could not be written."""
     out = tmp_path / "figs"
     out.mkdir()
-    real = compare_cli.compare_runs
+    real = behaviour_cli.behaviour_runs
 
     def runs_then_freeze(*args: Any, **kwargs: Any) -> Any:
         table = real(*args, **kwargs)
         read_only(out)
         return table
 
-    monkeypatch.setattr(compare_cli, "compare_runs", runs_then_freeze)
+    monkeypatch.setattr(behaviour_cli, "behaviour_runs", runs_then_freeze)
     result = runner.invoke(app, [*COMPARE, "--figure", str(out / "fig.png")])
     assert result.exit_code == 2, result.output
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: --figure "), result.stderr

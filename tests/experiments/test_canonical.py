@@ -178,8 +178,10 @@ def test_a_script_refuses_an_unknown_executor_in_one_line(capsys: pytest.Capture
 def _net_by_hand(table: pd.DataFrame, factor: str, base: object, level: object, spec: Experiment) -> float:
     """Mean over seeds of :func:`speedtrap.analysis.value.net_value_per_dev_day` of the ``level``
     runs against the ``base`` runs, paired by seed with a merge."""
-    from speedtrap.analysis.value import net_value_per_dev_day
+    from speedtrap.analysis.value import OTHER_WORK, net_value_per_dev_day
 
+    if OTHER_WORK in table.columns:  # output counts other work (task-equivalents) where runs carry it
+        table = table.assign(tasks_per_dev_day=table["tasks_per_dev_day"] + table[OTHER_WORK])
     cols = ["seed", "tasks_per_dev_day", "usd_per_dev_day"]
     pairs = table[table[factor] == base][cols].merge(table[table[factor] == level][cols], on="seed")
     net = net_value_per_dev_day(

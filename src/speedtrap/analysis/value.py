@@ -1,22 +1,32 @@
 """Decision economics of one arm against a baseline: does the extra output pay for the extra spend?
 
-Pure functions of paired run summaries (same seeds on both arms). Per developer-day:
+Pure functions of paired run summaries (same seeds, and the same ensemble member, on both arms). Per
+developer-day:
 
 * ``L`` = loaded developer cost of a day, USD (``usd_per_dev_hour × workday hours``);
-* ``T``, ``S`` = tasks completed and inference spend (USD) per developer-day, baseline ``b`` and arm ``a``;
-* a completed task is worth ``V`` = ``value.usd_per_task`` if set, else its full cost on the
-  baseline, ``(L + S_b) / T_b`` (the arm pays exactly when its full cost per task is lower);
+* ``T`` = output in task-equivalents: tasks completed **plus the other work developers do while an
+  agent runs**, valued in tasks (``other_work_task_equiv_per_dev_day``: its seconds over the mean
+  human effort of a task, :mod:`speedtrap.models.results`; the sum is ``value_tasks_per_dev_day``);
+  ``S`` = inference spend (USD); baseline ``b`` and arm ``a``;
+* a task-equivalent is worth ``V`` = ``value.usd_per_task`` if set, else its full cost on the
+  baseline, ``(L + S_b) / T_b`` (the arm pays exactly when its full cost per task-equivalent is lower);
 * **net value per developer-day** = ``(T_a − T_b) · V − (S_a − S_b)``, USD; per developer-month ×
   ``value.workdays_per_month``;
-* **break-even price multiple**: the factor by which the arm's prices could be multiplied before
-  its net value reaches zero, ``((T_a − T_b)·V + S_b) / S_a`` (above 1: it pays at today's price;
-  0 or below: it would not pay even if its inference were free);
-* **break-even developer cost** (with the default task value) = the ``usd_per_dev_hour`` at which the
-  net value is zero, ``(S_a − S_b·T_a/T_b) / (h · (T_a/T_b − 1))`` with ``h`` the workday's hours:
-  above it the arm pays when it completes more tasks (below it, when it completes fewer).
+* **break-even price multiple**: the factor m by which the arm's prices could be multiplied before
+  its mean net value reaches zero (net per run ``(T_a − T_b)·V + S_b − m·S_a``; above 1: it pays at
+  today's price; 0 or below: it would not pay even if its inference were free);
+* **break-even developer cost** (with the default task value): the ``usd_per_dev_hour`` c at which
+  the mean net value is zero (net per run ``c·h·(T_a − T_b)/T_b + (T_a − T_b)·S_b/T_b − (S_a − S_b)``,
+  ``h`` the workday's hours): above it the arm pays when it produces more (below it, when less).
 
-Net values are computed per seed and summarised as a mean with a paired Student-t interval; the
-break-even numbers are computed from the mean outcomes (point estimates).
+Every number is computed per run (per seed and ensemble member) and summarised on that one basis:
+the net value's mean with its seed-noise and behavioural-uncertainty 95% intervals
+(:func:`speedtrap.analysis.intervals.two_intervals`), and each break-even as the zero of the mean
+net value with, as its intervals, the prices at which the net value's interval holds zero
+(:func:`speedtrap.analysis.intervals.break_even`). So the break-evens' signs can never contradict the
+net value's: at the price in force, the net value is positive exactly when the price lies on the
+paying side of the break-even, and its interval holds zero exactly when the break-even's holds the
+price. Runs without the other-work column count tasks alone (said in ``notes``).
 """
 
 from __future__ import annotations
@@ -29,7 +39,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from speedtrap.analysis.statistics import caveat_suffix, mean_ci
+from speedtrap.analysis.intervals import BreakEven, break_even, describe_set, two_intervals
+from speedtrap.analysis.statistics import caveat_suffix
 from speedtrap.config.value import Value
 
 SECONDS_PER_HOUR = 3600.0
@@ -44,21 +55,39 @@ VALUE_COLUMNS = (
     "break_even_price_multiple",
     "break_even_usd_per_dev_hour",
     "pays",
+    "net_behaviour_low",
+    "net_behaviour_high",
+    "dominant",
+    "members",
+    "seeds_per_member",
+    "price_multiple_seed",
+    "price_multiple_behaviour",
+    "usd_per_dev_hour_seed",
+    "usd_per_dev_hour_behaviour",
+    "other_work_share_base",
+    "other_work_share_arm",
+    "notes",
 )
 
 PAYS = ("above", "below", "always", "never", "n/a")
 """Where an arm pays, against the developer cost: above or below the break-even cost, at every cost,
 at none, or not defined (equal output, or a baseline without completed tasks)."""
 
+OTHER_WORK = "other_work_task_equiv_per_dev_day"
+"""The run summary's other work while agents run, in task-equivalents per developer-day."""
+
 
 @dataclass(frozen=True)
 class ArmValue:
-    """The economics of one arm against the baseline (USD; per developer-day unless named)."""
+    """The economics of one arm against the baseline (USD; per developer-day unless named). The
+    ``*_seed`` and ``*_behaviour`` break-even fields are the prices at which the net value's
+    seed-noise or behavioural 95% interval holds zero, in words ("n/a" without an ensemble)."""
 
     arm: str
     n: int
     net_usd_per_dev_day: float
     net_ci_low: float
+    """Seed-noise 95% interval (the paired Student-t interval over seeds with one parameter set)."""
     net_ci_high: float
     net_usd_per_dev_month: float
     break_even_price_multiple: float
@@ -66,6 +95,20 @@ class ArmValue:
     """NaN when no developer cost breaks even (see ``pays``)."""
     pays: str
     """One of :data:`PAYS`: where the arm pays against the developer cost."""
+    net_behaviour_low: float = math.nan
+    """Behavioural-uncertainty 95% interval over the ensemble's members (NaN with one member)."""
+    net_behaviour_high: float = math.nan
+    dominant: str = "n/a"
+    members: int = 1
+    seeds_per_member: float = math.nan
+    price_multiple_seed: str = "n/a"
+    price_multiple_behaviour: str = "n/a"
+    usd_per_dev_hour_seed: str = "n/a"
+    usd_per_dev_hour_behaviour: str = "n/a"
+    other_work_share_base: float = math.nan
+    """Share of the baseline's output (task-equivalents) that is other work while agents run."""
+    other_work_share_arm: float = math.nan
+    notes: str = ""
 
 
 def day_cost_usd(value: Value, workday_s: float) -> float:
@@ -115,49 +158,135 @@ def break_even_usd_per_dev_hour(
 def paired_runs(
     runs: pd.DataFrame, factor: str, baseline: object, level: object, *, arm_prefix: str = ""
 ) -> pd.DataFrame:
-    """The ``pairs`` frame :func:`arm_value` takes: per seed, tasks and inference dollars per
-    developer-day of the ``baseline`` run and the ``level`` run of ``factor`` (seeds missing on
-    either side or with a missing value are dropped). The level's columns are
-    ``<arm_prefix>tasks_per_dev_day`` and ``<arm_prefix>usd_per_dev_day``: a prefix such as
+    """The ``pairs`` frame :func:`arm_value` takes: per seed (and ensemble ``member`` when the runs
+    have one), tasks and inference dollars per developer-day of the ``baseline`` run and the
+    ``level`` run of ``factor``, and the other work of each in task-equivalents when the runs have
+    it (``other_base``, ``other_arm``); seeds missing on either side or with a missing value are
+    dropped. The level's columns are ``<arm_prefix>tasks_per_dev_day`` and so on: a prefix such as
     ``"standard_"`` takes a group of developers within the level's runs."""
-    base = runs[runs[factor] == baseline].set_index("seed")
-    arm = runs[runs[factor] == level].set_index("seed")
-    return pd.DataFrame(
-        {
-            "tasks_base": base["tasks_per_dev_day"],
-            "usd_base": base["usd_per_dev_day"],
-            "tasks_arm": arm[f"{arm_prefix}tasks_per_dev_day"],
-            "usd_arm": arm[f"{arm_prefix}usd_per_dev_day"],
-        }
-    ).dropna()
+    keys = ["member", "seed"] if "member" in runs.columns else ["seed"]
+    base = runs[runs[factor] == baseline].set_index(keys)
+    arm = runs[runs[factor] == level].set_index(keys)
+    columns = {
+        "tasks_base": base["tasks_per_dev_day"],
+        "usd_base": base["usd_per_dev_day"],
+        "tasks_arm": arm[f"{arm_prefix}tasks_per_dev_day"],
+        "usd_arm": arm[f"{arm_prefix}usd_per_dev_day"],
+    }
+    if OTHER_WORK in base.columns and f"{arm_prefix}{OTHER_WORK}" in arm.columns:
+        columns.update(other_base=base[OTHER_WORK], other_arm=arm[f"{arm_prefix}{OTHER_WORK}"])
+    pairs = pd.DataFrame(columns).dropna()
+    if "member" in keys:
+        pairs = pairs.assign(member=pairs.index.get_level_values("member")).droplevel("member")
+    return pairs
+
+
+def _set_words(result: BreakEven, fmt: str) -> tuple[str, str]:
+    return describe_set(result.seed, fmt), describe_set(result.behaviour, fmt)
+
+
+@dataclass(frozen=True)
+class NetLines:
+    """Per run, the net value per developer-day as a line in each price: ``cost_a + cost_b · c``
+    in the developer cost c (USD/hour) and ``price_a + price_b · m`` in the arm's price multiple m;
+    at the prices in force both give ``net``. ``members``: each run's ensemble member (or None)."""
+
+    net: np.ndarray
+    cost_a: np.ndarray
+    cost_b: np.ndarray
+    price_a: np.ndarray
+    price_b: np.ndarray
+    members: np.ndarray | None
+    counted: bool
+    """Whether the runs carried other work (``other_base``, ``other_arm``)."""
+    other: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+    """Other work and total task-equivalents: baseline's, arm's (other_b, total_b, other_a, total_a)."""
+
+
+def net_value_lines(pairs: pd.DataFrame, *, value: Value, workday_s: float) -> NetLines:
+    """The net value per run and its lines in the developer cost and the price multiple (module
+    docstring); ``pairs`` as :func:`arm_value` takes them."""
+    counted = "other_base" in pairs.columns and "other_arm" in pairs.columns
+    zeros = np.zeros(len(pairs))
+    ob = pairs["other_base"].to_numpy(float) if counted else zeros
+    oa = pairs["other_arm"].to_numpy(float) if counted else zeros
+    tb = pairs["tasks_base"].to_numpy(float) + ob
+    ta = pairs["tasks_arm"].to_numpy(float) + oa
+    sb, sa = pairs["usd_base"].to_numpy(float), pairs["usd_arm"].to_numpy(float)
+    hours = workday_s / SECONDS_PER_HOUR
+    net = net_value_per_dev_day(tb, sb, ta, sa, value=value, workday_s=workday_s)
+    if value.usd_per_task is not None:
+        task_value = np.full_like(tb, value.usd_per_task)
+        cost_a, cost_b = (ta - tb) * task_value - (sa - sb), zeros
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gain = np.where(tb > 0, (ta - tb) / tb, np.nan)  # relative extra output
+            task_value = np.where(tb > 0, (day_cost_usd(value, workday_s) + sb) / tb, np.nan)
+        cost_a, cost_b = gain * sb - (sa - sb), gain * hours
+    return NetLines(
+        net=net,
+        cost_a=cost_a,
+        cost_b=cost_b,
+        price_a=(ta - tb) * task_value + sb,
+        price_b=-sa,
+        members=pairs["member"].to_numpy() if "member" in pairs.columns else None,
+        counted=counted,
+        other=(ob, tb, oa, ta),
+    )
 
 
 def arm_value(
     pairs: pd.DataFrame, arm: str, *, value: Value, workday_s: float, confidence: float = 0.95
 ) -> ArmValue:
-    """The economics of ``arm`` from paired runs: ``pairs`` has one row per seed with columns
-    ``tasks_base``, ``usd_base``, ``tasks_arm``, ``usd_arm`` (per developer-day)."""
-    tb, sb = pairs["tasks_base"].to_numpy(float), pairs["usd_base"].to_numpy(float)
-    ta, sa = pairs["tasks_arm"].to_numpy(float), pairs["usd_arm"].to_numpy(float)
-    net = net_value_per_dev_day(tb, sb, ta, sa, value=value, workday_s=workday_s)
-    mean, low, high = mean_ci(net, confidence)
-    mtb, msb, mta, msa = (float(np.nanmean(x)) if x.size else math.nan for x in (tb, sb, ta, sa))
-    if value.usd_per_task is not None:
-        task_value = value.usd_per_task
-    else:
-        task_value = (day_cost_usd(value, workday_s) + msb) / mtb if mtb > 0 else math.nan
-    multiple = ((mta - mtb) * task_value + msb) / msa if msa > 0 else math.nan
-    cost, pays = break_even_usd_per_dev_hour(mtb, msb, mta, msa, workday_s=workday_s)
+    """The economics of ``arm`` from paired runs (module docstring): ``pairs`` has one row per run
+    with columns ``tasks_base``, ``usd_base``, ``tasks_arm``, ``usd_arm`` (per developer-day),
+    optionally ``other_base`` and ``other_arm`` (other work in task-equivalents per developer-day)
+    and ``member`` (the ensemble member; without it, one parameter set). ``confidence`` must be
+    0.95 (the intervals' level)."""
+    if confidence != 0.95:
+        raise ValueError(f"only 95% intervals are computed, got confidence {confidence}")
+    lines = net_value_lines(pairs, value=value, workday_s=workday_s)
+    members, counted = lines.members, lines.counted
+    ob, tb, oa, ta = lines.other
+    intervals = two_intervals(lines.net, members)
+    by_cost = break_even(lines.cost_a, lines.cost_b, members)
+    by_price = break_even(lines.price_a, lines.price_b, members)
+    multiple = by_price.root if len(pairs) and np.nanmean(-lines.price_b) > 0 else math.nan
+    cost = by_cost.point if by_cost.pays in ("above", "below") else math.nan
+    notes = list(intervals.notes)
+    if not counted:
+        notes.append("other work while agents run not in these runs: tasks alone counted")
+
+    def share(other: np.ndarray, total: np.ndarray) -> float:
+        return float(np.nanmean(other) / np.nanmean(total)) if counted and np.nanmean(total) > 0 else math.nan
+
+    def same_nan(x: float) -> float:  # one NaN object, so that equal results compare equal
+        return math.nan if math.isnan(x) else float(x)
+
+    cost_words = _set_words(by_cost, "${:,.0f}/h")
+    price_words = _set_words(by_price, "{:.2f}×")
     return ArmValue(
         arm=arm,
-        n=int(np.count_nonzero(~np.isnan(net))),
-        net_usd_per_dev_day=mean,
-        net_ci_low=low,
-        net_ci_high=high,
-        net_usd_per_dev_month=mean * value.workdays_per_month,
-        break_even_price_multiple=float(multiple),
-        break_even_usd_per_dev_hour=cost,
-        pays=pays,
+        n=intervals.n,
+        net_usd_per_dev_day=same_nan(intervals.mean),
+        net_ci_low=same_nan(intervals.seed_low),
+        net_ci_high=same_nan(intervals.seed_high),
+        net_usd_per_dev_month=same_nan(intervals.mean * value.workdays_per_month),
+        break_even_price_multiple=same_nan(float(multiple)),
+        break_even_usd_per_dev_hour=same_nan(cost),
+        pays=by_cost.pays,
+        net_behaviour_low=same_nan(intervals.behaviour_low),
+        net_behaviour_high=same_nan(intervals.behaviour_high),
+        dominant=intervals.dominant,
+        members=intervals.members,
+        seeds_per_member=same_nan(intervals.seeds_per_member),
+        price_multiple_seed=price_words[0],
+        price_multiple_behaviour=price_words[1],
+        usd_per_dev_hour_seed=cost_words[0],
+        usd_per_dev_hour_behaviour=cost_words[1],
+        other_work_share_base=same_nan(share(ob, tb)),
+        other_work_share_arm=same_nan(share(oa, ta)),
+        notes="; ".join(notes),
     )
 
 

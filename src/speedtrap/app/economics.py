@@ -24,7 +24,13 @@ from speedtrap.models.workflow import simulate_summary
 
 __all__ = ["RUN_COLUMNS", "arm_values", "economics_lines", "replicate", "runs_of", "value_source"]
 
-RUN_COLUMNS = ("arm", "seed", "tasks_per_dev_day", "usd_per_dev_day")
+RUN_COLUMNS = (
+    "arm",
+    "seed",
+    "tasks_per_dev_day",
+    "usd_per_dev_day",
+    "other_work_task_equiv_per_dev_day",
+)
 """What the economics read of each run (one row per arm × seed)."""
 
 

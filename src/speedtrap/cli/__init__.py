@@ -2,8 +2,8 @@
 ``speedtrap --help`` lists them.
 
 Each command group lives in its own module as plain functions (:mod:`~speedtrap.cli.run`,
-:mod:`~speedtrap.cli.compare`, :mod:`~speedtrap.cli.sweep`, :mod:`~speedtrap.cli.claims`,
-:mod:`~speedtrap.cli.serving`,
+:mod:`~speedtrap.cli.compare`, :mod:`~speedtrap.cli.demo`, :mod:`~speedtrap.cli.sweep`,
+:mod:`~speedtrap.cli.claims`, :mod:`~speedtrap.cli.serving`,
 :mod:`~speedtrap.cli.validate`, :mod:`~speedtrap.cli.sessions`, :mod:`~speedtrap.cli.browser`); they
 share the options and output helpers of :mod:`~speedtrap.cli.common` and never import this module,
 which registers them on :data:`app`. Bad input (an unknown preset, a model that does not fit)
@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
-from speedtrap.cli import browser, claims, compare, run, serving, sessions, sweep, validate
+from speedtrap.cli import browser, claims, compare, demo, run, serving, sessions, sweep, validate
 from speedtrap.cli.common import (
     POLICY_KINDS,
     count_progress,
@@ -82,7 +82,7 @@ app.command()(exits_on_interrupt(sweep.sweep))
 app.command()(exits_on_interrupt(sweep.experiment))
 app.command()(exits_on_interrupt(claims.claims))
 app.command()(exits_on_interrupt(compare.compare))
-app.command()(exits_on_interrupt(compare.demo))
+app.command()(exits_on_interrupt(demo.demo))
 app.command()(exits_on_interrupt(sessions.fit))
 app.command("app")(browser.app_command)
 

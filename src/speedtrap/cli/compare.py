@@ -1,9 +1,9 @@
 """``speedtrap compare``: two or more arms (backends or scenario variants) on the same seeds, their
 paired differences against the first arm with 95% CIs, the decision economics and a figure.
 
-Also ``speedtrap demo``: the headline scenario on the three backends, replicated, compared the same way.
-Registered on the ``speedtrap`` app by :mod:`speedtrap.cli`; the output and error helpers are
-:mod:`speedtrap.cli.common`'s.
+``speedtrap demo`` (the headline scenario on the three backends, compared the same way) is
+:mod:`speedtrap.cli.demo`. Registered on the ``speedtrap`` app by :mod:`speedtrap.cli`; the output
+and error helpers are :mod:`speedtrap.cli.common`'s.
 """
 
 from __future__ import annotations
@@ -15,18 +15,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from speedtrap.cli.behaviour import EnsembleOption, SingleOption
 from speedtrap.cli.common import (
     DEFAULT_SEED,
-    DEMO_BACKENDS,
     JSON_SCHEMA_VERSION,
     JsonOption,
     SeedOption,
     bad_input_exits,
     check_output_path,
-    count_of,
     count_progress,
     fail,
-    headline_scenario_path,
     json_number,
     load_scenario,
     one_line,
@@ -151,14 +149,19 @@ def analyse(runs: pd.DataFrame, arms: Mapping[str, Scenario]) -> tuple[pd.DataFr
     """Paired differences of every outcome from the first arm (with ``verdict`` and ``caveat``
     columns), and each other arm's economics (:class:`speedtrap.analysis.value.ArmValue`)."""
 
-    from speedtrap.analysis.statistics import ci_caveat, difference_verdict, paired_differences
+    from speedtrap.analysis.intervals import two_interval_differences
+    from speedtrap.analysis.statistics import ci_caveat, difference_verdict
     from speedtrap.analysis.value import arm_value, paired_runs
 
     baseline = next(iter(arms))
     outcomes = [key for key, *_ in COMPARE_OUTCOMES]
-    differences = paired_differences(runs, "arm", baseline, outcomes=outcomes, by=[])
+    differences = two_interval_differences(runs, "arm", baseline, outcomes)
     bounds = list(zip(differences["n"], differences["ci_low"], differences["ci_high"], strict=True))
     differences["verdict"] = [difference_verdict(lo, hi) for _, lo, hi in bounds]
+    differences["behaviour_verdict"] = [
+        difference_verdict(lo, hi) if math.isfinite(lo) else "n/a"
+        for lo, hi in zip(differences["behaviour_low"], differences["behaviour_high"], strict=True)
+    ]
     differences["caveat"] = [ci_caveat(int(n), lo, hi) for n, lo, hi in bounds]
     values = [
         arm_value(
@@ -188,40 +191,94 @@ def print_differences(
                 f"{scale * record['baseline_mean']:.4g}",
                 f"{scale * record['level_mean']:.4g}",
                 _difference(record, scale, suffix) + mark,
+                _behaviour(record, scale, suffix),
+                record["dominant"],
                 record["verdict"],
             ]
         )
     days = first.horizon_s / first.workday_s
+    members = int(differences["members"].max()) if len(differences) else 1
+    design = (
+        f"{members} members × {replications // members} seeds" if members > 1 else f"{replications} seeds"
+    )
     print_table(
         f"Paired differences from {baseline}: {first.developers} developers × {days:g} "
-        f"day{'s' if days != 1 else ''}, {replications} replications (same seeds on every arm), "
-        "mean [95% CI]",
-        ["outcome", "arm", baseline, "arm mean", "difference [95% CI]", "verdict"],
+        f"day{'s' if days != 1 else ''}, {design} per arm (the same on every arm), "
+        "mean [95% seed interval] [95% behavioural interval]",
+        [
+            "outcome",
+            "arm",
+            baseline,
+            "arm mean",
+            "difference [seed]",
+            "behavioural 95%",
+            "dominates",
+            "verdict",
+        ],
         rows,
     )
     for i, note in enumerate(notes):
         typer.echo(f"{'*' * (i + 1)} {note}")
+    for note in dict.fromkeys(n for n in differences["notes"] if n):
+        typer.echo(f"note: {note}")
+    print_economics(values, first, baseline)
+
+
+def _behaviour(row: Mapping[str, Any], scale: float, suffix: str) -> str:
+    low, high = scale * row["behaviour_low"], scale * row["behaviour_high"]
+    return "n/a" if math.isnan(low) else f"[{low:+.3g}, {high:+.3g}]{suffix}"
+
+
+def print_economics(values: Sequence[Any], first: Scenario, baseline: str) -> None:
+    """The economics table (net value with both intervals, the break-evens with theirs, where each
+    arm's output comes from other work)."""
+
+    def both(v: Any) -> str:
+        seed = f"[{usd(v.net_ci_low)}, {usd(v.net_ci_high)}]"
+        if math.isnan(v.net_behaviour_low):
+            return seed
+        return f"{seed} [{usd(v.net_behaviour_low)}, {usd(v.net_behaviour_high)}]"
+
     print_table(
-        f"Economics against {baseline} at ${first.value.usd_per_dev_hour:g} per developer-hour",
-        ["arm", "net $/dev-day [95% CI]", "net $/dev-month", "break-even price (×)", "break-even $/dev-hour"],
+        f"Economics against {baseline} at ${first.value.usd_per_dev_hour:g} per developer-hour: "
+        "[95% seed interval] [95% behavioural interval]; a break-even's intervals are the prices at "
+        "which the net value's interval holds 0",
+        [
+            "arm",
+            "net $/dev-day",
+            "net $/dev-month",
+            "break-even price (×)",
+            "break-even $/dev-hour",
+            "other work (% of output)",
+            "dominates",
+        ],
         [
             [
                 v.arm,
-                f"{usd(v.net_usd_per_dev_day)} [{usd(v.net_ci_low)}, {usd(v.net_ci_high)}]",
+                f"{usd(v.net_usd_per_dev_day)} {both(v)}",
                 usd(v.net_usd_per_dev_month),
-                f"{v.break_even_price_multiple:.2f}",
-                f"{v.break_even_usd_per_dev_hour:,.0f} ({v.pays})"
-                if not math.isnan(v.break_even_usd_per_dev_hour)
-                else v.pays,
+                f"{v.break_even_price_multiple:.2f} (seed: {v.price_multiple_seed}; "
+                f"behaviour: {v.price_multiple_behaviour})",
+                (
+                    f"{v.break_even_usd_per_dev_hour:,.0f} ({v.pays})"
+                    if not math.isnan(v.break_even_usd_per_dev_hour)
+                    else v.pays
+                )
+                + f" (seed: {v.usd_per_dev_hour_seed}; behaviour: {v.usd_per_dev_hour_behaviour})",
+                f"{100 * v.other_work_share_base:.1f}% {baseline}, "
+                f"{100 * v.other_work_share_arm:.1f}% {v.arm}",
+                v.dominant,
             ]
             for v in values
         ],
     )
+    for note in dict.fromkeys(v.notes for v in values if v.notes):
+        typer.echo(f"note: {note}")
 
 
 def finding(differences: pd.DataFrame, values: Sequence[Any], baseline: str, usd_per_hour: float) -> str:
     """The comparison in words: each arm's tasks per developer-day and its economics against the
-    baseline, with the 95% CIs."""
+    baseline, with the 95% seed interval, the behavioural interval and which dominates."""
     from speedtrap.analysis.statistics import ci_caveat, difference_verdict
 
     parts = []
@@ -230,20 +287,32 @@ def finding(differences: pd.DataFrame, values: Sequence[Any], baseline: str, usd
         row = tasks.loc[value.arm]
         verdict = difference_verdict(row["ci_low"], row["ci_high"])
         caveat = f"; {row['caveat']}" if row.get("caveat") else ""
+        behaviour = (
+            f"; behavioural interval {row['behaviour_low']:+.2f} to {row['behaviour_high']:+.2f}, "
+            f"{row['dominance']}"
+            if math.isfinite(row["behaviour_low"])
+            else ""
+        )
         if verdict == "no detectable difference":
             output = (
                 f"{value.arm} shows no detectable difference in tasks per developer-day from {baseline} "
-                f"({row['mean']:+.2f}, 95% CI {row['ci_low']:+.2f} to {row['ci_high']:+.2f}{caveat})"
+                f"({row['mean']:+.2f}, 95% CI {row['ci_low']:+.2f} to {row['ci_high']:+.2f}"
+                f"{caveat}{behaviour})"
             )
         else:
             output = (
                 f"{value.arm} completes {abs(row['mean']):.2f} {'more' if verdict == 'higher' else 'fewer'} "
                 f"tasks per developer-day than {baseline} ({100 * (row['ratio'] - 1):+.1f}%, 95% CI "
-                f"{row['ci_low']:+.2f} to {row['ci_high']:+.2f}{caveat})"
+                f"{row['ci_low']:+.2f} to {row['ci_high']:+.2f}{caveat}{behaviour})"
             )
         net = value.net_usd_per_dev_day
         net_caveat = ci_caveat(value.n, value.net_ci_low, value.net_ci_high)
         net_note = f"; {net_caveat}" if net_caveat else ""
+        if math.isfinite(value.net_behaviour_low):
+            net_note += (
+                f"; behavioural interval {usd(value.net_behaviour_low)} to {usd(value.net_behaviour_high)}, "
+                f"{value.dominant} dominates"
+            )
         pays = difference_verdict(value.net_ci_low, value.net_ci_high)
         worth = {
             "higher": "it pays",
@@ -253,7 +322,8 @@ def finding(differences: pd.DataFrame, values: Sequence[Any], baseline: str, usd
         economics = (
             f"at ${usd_per_hour:g} per developer-hour {worth}: net {usd(net)} per developer-day "
             f"(95% CI {usd(value.net_ci_low)} to {usd(value.net_ci_high)}{net_note}; "
-            f"{usd(value.net_usd_per_dev_month)} per developer-month)"
+            f"{usd(value.net_usd_per_dev_month)} per developer-month; other work while agents run is "
+            f"{100 * value.other_work_share_arm:.1f}% of its output)"
         )
         side = {
             "above": f"it starts to pay above ${value.break_even_usd_per_dev_hour:,.0f} per developer-hour",
@@ -262,7 +332,15 @@ def finding(differences: pd.DataFrame, values: Sequence[Any], baseline: str, usd
             "never": "it pays at no developer cost",
             "n/a": "no break-even developer cost",
         }[value.pays]
-        parts.append(f"{output}; {economics}; on the mean outcomes {side}.")
+        unresolved = {
+            "nowhere": "",
+            "n/a": "",
+            "everywhere": " (seed noise leaves it unresolved at every developer cost)",
+        }.get(
+            value.usd_per_dev_hour_seed,
+            f" (seed noise leaves it unresolved at {value.usd_per_dev_hour_seed})",
+        )
+        parts.append(f"{output}; {economics}; on the same per-run basis {side}{unresolved}.")
     return " ".join(parts)
 
 
@@ -333,6 +411,8 @@ def compare(
     figure: Annotated[
         Path | None, typer.Option("--figure", help="Write the paired differences as a figure (PNG + SVG).")
     ] = None,
+    ensemble: EnsembleOption = None,
+    single: SingleOption = False,
     json_out: JsonOption = False,
 ) -> None:
     """Compare arms on the same seeds: each outcome's paired difference from the first arm with its 95%
@@ -342,26 +422,37 @@ def compare(
     Net value per developer-day = extra tasks × the value of a task (value.usd_per_task, default: its
     full cost on the baseline, developer time plus inference) − extra inference spend. The break-even
     price multiple is the factor by which an arm's prices could rise before it stops paying; the
-    break-even developer cost is the $/hour above which it starts to pay.
+    break-even developer cost is the $/hour above which it starts to pay. Output counts tasks plus
+    the other work developers do while agents run, in task-equivalents.
+
+    Every difference has two 95% intervals (docs/intervals.md): seed noise (the paired interval over
+    seeds) and behavioural uncertainty (the spread over the calibrated ensemble: K members × r seeds,
+    --replications = K·r runs per arm, r ≥ 2), and says which dominates. The stored ensemble is used
+    by default; --ensemble FILE picks another, --single the scenario's own parameter set.
 
     JSON (--json), schema_version 1: {"schema_version": 1, "baseline": str, "arms": list of str,
     "replications", "seed": int, "seeds": list of int, "developers": int, "horizon_s": float,
     "value": {...}, "differences": [{"arm", "outcome": str, "n": int, "baseline_mean",
     "level_mean", "mean", "std", "ci_low", "ci_high", "ratio": float|null, "verdict": str,
-    "caveat": str|null}], "economics": [{"arm": str, "n": int, "net_usd_per_dev_day",
-    "net_ci_low", "net_ci_high", "net_usd_per_dev_month", "break_even_price_multiple",
-    "break_even_usd_per_dev_hour": float|null, "pays": "above"|"below"|"always"|"never"|"n/a"}],
+    "caveat": str|null, "behaviour_low", "behaviour_high", "sd_seed", "sd_behaviour": float|null,
+    "dominant", "dominance", "behaviour_verdict", "notes": str, "members": int, "seeds_per_member"}],
+    "economics": [{"arm": str, "n": int, "net_usd_per_dev_day", "net_ci_low", "net_ci_high",
+    "net_behaviour_low", "net_behaviour_high", "net_usd_per_dev_month", "break_even_price_multiple",
+    "break_even_usd_per_dev_hour": float|null, "pays": "above"|"below"|"always"|"never"|"n/a",
+    "price_multiple_seed", "price_multiple_behaviour", "usd_per_dev_hour_seed",
+    "usd_per_dev_hour_behaviour": str (where the interval holds 0), "other_work_share_base",
+    "other_work_share_arm": float, "dominant", "notes": str, "members": int, "seeds_per_member"}],
+    "behaviour": {"lines": list of str, "members": list of int, "seeds_per_member": int},
     "finding": str, "figures": list of str, "scenarios": {arm: resolved scenario}, "provenance":
     {"speedtrap", "git_commit", "python": str, "libraries": {name: version}}}.
     """
     from dataclasses import asdict
 
+    from speedtrap.cli.behaviour import behaviour_runs, plan_behaviour
     from speedtrap.experiments.seeds import replication_seeds
     from speedtrap.models.workflow import simulate
     from speedtrap.provenance import provenance
 
-    if quick:
-        replications = QUICK_REPLICATIONS
     with bad_input_exits():
         built = build_arms(scenario_file, backends or (), arms or (), sets or ())
         if quick:
@@ -369,13 +460,27 @@ def compare(
                 label: s.with_overrides({"horizon_s": QUICK_HORIZON_DAYS * s.workday_s})
                 for label, s in built.items()
             }
+    kept = {label: [parse_set(a)[0] for a in (sets or ())] for label in built}
+    for text in arms or ():
+        label, arm_sets = parse_arm(text)
+        kept[label] += [parse_set(a)[0] for a in arm_sets]
+    try:
+        if quick:  # 2 members × 2 seeds under an ensemble, so that both intervals exist
+            probe = plan_behaviour(built, 4, ensemble=ensemble, single=single, kept=kept)
+            replications = 4 if probe.available > 1 else QUICK_REPLICATIONS
+        plan = plan_behaviour(built, replications, ensemble=ensemble, single=single, kept=kept)
+    except (FileNotFoundError, ValueError, KeyError) as exc:
+        fail(one_line(exc))
     if figure is not None:
         check_output_path(figure, "--figure")
     seeds = replication_seeds(seed, replications)
     baseline = next(iter(built))
     first = built[baseline]
+    if not json_out:
+        for line in plan.lines:
+            typer.echo(line)  # the design is part of the results
     try:
-        runs = compare_runs(built, seeds, lambda s, sd: simulate(s, sd).summary(), progress=not json_out)
+        runs = behaviour_runs(plan, seeds, lambda s, sd: simulate(s, sd).summary(), progress=not json_out)
     except (ValueError, KeyError) as exc:
         fail(one_line(exc))
     differences, values = analyse(runs, built)
@@ -403,6 +508,11 @@ def compare(
                     for record in differences.to_dict("records")
                 ],
                 "economics": [{k: json_number(x) for k, x in asdict(v).items()} for v in values],
+                "behaviour": {
+                    "lines": plan.lines,
+                    "members": [m for m, _ in next(iter(plan.arms.values()))],
+                    "seeds_per_member": plan.seeds_per_member,
+                },
                 "finding": text,
                 "figures": [str(p) for p in written],
                 "scenarios": {label: s.model_dump(mode="json") for label, s in built.items()},
@@ -421,135 +531,3 @@ def compare(
     if figure is not None:  # after the results, so that a figure that cannot be written loses nothing else
         written = write_differences(differences, values, baseline, usd_per_hour, figure, "--figure")
         typer.echo("Wrote " + ", ".join(str(p) for p in written))
-
-
-# --- demo: the headline on the three backends, replicated --------------------------------------
-
-DEMO_DEVELOPERS = 10
-DEMO_DAYS = 4.0
-DEMO_REPLICATIONS = 8
-"""The demo's reduced size: the headline team of 10 for 4 developer-days (not 20) × 8 replications,
-about half a minute on one core; ``speedtrap experiment headline`` runs the full design."""
-HEADLINE_DAYS = 20.0
-"""Developer-days of the full headline scenario (experiments/scenarios/headline.toml)."""
-QUICK_DEMO = (2, 1.0, 3)
-"""``demo --quick``: 2 developers × 1 developer-day × 3 replications (a smoke run)."""
-
-
-def demo_finding(differences: pd.DataFrame, baseline: str, runs: pd.DataFrame) -> str:
-    """Where the baseline's time goes, how waiting, fixing and switching move on each other backend,
-    and the paired comparison of output and economics."""
-    from speedtrap.analysis.statistics import difference_verdict
-
-    base = runs[runs["arm"] == baseline]
-    shares = ", ".join(
-        f"{100 * base[key].mean():.1f}% {label}"
-        for key, label in (("waiting_share", "waiting on the agent"), ("fixing_share", "fixing its mistakes"))
-    )
-    moves = []
-    for arm in differences["arm"].drop_duplicates():
-        rows = differences[differences["arm"] == arm].set_index("outcome")
-        parts = []
-        for key, label in (
-            ("waiting_share", "waiting"),
-            ("fixing_share", "fixing"),
-            ("share_switching", "switching"),
-        ):
-            row = rows.loc[key]
-            low, high = 100 * row["ci_low"], 100 * row["ci_high"]
-            if difference_verdict(row["ci_low"], row["ci_high"]) == "no detectable difference":
-                parts.append(f"{label}: no detectable difference ({low:+.1f} to {high:+.1f} pp)")
-            else:
-                parts.append(f"{label}: {100 * row['mean']:+.1f} pp ({low:+.1f} to {high:+.1f})")
-        moves.append(f"on {arm}, {', '.join(parts)}")
-    return f"On {baseline}, developers spend {shares}; " + "; ".join(moves) + "."
-
-
-def demo(
-    seed: SeedOption = DEFAULT_SEED,
-    out: Annotated[Path, typer.Option("--out", help="Directory for the figure and tables.")] = Path(
-        "results/demo"
-    ),
-    quick: Annotated[
-        bool, typer.Option("--quick", help="2 developers × 1 developer-day × 3 replications (a smoke run).")
-    ] = False,
-) -> None:
-    """The headline, replicated: the same developers and tasks on each of the three backends (10
-    developers × 4 developer-days × 8 replications, a reduced size of the headline's 20 days) —
-    waiting, fixing and switching, tasks per developer-day and $ per task as paired differences from
-    gpu-batched with 95% CIs, the economics at the scenario's value of developer time, and a figure
-    of the ledger. The full design: speedtrap experiment headline."""
-    from speedtrap.experiments.seeds import replication_seeds
-    from speedtrap.models.workflow import simulate
-
-    developers, days, replications = QUICK_DEMO if quick else (DEMO_DEVELOPERS, DEMO_DAYS, DEMO_REPLICATIONS)
-    with bad_input_exits():
-        scenario = load_scenario(headline_scenario_path())
-        scenario = scenario.with_overrides({"developers": developers, "horizon_s": days * scenario.workday_s})
-        arms = {name: scenario.with_backend(name) for name in DEMO_BACKENDS}
-    check_output_path(out, "--out", directory=True)
-    seeds = replication_seeds(seed, replications)
-    typer.echo(
-        f"demo: {developers} developers × {count_of(days, 'developer-day')} × {replications} replications on "
-        f"{len(arms)} backends (the headline scenario reduced from {HEADLINE_DAYS:g} days; the full "
-        "design is `speedtrap experiment headline`)",
-        err=True,
-    )
-    runs = compare_runs(arms, seeds, lambda s, sd: simulate(s, sd).summary())
-    differences, values = analyse(runs, arms)
-    baseline = next(iter(arms))
-    frame = runs.rename(columns={"arm": "backend"})
-    means = frame.drop(columns=["replication", "seed"]).groupby("backend", sort=False).mean().reset_index()
-    with writing(out, "--out"):
-        out.mkdir(parents=True, exist_ok=True)
-        means.to_csv(out / "summary.csv", index=False)
-        frame.to_csv(out / "runs.csv", index=False)
-        differences.to_csv(out / "differences.csv", index=False)
-    print_table(
-        f"{scenario.name}: means over {replications} replications (same tasks on every backend)",
-        ["backend", "tok/s per request", "waiting", "fixing", "switching", "tasks per dev-day", "$ per task"],
-        [
-            [
-                row.backend,
-                f"{row.mean_decode_tok_s:.0f}",
-                f"{100 * row.waiting_share:.1f}%",
-                f"{100 * row.fixing_share:.1f}%",
-                f"{100 * row.share_switching:.1f}%",
-                f"{row.tasks_per_dev_day:.2f}",
-                f"${row.usd_per_task:.2f}",
-            ]
-            for row in means.itertuples()
-        ],
-    )
-    print_differences(differences, values, arms[baseline], baseline, replications)
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from speedtrap.plots import figure_of, plot_ledger, save_figure
-
-    ax = plot_ledger(
-        frame,
-        "backend",
-        workday_s=scenario.workday_s,
-        title=f"Where a developer-day goes, by backend (mean of {replications} runs; bars: 95% CI)",
-    )
-    fig = figure_of(ax)
-    with writing(out, "--out"):
-        paths = save_figure(fig, out, "ledger")
-    plt.close(fig)
-    usd_per_hour = arms[baseline].value.usd_per_dev_hour
-    paths += write_differences(differences, values, baseline, usd_per_hour, out / "differences.png", "--out")
-    typer.echo(
-        "Finding: "
-        + demo_finding(differences, baseline, runs)
-        + " "
-        + finding(differences, values, baseline, usd_per_hour)
-    )
-    if quick:
-        typer.echo(f"(--quick: {replications} replications; drop --quick for the demo's CIs.)")
-    typer.echo(
-        f"Wrote {out / 'summary.csv'}, {out / 'runs.csv'}, {out / 'differences.csv'}, "
-        + ", ".join(map(str, paths))
-    )

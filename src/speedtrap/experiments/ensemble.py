@@ -16,10 +16,12 @@ against a scenario (a field of it; every member's overrides validate).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
@@ -27,9 +29,23 @@ from speedtrap.config.base import describe_errors
 from speedtrap.config.experiment import UnknownFieldError, check_scenario_path
 from speedtrap.config.scenario import Scenario
 
-__all__ = ["ENSEMBLE_FILE", "MEMBER", "load_ensemble", "write_ensemble"]
+__all__ = [
+    "DEFAULT_ENSEMBLE",
+    "ENSEMBLE_FILE",
+    "MEMBER",
+    "EnsembleChoice",
+    "choose_members",
+    "default_ensemble",
+    "load_ensemble",
+    "member_overrides",
+    "resolve_ensemble",
+    "write_ensemble",
+]
 
 ENSEMBLE_FILE = "ensemble.csv"
+DEFAULT_ENSEMBLE = "calibrated_ensemble.csv"
+"""The stored calibrated ensemble, package data in ``speedtrap/validation/data/`` (written there
+from the calibration's ``ensemble.csv``): what every command uses unless told otherwise."""
 MEMBER = "member"
 RANGE_SLACK = 1e-9
 """Relative slack on a range's ends when checking members (values written as text and read back)."""
@@ -144,3 +160,102 @@ def _as_field(scenario: Scenario, path: str, value: float) -> float | int:
     return (
         int(value) if isinstance(node, int) and not isinstance(node, bool) and value.is_integer() else value
     )
+
+
+def default_ensemble_path() -> Path:
+    """Where the stored calibrated ensemble lives (it may not exist yet)."""
+    from importlib import resources
+
+    return Path(str(resources.files("speedtrap.validation.data").joinpath(DEFAULT_ENSEMBLE)))
+
+
+def default_ensemble() -> list[dict[str, float]] | None:
+    """The stored calibrated ensemble's members (checked against the parameter ranges table), or
+    ``None`` while the calibration has not stored one."""
+    from speedtrap.validation.parameters import load_parameters
+
+    path = default_ensemble_path()
+    if not path.is_file():
+        return None
+    return load_ensemble(path, parameters=load_parameters())
+
+
+@dataclass(frozen=True)
+class EnsembleChoice:
+    """Which parameter sets a command runs: ``members`` (empty: the scenario's own single set),
+    where they came from, and a one-line ``note`` saying so."""
+
+    members: list[dict[str, float]]
+    source: str
+    note: str
+
+
+def resolve_ensemble(path: str | Path | None, *, single: bool) -> EnsembleChoice:
+    """The ensemble a command uses: ``--single`` → none; ``--ensemble FILE`` → that file (an error
+    naming the problem when missing or bad); otherwise the stored default, or none with a note
+    while it does not exist."""
+    if single and path is not None:
+        raise ValueError("--single and --ensemble exclude each other: give one")
+    if single:
+        return EnsembleChoice([], "single", "behaviour: the scenario's own single parameter set (--single)")
+    if path is not None:
+        from speedtrap.validation.parameters import load_parameters
+
+        given = load_ensemble(path, parameters=load_parameters())
+        return EnsembleChoice(given, str(path), f"behaviour: {len(given)} members of {path}")
+    members = default_ensemble()
+    if members is None:
+        return EnsembleChoice(
+            [],
+            "none",
+            "behaviour: no calibrated ensemble stored yet "
+            f"(speedtrap/validation/data/{DEFAULT_ENSEMBLE}): the scenario's own single parameter set",
+        )
+    return EnsembleChoice(members, "default", f"behaviour: {len(members)} members of the calibrated ensemble")
+
+
+def choose_members(count: int, replications: int) -> tuple[list[int], int]:
+    """(member indices, seeds per member) for ``replications`` runs per arm over an ensemble of
+    ``count`` members: K = min(count, replications // 2) members, evenly spaced through the file
+    (its members are draws from the non-implausible space, so any even spread is a fair sample), with
+    r = replications // K ≥ 2 seeds each so that the seed variance within a member is estimable.
+    Fewer than 4 replications give one member (no behavioural interval)."""
+    if count < 1 or replications < 1:
+        raise ValueError("need at least one member and one replication")
+    k = max(1, min(count, replications // 2))
+    index = np.unique(np.round(np.linspace(0, count - 1, k)).astype(int)).tolist()
+    return index, replications // len(index)
+
+
+def scenario_kind(scenario: Scenario) -> str:
+    """Which calibration scenario a scenario is like, for the parameters table's ``scenarios``
+    column: ``metr`` for the METR-like scenario (named ``metr``), else ``headline``."""
+    return "metr" if scenario.name == "metr" else "headline"
+
+
+def member_overrides(
+    scenario: Scenario, member: Mapping[str, float], *, keep: Sequence[str] = ()
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """(overrides, left out): the member's values that apply to ``scenario`` — paths that are fields
+    of it, marked in the parameters table for its kind (:func:`scenario_kind`) and not among ``keep``
+    (paths the user set) — and each left-out path with the reason."""
+    from speedtrap.validation.parameters import applies_to, load_parameters
+
+    table = load_parameters().set_index("path")
+    kind = scenario_kind(scenario)
+    overrides: dict[str, Any] = {}
+    left: dict[str, str] = {}
+    for path, value in member.items():
+        if path in keep:
+            left[path] = "set by you"
+            continue
+        if path in table.index and kind not in applies_to(str(table.loc[path, "scenarios"])):
+            left[path] = f"marked for {table.loc[path, 'scenarios']} scenarios only"
+            continue
+        try:
+            check_scenario_path(scenario, path)
+        except UnknownFieldError:
+            left[path] = "not a field of this scenario"
+            continue
+        overrides[path] = _as_field(scenario, path, value)
+    return overrides, left

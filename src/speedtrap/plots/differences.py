@@ -1,5 +1,6 @@
 """Paired differences of arms from a baseline (``speedtrap compare`` and ``speedtrap demo``): one
-panel per outcome with each arm's mean difference and its 95% CI, then the decision economics —
+panel per outcome with each arm's mean difference, its 95% seed interval and (under an ensemble) its
+95% behavioural interval, then the decision economics —
 each arm's net value per developer-day with its 95% CI and its break-even price multiple and
 developer cost — and, in the title, what the intervals are (flagged unreliable from fewer than 5
 seeds)."""
@@ -46,9 +47,22 @@ def break_even_text(value: ArmValue) -> str:
     return f"{price}; {pays_phrase(value.pays, value.break_even_usd_per_dev_hour)}"
 
 
-def _errorbars(ax: Axes, labels: Sequence[str], mean: np.ndarray, low: np.ndarray, high: np.ndarray) -> None:
-    y = list(range(len(labels)))
-    ax.errorbar(mean, y, xerr=[mean - low, high - mean], fmt="o", capsize=4, color="C0")
+def _errorbars(
+    ax: Axes,
+    labels: Sequence[str],
+    mean: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    behaviour: tuple[np.ndarray, np.ndarray] | None = None,
+) -> None:
+    y = np.arange(len(labels), dtype=float)
+    if behaviour is not None and np.isfinite(behaviour[0]).any():
+        b_low, b_high = behaviour
+        ax.errorbar(
+            mean, y - 0.2, xerr=[mean - b_low, b_high - mean], fmt="s", capsize=4, color="C1",
+            label="behavioural 95% (ensemble)",
+        )  # fmt: skip
+    ax.errorbar(mean, y, xerr=[mean - low, high - mean], fmt="o", capsize=4, color="C0", label="seed 95%")
     ax.axvline(0.0, color="0.5", linewidth=0.8)
     ax.set_yticks(y, list(labels), parse_math=False)
     ax.set_ylim(-0.6, len(labels) - 0.4)
@@ -72,7 +86,12 @@ def plot_differences(
     for ax, (key, label, scale, suffix) in zip(axes[:, 0], shown, strict=False):
         rows = differences[differences["outcome"] == key]
         mean, low, high = (scale * rows[k].to_numpy(float) for k in ("mean", "ci_low", "ci_high"))
-        _errorbars(ax, [str(a) for a in rows["arm"]], mean, low, high)
+        behaviour = (
+            (scale * rows["behaviour_low"].to_numpy(float), scale * rows["behaviour_high"].to_numpy(float))
+            if "behaviour_low" in rows
+            else None
+        )
+        _errorbars(ax, [str(a) for a in rows["arm"]], mean, low, high, behaviour)
         ax.set_title(outcome_title(label, suffix), fontsize=9, loc="left", parse_math=False)
     drawn = differences[np.isfinite(differences["ci_low"].to_numpy(float))]  # intervals, not single values
     counts = [int(n) for n in drawn["n"]]
@@ -83,7 +102,11 @@ def plot_differences(
             np.array([getattr(v, k) for v in values], dtype=float)
             for k in ("net_usd_per_dev_day", "net_ci_low", "net_ci_high")
         )
-        _errorbars(ax, arms, mean, low, high)
+        b_low, b_high = (
+            np.array([getattr(v, k) for v in values], dtype=float)
+            for k in ("net_behaviour_low", "net_behaviour_high")
+        )
+        _errorbars(ax, arms, mean, low, high, (b_low, b_high))
         at = f" at ${usd_per_dev_hour:g} per developer-hour" if usd_per_dev_hour is not None else ""
         ax.set_title(
             f"net value per developer-day{at} (US$; > 0: it pays)", fontsize=9, loc="left", parse_math=False
@@ -96,8 +119,14 @@ def plot_differences(
         )
         counts += [v.n for v in values if math.isfinite(v.net_ci_low)]
     note = interval_note("error bars", counts, paired=True, of="seeds")
+    both = "behaviour_low" in differences and np.isfinite(differences["behaviour_low"].to_numpy(float)).any()
+    what = (
+        "mean, 95% seed interval (circles) and 95% behavioural interval over the ensemble (squares)"
+        if both
+        else "mean and 95% CI (one parameter set)"
+    )
     fig.suptitle(
-        f"Paired difference from {baseline}: mean and 95% CI (same seeds)\n{note}",
+        f"Paired difference from {baseline}: {what} (same seeds)\n{note}",
         fontsize=10,
         parse_math=False,
     )
