@@ -3,7 +3,7 @@
 A developer's attention is theirs alone, so the rule holds their traits and their random stream
 (drawn in a fixed order, the same under every backend and policy), but knows nothing of Mesa,
 sessions or the ledger: the :class:`~speedtrap.agents.developer.Developer` asks it questions with
-numbers and acts on the answers. The rules (README, "The workflow rules"; sources in
+numbers and acts on the answers. The rules (docs/running.md, "The workflow rules"; sources in
 docs/calibration.md):
 
 * With the ``expected_wait`` rule the developer estimates how long until the agent next needs them

@@ -1,7 +1,7 @@
 """The Developer agent: a small state machine that is always in exactly one activity.
 
 Every transition charges the time since the last one to the current activity (the ledger), so
-a developer's charges tile ``[0, now]``. The rules (README, "The workflow rules"; sources in
+a developer's charges tile ``[0, now]``. The rules (docs/running.md, "The workflow rules"; sources in
 docs/calibration.md):
 
 * A task starts with the developer writing its prompt (prompting); the agent then runs. With the
