@@ -1,7 +1,8 @@
 """Joint calibration of the workflow model by history matching, in one command.
 
 ``python experiments/calibrate.py [--quick] [--executor serial|processes|dask] [--workers N]
-[--results-dir DIR] [--waves N] [--points N] [--replications N] [--check-points N] [--out DIR]``
+[--results-dir DIR] [--waves N] [--points N] [--replications N] [--check-points N] [--days D]
+[--out DIR]``
 
 Varies every uncertain behavioural parameter of src/speedtrap/validation/data/behaviour_parameters.csv
 over its range at once, runs the two calibration scenarios (experiments/scenarios/headline.toml and
@@ -19,6 +20,9 @@ emulator_check.csv, check.csv, ensemble.csv and three figures to ``--out`` (defa
 experiments/calibration/; with ``--quick``, ``<results-dir>/calibration-quick/outputs/``), and
 prints the share ruled out per wave, the final check and the wall time. ``--quick``: 2 waves of 8
 points of 3 developers × 1 day, 4 checked points (seconds; a smoke run whose region means nothing).
+``--days D``: every calibration scenario cut to D working days (its developers kept), stored apart
+(``<results-dir>/calibration-<D>d/``): shorter runs, noisier statistics (the final check's replications
+average them).
 """
 
 from __future__ import annotations
@@ -81,8 +85,13 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help=f"points of the final check (default {DEFAULT_CHECK_POINTS})",
     )
+    parser.add_argument(
+        "--days", type=float, default=None, help="cut each calibration scenario to this many working days"
+    )
     parser.add_argument("--out", type=Path, default=None, help="where tables and figures go")
     args = parser.parse_args(argv)
+    if args.days is not None and (args.quick or not args.days > 0 or args.days != args.days):
+        parser.error("--days must be a positive number of working days, without --quick")
     quick = args.quick
     waves = args.waves if args.waves is not None else QUICK["waves"] if quick else DEFAULT_WAVES
     points = args.points if args.points is not None else QUICK["points"] if quick else DEFAULT_POINTS
@@ -104,7 +113,13 @@ def main(argv: list[str] | None = None) -> int:
     executor = args.executor or ("serial" if quick else "processes")
     if executor == "serial" and args.workers not in (None, 1):
         parser.error("--workers needs the processes or dask executor")
-    name = "calibration-quick" if quick else "calibration"
+    name = (
+        "calibration-quick"
+        if quick
+        else "calibration"
+        if args.days is None
+        else f"calibration-{args.days:g}d"
+    )
     out = args.out or (args.results_dir / name / "outputs" if quick else OUT)
     scenarios = default_scenarios(EXPERIMENTS_DIR.parent)
     if quick:
@@ -113,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
                 {"developers": QUICK["developers"], "horizon_s": QUICK["days"] * s.workday_s}
             )
             for key, s in scenarios.items()
+        }
+    elif args.days is not None:
+        scenarios = {
+            key: s.with_overrides({"horizon_s": args.days * s.workday_s}) for key, s in scenarios.items()
         }
     calls = waves * points * args.replications
     print(
