@@ -103,7 +103,11 @@ def test_toml_round_trip(tmp_path: Path) -> None:
             r"difficulties.epic.human_length_s: required with sizing = 'difficulty'",
         ),
         (
-            {"backends": {"gpu-batched": {"preset": "gpu-batched", "quality": {"failure_prob": {"easy": 0.1}}}}},
+            {
+                "backends": {
+                    "gpu-batched": {"preset": "gpu-batched", "quality": {"failure_prob": {"easy": 0.1}}}
+                }
+            },
             r"quality.failure_prob: the failure table by difficulty class was replaced",
         ),
         (

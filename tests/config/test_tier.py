@@ -1,3 +1,4 @@
+import itertools
 import math
 from pathlib import Path
 
@@ -46,10 +47,10 @@ def test_curve_is_monotone_in_length_and_horizon() -> None:
     horizons = np.geomspace(1.0, 5_000.0, 50)
     for h in horizons:
         p = [success_prob(float(t), float(h), 0.5) for t in lengths]
-        assert all(a > b for a, b in zip(p, p[1:], strict=False))  # longer tasks: less success
+        assert all(a > b for a, b in itertools.pairwise(p))  # longer tasks: less success
     for t in (1.0, 75.0, 479.0):
         p = [success_prob(t, float(h), 0.5) for h in horizons]
-        assert all(a < b for a, b in zip(p, p[1:], strict=False))  # longer horizon: more success
+        assert all(a < b for a, b in itertools.pairwise(p))  # longer horizon: more success
     assert success_prob(0.0, 60.0, 0.5) == 1.0
     assert success_prob(60.0, math.inf, 0.5) == 1.0
 
@@ -57,7 +58,7 @@ def test_curve_is_monotone_in_length_and_horizon() -> None:
 def test_steeper_slope_separates_short_and_long_tasks_more() -> None:
     short, long = 15.0, 240.0
     gaps = [success_prob(short, 60.0, b) - success_prob(long, 60.0, b) for b in (0.3, 0.5, 0.7, 1.0)]
-    assert all(a < b for a, b in zip(gaps, gaps[1:], strict=False))
+    assert all(a < b for a, b in itertools.pairwise(gaps))
 
 
 def test_quality_failure_is_one_minus_the_curve_at_the_effective_horizon() -> None:
@@ -73,7 +74,7 @@ def test_quality_failure_is_one_minus_the_curve_at_the_effective_horizon() -> No
 
 def test_default_slope_is_read_from_metr_50_and_80_percent_horizons() -> None:
     # Time Horizon 1.1: Claude Opus 4.6, 50% 718.8 min, 80% 69.9 min.
-    assert OPUS_46_SLOPE == pytest.approx(math.log(4.0) / math.log2(718.8 / 69.9), abs=5e-4)
+    assert pytest.approx(math.log(4.0) / math.log2(718.8 / 69.9), abs=5e-4) == OPUS_46_SLOPE
 
 
 def test_default_acceptance_scale_reproduces_the_swe_bench_verified_resolve_rate() -> None:
@@ -81,7 +82,7 @@ def test_default_acceptance_scale_reproduces_the_swe_bench_verified_resolve_rate
     fitted = brentq(
         lambda s: reference_failure(OPUS_46_HORIZON_MIN * s, OPUS_46_SLOPE) - 0.232, 0.01, 1.0, xtol=1e-12
     )
-    assert OPUS_46_ACCEPTANCE_SCALE == pytest.approx(fitted, abs=5e-5)
+    assert pytest.approx(fitted, abs=5e-5) == OPUS_46_ACCEPTANCE_SCALE
     assert Quality().reference_failure == pytest.approx(0.232, abs=1e-4)
 
 

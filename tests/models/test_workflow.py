@@ -156,7 +156,9 @@ def test_repair_that_succeeds_counts_as_fixed_by_repair() -> None:
         {
             **scenario.model_dump(),
             "backends": {
-                "bad": scenario.backends["b"].with_overrides({"quality.horizon_min": ALWAYS_WRONG_HORIZON_MIN}),
+                "bad": scenario.backends["b"].with_overrides(
+                    {"quality.horizon_min": ALWAYS_WRONG_HORIZON_MIN}
+                ),
                 "b": scenario.backends["b"],
             },
             "policy": {"kind": "escalate", "first": "bad", "then": "b"},

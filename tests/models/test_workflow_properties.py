@@ -44,7 +44,12 @@ def scenarios(draw: Any) -> Scenario:
             "effort_s": {"median": draw(st.floats(60.0, 5000.0)), "sigma": draw(st.floats(0.0, 1.2))},
             "turns_at_reference": 38 * turns,
             "difficulties": {
-                "easy": {"share": 0.4, "turns_mean": 22 * turns, "max_effort_s": 900.0, "human_length_s": 450.0},
+                "easy": {
+                    "share": 0.4,
+                    "turns_mean": 22 * turns,
+                    "max_effort_s": 900.0,
+                    "human_length_s": 450.0,
+                },
                 "medium": {
                     "share": 0.5,
                     "turns_mean": 38 * turns,

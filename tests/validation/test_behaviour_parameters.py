@@ -46,7 +46,10 @@ def test_every_parameter_is_a_scenario_field_with_a_sourced_range(scenarios) -> 
     assert integers == ["developer.checkin_every_turns"]
     metr_only = set(table.loc[table["scenarios"] == "metr", "path"])
     curve = ("horizon_min", "horizon_slope", "acceptance_scale")
-    assert metr_only == {"developer.delegated_fraction", *(f"backends.sonnet-2025.quality.{f}" for f in curve)}
+    assert metr_only == {
+        "developer.delegated_fraction",
+        *(f"backends.sonnet-2025.quality.{f}" for f in curve),
+    }
     headline_only = set(table.loc[table["scenarios"] == "headline", "path"])
     assert headline_only == {f"backends.gpu-batched.quality.{f}" for f in curve}
 

@@ -58,7 +58,8 @@ class Session(mesa.Agent):
     """Attempt ``attempt`` (0: first session, k: k-th repair) of ``task`` on ``backend``.
 
     ``wrong`` (drawn once, from the task's pre-drawn uniform and the backend's failure
-    probability at the task's length, :meth:`failure_prob`) decides whether the result will be wrong; a wrong session runs
+    probability at the task's length, :meth:`failure_prob`) decides whether the result will be
+    wrong; a wrong session runs
     ``failed_turns_multiplier`` times the turns ("agents succeed fast but fail slowly").
     """
 

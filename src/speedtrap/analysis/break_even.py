@@ -87,7 +87,8 @@ def break_even_failure_multiplier(
     token unchanged) and its list prices × ``price_multiplier``; its failure probabilities are the
     baseline's success curve with m× the mistakes (``Quality.failure_multiplier`` × m: the horizon
     whose mean failure over the reference task lengths is m × the baseline's, nothing clipped);
-    its malformed-tool-call rate is its own. The baseline is ``baseline`` (default: the scenario's backend) at m = 1.
+    its malformed-tool-call rate is its own. The baseline is ``baseline`` (default: the scenario's
+    backend) at m = 1.
 
     Returns:
 

@@ -45,7 +45,11 @@ class Price(Spec):
     cache_write_usd_per_mtok: float = Field(default=6.25, ge=0)
 
 
-REFERENCE_LENGTHS_MIN: tuple[tuple[float, float], ...] = ((7.5, 194 / 500), (30.0, 261 / 500), (120.0, 45 / 500))
+REFERENCE_LENGTHS_MIN: tuple[tuple[float, float], ...] = (
+    (7.5, 194 / 500),
+    (30.0, 261 / 500),
+    (120.0, 45 / 500),
+)
 """The reference task-length distribution (minutes of human work, weight): SWE-bench Verified's
 difficulty annotation, 194 of 500 tasks "<15 min", 261 "15 min–1 h", 45 "≥1 h" (42 "1–4 h" and 3
 ">4 h"), each bucket at its representative length — 7.5 min, 30 min and 2 h, the middles of the
