@@ -181,8 +181,8 @@ def _wafer_distilled() -> Backend:
         quality=Quality(
             # 1.2× the frontier model's mistakes (docs/design.md §5 default, range 1.15–1.8): the
             # horizon whose mean failure over SWE-bench Verified's task lengths is 1.2 × Opus 4.6's,
-            # a 50% acceptance horizon of 108.0 min instead of 166.8 min. The same curve written as a
-            # horizon: Quality(horizon_min=466.1) (× the acceptance scale 0.2320 = 108.0 min).
+            # a 50% acceptance horizon of 108.1 min instead of 166.8 min. The same curve written as a
+            # horizon: Quality(horizon_min=466.1) (× the acceptance scale 0.2320 = 108.1 min).
             failure_multiplier=1.2,
             # Assumption: the distilled model "gets confused and messes up tool calls" (reported of
             # Codex-Spark); 2.5× the frontier model's 2% malformed tool calls.
