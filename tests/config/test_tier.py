@@ -188,3 +188,20 @@ def test_overrides_are_validated() -> None:
     assert price.output_usd_per_mtok == 150.0
     with pytest.raises(ValidationError, match="input_usd_per_mtok"):
         Price().with_overrides({"input_usd_per_mtok": -1})
+
+
+def test_scenario_files_load_both_forms(tmp_path: Path) -> None:
+    """metr.toml writes Claude 3.7 Sonnet by its horizon and names the multiplier form in a comment:
+    both load, and give the same mean failure on the reference task lengths (the multiplier form
+    keeps the default Opus 4.6 slope, so only the mean agrees)."""
+    text = (SCENARIOS / "metr.toml").read_text()
+    horizon_line = next(line for line in text.splitlines() if line.startswith("quality = {"))
+    multiplier_line = next(
+        line for line in text.splitlines() if line.startswith("# quality = { failure_multiplier")
+    )
+    as_horizon = Scenario.from_toml(SCENARIOS / "metr.toml").backends["sonnet-2025"].quality
+    other = tmp_path / "metr_multiplier.toml"
+    other.write_text(text.replace(horizon_line, multiplier_line.removeprefix("# ")))
+    as_multiplier = Scenario.from_toml(other).backends["sonnet-2025"].quality
+    assert as_multiplier.horizon_min == OPUS_46_HORIZON_MIN and as_multiplier.failure_multiplier > 1.0
+    assert as_multiplier.reference_failure == pytest.approx(as_horizon.reference_failure, abs=1e-3)
