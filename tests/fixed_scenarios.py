@@ -25,6 +25,15 @@ class FixedTurn:
         return self.ttft_s
 
 
+NEVER_WRONG = {"horizon_min": 1e15, "horizon_slope": 10.0, "acceptance_scale": 1.0}
+"""A success curve that never fails a task of human length: a horizon of 1e15 min at slope 10 puts a
+10-minute task ≈44 doublings below it, where the failure probability is exp(−440) ≈ 1e-191 and
+rounds to 0 in float (the curve itself is never clipped)."""
+ALWAYS_WRONG_HORIZON_MIN = 1e-12
+"""With :data:`NEVER_WRONG`'s slope, a horizon that every task is ≈43 doublings above: the success
+probability is ≈1e-187 and the failure probability rounds to 1 in float."""
+
+
 TURN = FixedTurn(rate_tok_s=50.0, ttft_s=1.0)
 """1 s to the first token, then the other 100 of 101 output tokens in 2 s; with 5 s of tool a turn is 8 s."""
 
@@ -37,7 +46,7 @@ def tiny(overrides: dict[str, Any] | None = None, *, backend: str = "gpu-fast") 
         "horizon_s": 250.0,
         "task_mix": {
             "sizing": "difficulty",
-            "difficulties": {"easy": {"share": 1.0, "turns_mean": 2.0}},
+            "difficulties": {"easy": {"share": 1.0, "turns_mean": 2.0, "human_length_s": 600.0}},
             "turns_log_sd": 0.0,
             "initial_context_tokens": {"median": 1000.0, **fixed},
             "output_tokens": {"median": 101.0, **fixed},  # the first comes with the prefill
@@ -72,7 +81,7 @@ def tiny(overrides: dict[str, Any] | None = None, *, backend: str = "gpu-fast") 
                 "default_tier": "standard",
                 "typical_batch": 8,
                 "background_streams_per_replica": 0,
-                "quality": {"failure_prob": {"easy": 0.0}, "tool_error_prob": 0.0},
+                "quality": {**NEVER_WRONG, "tool_error_prob": 0.0},
             }
         },
         "policy": {"kind": "always"},

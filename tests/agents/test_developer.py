@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from fixed_scenarios import run, seconds, tiny
+from fixed_scenarios import ALWAYS_WRONG_HORIZON_MIN, run, seconds, tiny
 from speedtrap.agents import Activity, Developer
 from speedtrap.models import WorkflowModel
 
@@ -58,7 +58,7 @@ def test_single_session_developer_never_opens_a_second() -> None:
 def test_escaped_defect_surfaces_and_is_reworked_as_fixing() -> None:
     scenario = tiny(
         {
-            "backends.b.quality.failure_prob.easy": 1.0,
+            "backends.b.quality.horizon_min": ALWAYS_WRONG_HORIZON_MIN,
             "developer.review.detect_prob": 0.0,
             "developer.fixing.escape_delay_s": 200.0,
             "horizon_s": 5000.0,
@@ -85,7 +85,7 @@ def test_escaped_defect_surfaces_and_is_reworked_as_fixing() -> None:
 def test_surfaced_defect_interrupts_other_work_but_not_a_human_step() -> None:
     scenario = tiny(
         {
-            "backends.b.quality.failure_prob.easy": 1.0,
+            "backends.b.quality.horizon_min": ALWAYS_WRONG_HORIZON_MIN,
             "developer.review.detect_prob": 0.0,
             "developer.attention.flow_threshold_s": 2.5,
             "developer.fixing.escape_delay_s": 300.0,

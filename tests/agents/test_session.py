@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from fixed_scenarios import run, seconds, tiny
 from speedtrap.agents import Session
-from speedtrap.models import WorkflowModel
+from speedtrap.config import Scenario
+from speedtrap.config.tier import success_prob
+from speedtrap.models import WorkflowModel, simulate
 
 
 def test_context_grows_turn_by_turn_and_the_previous_input_is_cached() -> None:
@@ -118,3 +122,52 @@ def test_turn_draws_do_not_depend_on_which_attempt_was_drawn_first() -> None:
     assert draws_a0.out[:3] == draws_b0.out[:3]
     assert draws_a0.tool_s[:3] == pytest.approx(draws_b0.tool_s[:3])
     assert draws_a1.out[:3] != draws_a0.out[:3]
+
+
+# ---------------------------------------------------------------------------- the success curve
+
+CURVE_SEEDS = range(4)
+CURVE_SD_TOLERANCE = 4.0
+"""Fixed before running: each count of wrong first sessions lies within 4 binomial standard
+deviations (of the sum of the tasks' own Bernoullis) of its expectation."""
+
+
+def test_failure_draw_follows_the_success_curve_at_the_delegated_length() -> None:
+    """A seeded run: a first session is wrong with 1 − P(success) at its task's delegated human
+    minutes, so tasks longer than the horizon fail more often than shorter ones, and the counts in
+    each group match the curve within the binomial tolerance fixed above."""
+    horizon_min, delegated = 40.0, 0.5
+    scenario = Scenario(
+        developers=3,
+        horizon_s=6 * 3600.0,
+        backends={
+            "w": {
+                "preset": "wafer-distilled",
+                "quality": {
+                    "horizon_min": horizon_min,
+                    "horizon_slope": 0.6,
+                    "acceptance_scale": 1.0,
+                    "failure_multiplier": 1.0,
+                },
+            }
+        },
+        developer={"delegated_fraction": delegated},
+    )
+    quality = scenario.backends["w"].quality
+    groups = {"short": [0.0, 0.0, 0.0, 0], "long": [0.0, 0.0, 0.0, 0]}  # wrong, expected, variance, n
+    for seed in CURVE_SEEDS:
+        tasks = simulate(scenario, seed).tasks
+        for effort_s, wrong in zip(tasks["effort_s"], tasks["wrong_attempts"] > 0, strict=True):
+            t_min = delegated * effort_s / 60.0
+            p = quality.failure_prob_at(t_min)
+            assert p == 1.0 - success_prob(t_min, horizon_min, 0.6)
+            g = groups["long" if t_min > horizon_min else "short"]
+            g[0] += float(wrong)
+            g[1] += p
+            g[2] += p * (1.0 - p)
+            g[3] += 1
+    for wrong, expected, variance, n in groups.values():
+        assert n >= 20
+        assert abs(wrong - expected) <= CURVE_SD_TOLERANCE * math.sqrt(variance)
+    (short_wrong, _, _, short_n), (long_wrong, _, _, long_n) = groups["short"], groups["long"]
+    assert long_wrong / long_n > short_wrong / short_n

@@ -31,12 +31,12 @@ def deterministic(**overrides: object) -> Scenario:
         backends={
             "gpu": {
                 "preset": "gpu-batched",
-                "quality": {"failure_prob": {"only": 0.0}, "tool_error_prob": 0.0},
+                "quality": {"horizon_min": 1e15, "horizon_slope": 10.0, "tool_error_prob": 0.0},
             }
         },
         task_mix={
             "sizing": "difficulty",
-            "difficulties": {"only": {"share": 1.0, "turns_mean": 10.0}},
+            "difficulties": {"only": {"share": 1.0, "turns_mean": 10.0, "human_length_s": 1800.0}},
             "turns_log_sd": 0.0,
             "initial_context_tokens": {"median": 50_000.0},
             "output_tokens": {"median": 250.0},
@@ -256,7 +256,8 @@ def test_break_even_below_one_when_the_fast_backend_must_err_less() -> None:
 
 def test_break_even_without_failures_is_all_or_nothing() -> None:
     data = HEADLINE.model_dump(mode="python")
-    data["backends"]["gpu-batched"]["quality"]["failure_prob"] = {"easy": 0.0, "medium": 0.0, "hard": 0.0}
+    # A horizon far beyond every task: the failure probability rounds to 0 (nothing is clipped).
+    data["backends"]["gpu-batched"]["quality"].update(horizon_min=1e15, horizon_slope=10.0)
     flawless = Scenario.model_validate(data)
     assert break_even_failure_multiplier(flawless, speedup=2.0) == math.inf
     assert break_even_failure_multiplier(flawless, speedup=0.5) == 0.0

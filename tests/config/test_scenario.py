@@ -99,8 +99,20 @@ def test_toml_round_trip(tmp_path: Path) -> None:
         ({"task_mix": {"turns": 3}}, r"task_mix.turns\n  Extra inputs are not permitted"),
         ({"policy": {"backend": "gpu-batched"}}, r"policy.kind is required"),
         (
-            {"task_mix": {"difficulties": {"epic": {"share": 1, "turns_mean": 3}}}},
-            r"task_mix.difficulties.epic: backends.gpu-batched.quality.failure_prob has no entry",
+            {"task_mix": {"sizing": "difficulty", "difficulties": {"epic": {"share": 1, "turns_mean": 3}}}},
+            r"difficulties.epic.human_length_s: required with sizing = 'difficulty'",
+        ),
+        (
+            {
+                "backends": {
+                    "gpu-batched": {"preset": "gpu-batched", "quality": {"failure_prob": {"easy": 0.1}}}
+                }
+            },
+            r"quality.failure_prob: the failure table by difficulty class was replaced",
+        ),
+        (
+            {"backends": {"gpu-batched": {"preset": "gpu-batched", "quality": {"failure_multiplier": 9}}}},
+            r"quality.failure_multiplier = 9: .* at least 1",
         ),
         (
             {"task_mix": {"compact_to_tokens": 190_000}},

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "experiments" / "calibrate.py"
 PATIENCE = "developer.attention.patience_s.median"
 DELEGATED = "developer.delegated_fraction"
-FAILURES = "backends.sonnet-2025.quality.failure_multiplier"
+HORIZON = "backends.sonnet-2025.quality.horizon_min"
 
 
 def tiny(developers: int = 2, days: float = 0.5) -> dict[str, Scenario]:
@@ -44,12 +44,12 @@ def test_one_point_reaches_each_scenario_it_applies_to() -> None:
     carrier = setup.carrier
     for p in setup.parameters:  # every parameter path exists in the carrier
         scenario_value(carrier, p.name)
-    point = carrier.with_overrides({PATIENCE: 25.0, DELEGATED: 0.3, FAILURES: 2.0})
+    point = carrier.with_overrides({PATIENCE: 25.0, DELEGATED: 0.3, HORIZON: 45.0})
     both = setup.model.scenarios(point)
     assert scenario_value(both["headline"], PATIENCE) == 25.0 == scenario_value(both["metr"], PATIENCE)
     assert scenario_value(both["metr"], DELEGATED) == 0.3
     assert scenario_value(both["headline"], DELEGATED) == 1.0  # metr only: the headline keeps its own
-    assert scenario_value(both["metr"], FAILURES) == 2.0
+    assert scenario_value(both["metr"], HORIZON) == 45.0
     assert "sonnet-2025" not in both["headline"].backends
     assert both["headline"].policy == scenarios["headline"].policy and both["metr"].name == "metr"
     assert carrier_scenario(scenarios).name == "calibration"

@@ -11,6 +11,10 @@ run folds them as they come instead of keeping every value. Those keys (:data:`E
 may differ from the stored pairwise values in the last bits only: they are compared within
 :data:`SUM_ULPS` units in the last place; every other key, and every key between the two paths,
 is compared bit for bit.
+
+Another deliberate change: failure became the agent's success curve (``Quality``: a METR time
+horizon instead of a clipped table by difficulty class), so every model number moved; the stored
+values were regenerated with ``--write`` on that change.
 """
 
 from __future__ import annotations

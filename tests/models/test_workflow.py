@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from fixed_scenarios import TURN
+from fixed_scenarios import ALWAYS_WRONG_HORIZON_MIN, TURN
 from fixed_scenarios import tiny as fixed_tiny
 from speedtrap.config import Scenario
 from speedtrap.models import LEDGER_CATEGORIES, SUMMARY_KEYS, WorkflowModel, simulate, simulate_summary
@@ -103,7 +103,7 @@ def test_checkin_is_prompting_and_keeps_the_developer_in_flow() -> None:
 
 
 def test_caught_mistake_fixed_by_hand() -> None:
-    result = run(tiny({"backends.b.quality.failure_prob.easy": 1.0}))
+    result = run(tiny({"backends.b.quality.horizon_min": ALWAYS_WRONG_HORIZON_MIN}))
     # A wrong session runs 2 x 2 turns: prompt 60 + 32 + review 30 + hand fix 100 = 222 s.
     assert_ledger(
         result,
@@ -124,7 +124,7 @@ def test_repair_session_then_hand_fix() -> None:
     result = run(
         tiny(
             {
-                "backends.b.quality.failure_prob.easy": 1.0,
+                "backends.b.quality.horizon_min": ALWAYS_WRONG_HORIZON_MIN,
                 "developer.fixing.hand_fix_prob": 0.0,
                 "horizon_s": 320.0,
             }
@@ -156,7 +156,9 @@ def test_repair_that_succeeds_counts_as_fixed_by_repair() -> None:
         {
             **scenario.model_dump(),
             "backends": {
-                "bad": scenario.backends["b"].with_overrides({"quality.failure_prob.easy": 1.0}),
+                "bad": scenario.backends["b"].with_overrides(
+                    {"quality.horizon_min": ALWAYS_WRONG_HORIZON_MIN}
+                ),
                 "b": scenario.backends["b"],
             },
             "policy": {"kind": "escalate", "first": "bad", "then": "b"},

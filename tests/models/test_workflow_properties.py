@@ -30,7 +30,10 @@ def scenarios(draw: Any) -> Scenario:
     sizing = "effort" if policy["kind"] == "manual" else draw(st.sampled_from(["effort", "difficulty"]))
     parallel = draw(st.sampled_from([None, [0.5, 0.3, 0.2], [1.0]]))
     quality = {
-        "failure_prob": {d: draw(unit) for d in ("easy", "medium", "hard")},
+        "horizon_min": draw(st.floats(0.01, 1e5)),
+        "horizon_slope": draw(st.floats(0.05, 3.0)),
+        "acceptance_scale": draw(st.floats(0.05, 1.0)),
+        "failure_multiplier": draw(unit),  # at most 1: reachable from any curve (the wafer preset's is 1.2)
         "tool_error_prob": draw(st.floats(0.0, 0.5)),
     }
     data = {
@@ -41,9 +44,19 @@ def scenarios(draw: Any) -> Scenario:
             "effort_s": {"median": draw(st.floats(60.0, 5000.0)), "sigma": draw(st.floats(0.0, 1.2))},
             "turns_at_reference": 38 * turns,
             "difficulties": {
-                "easy": {"share": 0.4, "turns_mean": 22 * turns, "max_effort_s": 900.0},
-                "medium": {"share": 0.5, "turns_mean": 38 * turns, "max_effort_s": 3600.0},
-                "hard": {"share": 0.1, "turns_mean": 65 * turns},
+                "easy": {
+                    "share": 0.4,
+                    "turns_mean": 22 * turns,
+                    "max_effort_s": 900.0,
+                    "human_length_s": 450.0,
+                },
+                "medium": {
+                    "share": 0.5,
+                    "turns_mean": 38 * turns,
+                    "max_effort_s": 3600.0,
+                    "human_length_s": 1800.0,
+                },
+                "hard": {"share": 0.1, "turns_mean": 65 * turns, "human_length_s": 7200.0},
             },
             "tool_s": {"median": draw(st.floats(0.0, 20.0)), "sigma": 1.0},
             "cache_per_tier": draw(st.booleans()),

@@ -83,7 +83,7 @@ def test_failure_multiplier_follows_the_published_best_of_n_curve() -> None:
 def test_n_trajectories_put_n_times_the_tokens_and_cost_on_the_fleet() -> None:
     # No wrong results and no malformed tool calls: every task's turns are the same at every N.
     n, refine = 3, 1
-    quality = {"failure_prob": {"easy": 0.0, "medium": 0.0, "hard": 0.0}, "tool_error_prob": 0.0}
+    quality = {"horizon_min": 1e15, "horizon_slope": 10.0, "tool_error_prob": 0.0}  # failure rounds to 0
     base = Scenario(**SMALL, backends={"gpu": {"preset": "gpu-batched", "quality": quality}})
     fanned = base.with_overrides(
         {

@@ -4,6 +4,7 @@ fitted and loads back."""
 
 import json
 import math
+import re
 import tomllib
 from pathlib import Path
 from typing import get_args
@@ -176,12 +177,18 @@ def test_fit_command_writes_scenario_and_figure(examples: Path, tmp_path: Path) 
     result = CliRunner().invoke(app, ["fit", str(examples / "trace.csv"), "--out", str(out), "--json"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.output)
-    assert payload["sessions"] == 20 and payload["developers"] == 2
+    trace = pd.read_csv(examples / "trace.csv")  # the fixture's own counts (scripts/make_session_fixtures.py)
+    assert payload["sessions"] == trace.groupby(["developer", "session"]).ngroups
+    assert payload["developers"] == trace["developer"].nunique() == 2
     fitted = Scenario.from_toml(out)
     assert fitted.developers == 2
-    # 4.5 h of open sessions: too little to fit how many sessions a developer keeps open
+    # A few hours of open sessions (under the 8 h needed): too little to fit how many sessions a
+    # developer keeps open
     assert fitted.developer.attention.parallel_sessions_probs is None
-    assert "# kept: developer.attention.parallel_sessions_probs: too little data: 4.5 h" in out.read_text()
+    kept = re.search(
+        r"# kept: developer.attention.parallel_sessions_probs: too little data: ([\d.]+) h", out.read_text()
+    )
+    assert kept is not None and float(kept.group(1)) < 8.0
     assert (tmp_path / "me_qq.png").stat().st_size > 0
 
 

@@ -45,11 +45,14 @@ def test_every_parameter_is_a_scenario_field_with_a_sourced_range(scenarios) -> 
     integers = [p.name for p in parameters if p.integer]
     assert integers == ["developer.checkin_every_turns"]
     metr_only = set(table.loc[table["scenarios"] == "metr", "path"])
+    curve = ("horizon_min", "horizon_slope", "acceptance_scale")
     assert metr_only == {
         "developer.delegated_fraction",
         "developer.reject_prob",
-        "backends.sonnet-2025.quality.failure_multiplier",
+        *(f"backends.sonnet-2025.quality.{f}" for f in curve),
     }
+    headline_only = set(table.loc[table["scenarios"] == "headline", "path"])
+    assert headline_only == {f"backends.gpu-batched.quality.{f}" for f in curve}
 
 
 def test_targets_state_their_observation_error_and_discrepancy() -> None:
@@ -103,7 +106,7 @@ def test_bad_tables_are_refused(tmp_path: Path, rows: list[dict[str, object]], m
         ({"path": "developer.review", "low": 0.1, "high": 0.5}, "not a number"),
         ({"path": "developer.review.detect_prob", "low": 0.1, "high": 1.5}, "1.5 is not a valid value"),
         ({"path": "developer.checkin_every_turns", "low": 1.5, "high": 4}, "not a valid value"),
-        ({"path": "backends.sonnet-2025.quality.failure_multiplier", "low": 1, "high": 2}, "headline"),
+        ({"path": "backends.sonnet-2025.quality.horizon_min", "low": 30, "high": 120}, "headline"),
     ],
 )
 def test_paths_are_checked_against_the_scenarios(tmp_path: Path, scenarios, row, message: str) -> None:  # type: ignore[no-untyped-def]

@@ -22,9 +22,12 @@ def small(overrides: dict | None = None, **fields: object) -> Scenario:
 
 
 def test_no_failures_means_no_fixing() -> None:
+    # A horizon far beyond every task at a steep slope: the failure probability rounds to 0.
     scenario = small(
         {
-            "backends.w.quality.failure_prob": {"easy": 0.0, "medium": 0.0, "hard": 0.0},
+            "backends.w.quality.horizon_min": 1e15,
+            "backends.w.quality.horizon_slope": 10.0,
+            "backends.w.quality.failure_multiplier": 1.0,
             "horizon_s": 8 * 3600.0,
         }
     )
@@ -56,7 +59,10 @@ def test_instant_backend_and_tools_leave_nothing_to_wait_for() -> None:
 def test_certain_failure_and_certain_detection_fix_every_task() -> None:
     scenario = small(
         {
-            "backends.w.quality.failure_prob": {"easy": 1.0, "medium": 1.0, "hard": 1.0},
+            # A horizon far below every task at a steep slope: the failure probability rounds to 1.
+            "backends.w.quality.horizon_min": 1e-12,
+            "backends.w.quality.horizon_slope": 10.0,
+            "backends.w.quality.failure_multiplier": 1.0,
             "developer.review.detect_prob": 1.0,
             "horizon_s": 16 * 3600.0,
         }
@@ -75,18 +81,19 @@ def test_certain_failure_and_certain_detection_fix_every_task() -> None:
 
 
 def test_share_of_wrong_first_attempts_matches_the_failure_probabilities() -> None:
+    # A first session is wrong with the success curve's failure probability at its task's length
+    # (the whole effort is delegated here), independently across tasks: the count of tasks whose
+    # first session was wrong is a sum of Bernoullis, within 4 standard deviations of its mean.
     scenario = small({"backends.w.quality.failure_multiplier": 1.0})
     quality = scenario.backends["w"].quality
-    mix = scenario.task_mix
-    theory = sum(
-        s * quality.failure_prob_for(d) for s, d in zip(mix.shares(), mix.difficulty_names, strict=True)
-    )
-    fractions = []
+    wrong = expected = variance = 0.0
     for seed in range(8):
         tasks = simulate(scenario, seed).tasks
-        fractions.append(float((tasks["wrong_attempts"] > 0).mean()))
-    mean, se = np.mean(fractions), np.std(fractions, ddof=1) / math.sqrt(len(fractions))
-    assert abs(mean - theory) <= 4 * se
+        p = np.array([quality.failure_prob_at(e / 60.0) for e in tasks["effort_s"]])
+        wrong += float((tasks["wrong_attempts"] > 0).sum())
+        expected += float(p.sum())
+        variance += float((p * (1.0 - p)).sum())
+    assert abs(wrong - expected) <= 4.0 * math.sqrt(variance)
 
 
 def test_task_source_draws_match_the_task_mix() -> None:

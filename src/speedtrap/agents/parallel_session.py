@@ -11,7 +11,8 @@ The plan (:class:`~speedtrap.policies.base.FanOut`, documented in :mod:`speedtra
 * **Refine.** ``refine_turns`` ordinary single-trajectory turns, then the result goes to review.
 
 Malformed tool calls add turns to whichever phase they happen in. The result is wrong with the
-backend's failure probability times ``failure_multiplier``, drawn with the task's own uniform.
+backend's failure probability (its success curve at the task's length) times the fan-out's
+``failure_multiplier`` (at most 1), drawn with the task's own uniform.
 """
 
 from __future__ import annotations
@@ -54,8 +55,10 @@ class ParallelSession(Session):
         self.distilled = False
         self._outstanding: list[Request] = []
 
-    def failure_prob(self, quality: Quality, difficulty: str) -> float:
-        return min(1.0, quality.failure_prob_for(difficulty) * self.fan_out.failure_multiplier)
+    def failure_prob(self, quality: Quality, task: Task) -> float:
+        # The fan-out's multiplier N^(−β) × refine is at most 1 (BestOfNSpec bounds both), so the
+        # product stays a probability without clipping.
+        return super().failure_prob(quality, task) * self.fan_out.failure_multiplier
 
     def _start_turn(self, now: float) -> None:
         if not self.in_tail and self.planned_turns - self.turns_done <= self.tail_turns:

@@ -58,7 +58,8 @@ class Session(mesa.Agent):
     """Attempt ``attempt`` (0: first session, k: k-th repair) of ``task`` on ``backend``.
 
     ``wrong`` (drawn once, from the task's pre-drawn uniform and the backend's failure
-    probability) decides whether the result will be wrong; a wrong session runs
+    probability at the task's length, :meth:`failure_prob`) decides whether the result will be
+    wrong; a wrong session runs
     ``failed_turns_multiplier`` times the turns ("agents succeed fast but fail slowly").
     """
 
@@ -79,7 +80,7 @@ class Session(mesa.Agent):
         self.route = route
         self.backend = backend
         quality = backend.spec.quality
-        self.wrong = task.u_fail[attempt] < self.failure_prob(quality, task.difficulty)
+        self.wrong = task.u_fail[attempt] < self.failure_prob(quality, task)
         self.tool_error_prob = quality.tool_error_prob
         base = task.base_turns if attempt == 0 else max(1, round(mix.repair_turns_fraction * task.base_turns))
         self.planned_turns = max(1, round(base * mix.failed_turns_multiplier)) if self.wrong else base
@@ -129,10 +130,15 @@ class Session(mesa.Agent):
         if backend.name not in task.backends:
             task.backends.append(backend.name)
 
-    def failure_prob(self, quality: Quality, difficulty: str) -> float:
-        """Probability that this session's result is wrong: the backend's, for ``difficulty`` (a
-        subclass may change it: :class:`~speedtrap.agents.parallel_session.ParallelSession`)."""
-        return quality.failure_prob_for(difficulty)
+    def failure_prob(self, quality: Quality, task: Task) -> float:
+        """Probability that this session's result is wrong: 1 − the backend's success curve at the
+        task's delegated human minutes (``TaskMix.agent_minutes``; a subclass may change it:
+        :class:`~speedtrap.agents.parallel_session.ParallelSession`)."""
+        developer = self.developer
+        t_min = developer.task_mix.agent_minutes(
+            task.effort_s, task.difficulty, developer.spec.delegated_fraction
+        )
+        return quality.failure_prob_at(t_min)
 
     # ------------------------------------------------------------------ the turn loop
 

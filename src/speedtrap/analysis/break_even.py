@@ -15,8 +15,14 @@ from speedtrap.analysis.model_scope import resolve_backend
 from speedtrap.analysis.task_model import TaskTimeBreakdown, expected_task_time
 from speedtrap.config.backend import Backend
 from speedtrap.config.scenario import Scenario
+from speedtrap.config.tier import reference_failure
 
 __all__ = ["Metric", "backends_compared", "break_even_failure_multiplier", "break_even_grid"]
+
+CURVE_FIELDS = ("horizon_min", "horizon_slope", "acceptance_scale", "failure_multiplier")
+"""The fields of ``Quality`` that make its success curve: the fast backend is given the baseline's."""
+M_MAX_MARGIN = 1e-9
+"""Relative margin below the multiplier at which the reference mean failure reaches 1 (no horizon)."""
 
 Metric = Literal["tasks_per_dev_day", "usd_per_task"]
 """What a break-even compares: completed tasks per developer-day (more is better) or US dollars
@@ -56,8 +62,7 @@ def backends_compared(
                 f"price.{field}": getattr(price, field) * price_multiplier
                 for field in type(price).model_fields
             },
-            "quality.failure_prob": dict(base.quality.failure_prob),
-            "quality.failure_multiplier": base.quality.failure_multiplier,
+            **{f"quality.{field}": getattr(base.quality, field) for field in CURVE_FIELDS},
         }
     )
     return base, fast_spec
@@ -80,8 +85,10 @@ def break_even_failure_multiplier(
     The fast backend is ``fast`` (a backend of ``scenario``, a preset or a spec; default: the
     baseline itself) with its decode rate × ``speedup`` (``Backend.decode_speedup``; time to first
     token unchanged) and its list prices × ``price_multiplier``; its failure probabilities are the
-    baseline's × m (each capped at 1, as ``Quality.failure_prob_for`` does); its malformed-tool-call
-    rate is its own. The baseline is ``baseline`` (default: the scenario's backend) at m = 1.
+    baseline's success curve with m× the mistakes (``Quality.failure_multiplier`` × m: the horizon
+    whose mean failure over the reference task lengths is m × the baseline's, nothing clipped);
+    its malformed-tool-call rate is its own. The baseline is ``baseline`` (default: the scenario's
+    backend) at m = 1.
 
     Returns:
 
@@ -89,8 +96,9 @@ def break_even_failure_multiplier(
     * 1.0: the two are equal at equal mistakes (e.g. ``speedup = price_multiplier = 1``);
     * 0 < m* < 1: the fast backend must make fewer mistakes to break even; 0.0 if it loses even
       with none;
-    * ``math.inf``: it still wins at ``m_max`` (default: the multiplier at which every
-      difficulty's failure probability reaches 1, beyond which nothing changes).
+    * ``math.inf``: it still wins at ``m_max`` (default: just below the multiplier at which the
+      reference mean failure would reach 1, where the horizon shrinks to nothing and every task
+      fails: ``(1 − 1e-9) / (baseline multiplier × its reference mean failure)``).
 
     Solved with ``scipy.optimize.brentq`` to ``xtol``; the metric falls monotonically with m.
     """
@@ -99,13 +107,14 @@ def break_even_failure_multiplier(
         raise ValueError(f"unknown metric {metric!r} (known: tasks_per_dev_day, usd_per_task)")
     sign = 1.0 if metric == "tasks_per_dev_day" else -1.0
     target = _metric(expected_task_time(scenario, base), metric)
-    probs = [base.quality.failure_prob_for(d) for d in scenario.task_mix.difficulty_names]
-    positive = [p for p in probs if p > 0.0]
+    multiplier = base.quality.failure_multiplier
+    quality = base.quality
+    unit = multiplier * reference_failure(quality.accepted_horizon_min, quality.horizon_slope)
+    positive = unit > 0.0
     if m_max is None:
-        m_max = 1.0 / min(positive) if positive else 1.0
+        m_max = (1.0 - M_MAX_MARGIN) / unit if positive else 1.0
     if not m_max >= 1.0:
         raise ValueError(f"m_max must be at least 1, got {m_max}")
-    multiplier = base.quality.failure_multiplier
 
     def gain(m: float) -> float:
         spec = fast_spec.with_overrides({"quality.failure_multiplier": multiplier * m})

@@ -29,7 +29,8 @@ task. The model follows the draws of ``speedtrap.models.tasks`` and the rules of
 **Sessions.** A task of difficulty d (share s_d) has base turns N = max(1, rint(LogNormal(median
 turns_mean·e^(−σ²/2), σ))), summed exactly over its distribution. Attempt a (0: first session,
 a ≥ 1: repairs, a ≤ A = ``max_repair_sessions``) is reached with probability ρ_a = (p_d·δ·(1 − h))^a
-(p_d: failure probability, δ: ``detect_prob``, h: ``hand_fix_prob``); its session plans N turns
+(p_d: failure probability, 1 − the backend's success curve at the class's human length,
+``Difficulty.human_length_s``; δ: ``detect_prob``, h: ``hand_fix_prob``); its session plans N turns
 (a = 0) or max(1, round(f·N)) (repairs, f = ``repair_turns_fraction``), times the failed-turns
 multiplier when wrong (probability p_d). Malformed tool calls (probability q per turn) each cost a
 turn: M = m + NegativeBinomial(m, 1 − q) turns for m planned, E[M] = m/(1 − q). Outcomes:

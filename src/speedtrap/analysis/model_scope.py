@@ -50,8 +50,8 @@ def resolve_backend(scenario: Scenario, backend: str | Backend | None) -> tuple[
     """The backend to model, its name and its tier: ``backend`` (a backend of ``scenario``, a preset
     name or a spec) or by default the backend of the scenario's ``always`` policy (or its only
     backend), on the tier that policy names for it, else its default tier. Raises ``ValueError``
-    for an unknown backend, one without a failure probability for a difficulty of the task mix,
-    and, without ``backend``, for a scenario routing between several backends."""
+    for an unknown backend and, without ``backend``, for a scenario routing between several
+    backends."""
     policy = scenario.policy
     always = policy.kind == "always"
     policy_backend = getattr(policy, "backend", None) if always else None
@@ -78,8 +78,5 @@ def resolve_backend(scenario: Scenario, backend: str | Backend | None) -> tuple[
             f"backend {backend!r} is neither a backend of this scenario ({', '.join(scenario.backends)}) "
             f"nor a preset ({', '.join(BACKEND_PRESETS)})"
         )
-    missing = [d for d in scenario.task_mix.difficulty_names if d not in spec.quality.failure_prob]
-    if missing:
-        raise ValueError(f"backend {name!r} has no failure probability for difficulty {missing[0]!r}")
     tier_name = policy_tier if name == policy_backend else None
     return name, spec, spec.tier(tier_name)

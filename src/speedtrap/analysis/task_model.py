@@ -151,7 +151,7 @@ class TaskModel:
         self.dev, self.att, self.mix = dev, dev.attention, scenario.task_mix
         self.theta = self.att.flow_threshold_s
         self.physics = ReplicaPhysics.from_backend(spec)
-        failure = {d: spec.quality.failure_prob_for(d) for d in self.mix.difficulty_names}
+        failure = tp.class_failure_probs(scenario, spec)
         self.paths = tp.task_paths(scenario, failure)
         self.seg = tp.segmentation(self.paths.first.size - 1, self.q, dev.checkin_every_turns)
         self.c = dev.checkin_every_turns

@@ -17,6 +17,7 @@ import numpy as np
 from scipy.stats import nbinom
 
 from speedtrap.analysis import lognormal as ln
+from speedtrap.config.backend import Backend
 from speedtrap.config.dist import LogNormal
 from speedtrap.config.scenario import Scenario
 
@@ -146,7 +147,8 @@ def planned_turns(
 class Paths:
     """Per task: expected sessions by planned turns, and the outcome probabilities.
 
-    A session (attempt a) is wrong with probability p (its difficulty's failure probability);
+    A session (attempt a) is wrong with probability p (its difficulty's failure probability,
+    :func:`class_failure_probs`);
     review catches a wrong result with probability δ; a caught one is repaired by a new session
     with probability 1 − h while a < max_repair_sessions, else fixed by hand; a missed one escapes.
     So attempt a is reached with probability (p·δ·(1 − h))^a.
@@ -167,6 +169,17 @@ class Paths:
     """P(the first session is right)."""
     fixed: float
     """P(a caught mistake was fixed: by a repair that came out right, or by hand)."""
+
+
+def class_failure_probs(scenario: Scenario, spec: Backend) -> dict[str, float]:
+    """Failure probability of a session of each difficulty class on ``spec``: 1 − its success curve
+    at the class's delegated human length (``TaskMix.agent_minutes``, sizing by difficulty), as
+    :meth:`speedtrap.agents.Session.failure_prob` draws it."""
+    mix, delegated = scenario.task_mix, scenario.developer.delegated_fraction
+    return {
+        name: spec.quality.failure_prob_at(mix.agent_minutes(math.nan, name, delegated))
+        for name in mix.difficulty_names
+    }
 
 
 def task_paths(scenario: Scenario, failure_prob: dict[str, float]) -> Paths:

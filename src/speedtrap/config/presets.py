@@ -150,7 +150,9 @@ def _frontier_fleet(name: str, *, default_tier: str, typical_batch: int) -> Back
         tiers=[_STANDARD_TIER, _FAST_TIER],
         default_tier=default_tier,
         price=Price(),  # $5/$25 per MTok, Opus 4.6 list price
-        quality=Quality(),  # the frontier model: failure multiplier 1
+        # The frontier model, Claude Opus 4.6: METR horizon 718.8 min, slope 0.412, acceptance scale
+        # 0.2320 (config/tier.py, docs/calibration.md "Success curve"); failure multiplier 1.
+        quality=Quality(),
         typical_batch=typical_batch,
         typical_context_tokens=AGENT_CONTEXT_TOKENS,
         # The other customers fill each replica to the typical load around one simulated stream.
@@ -177,7 +179,11 @@ def _wafer_distilled() -> Backend:
         # Assumption: no public API price for Codex-Spark; the gpu-batched list price (docs/design.md §5).
         price=Price(),
         quality=Quality(
-            failure_multiplier=1.2,  # docs/design.md §5 default, range 1.15–1.8
+            # 1.2× the frontier model's mistakes (docs/design.md §5 default, range 1.15–1.8): the
+            # horizon whose mean failure over SWE-bench Verified's task lengths is 1.2 × Opus 4.6's,
+            # a 50% acceptance horizon of 108.1 min instead of 166.8 min. The same curve written as a
+            # horizon: Quality(horizon_min=466.1) (× the acceptance scale 0.2320 = 108.1 min).
+            failure_multiplier=1.2,
             # Assumption: the distilled model "gets confused and messes up tool calls" (reported of
             # Codex-Spark); 2.5× the frontier model's 2% malformed tool calls.
             tool_error_prob=0.05,

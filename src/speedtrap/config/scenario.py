@@ -159,12 +159,6 @@ class Scenario(Spec):
                 "policy.kind: 'manual' needs tasks with a human-effort size (task_mix.sizing = 'effort')"
             )
         for name, backend in self.backends.items():
-            missing = [d for d in difficulties if d not in backend.quality.failure_prob]
-            if missing:
-                raise ValueError(
-                    f"task_mix.difficulties.{missing[0]}: backends.{name}.quality.failure_prob has no entry "
-                    f"for it (has: {', '.join(backend.quality.failure_prob)})"
-                )
             window = backend.llm.context_window_tokens
             if self.task_mix.compact_to_tokens >= self.task_mix.compact_at_fraction * window:
                 raise ValueError(

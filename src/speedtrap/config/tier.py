@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import math
+from typing import Any
+
 from pydantic import Field, model_validator
 
 from speedtrap.config.base import Spec
@@ -41,28 +45,154 @@ class Price(Spec):
     cache_write_usd_per_mtok: float = Field(default=6.25, ge=0)
 
 
-DEFAULT_FAILURE_PROB: dict[str, Probability] = {"easy": 0.10, "medium": 0.28, "hard": 0.60}
-"""Frontier-model probability that a task's result is wrong, by difficulty.
+REFERENCE_LENGTHS_MIN: tuple[tuple[float, float], ...] = (
+    (7.5, 194 / 500),
+    (30.0, 261 / 500),
+    (120.0, 45 / 500),
+)
+"""The reference task-length distribution (minutes of human work, weight): SWE-bench Verified's
+difficulty annotation, 194 of 500 tasks "<15 min", 261 "15 min–1 h", 45 "≥1 h" (42 "1–4 h" and 3
+">4 h"), each bucket at its representative length — 7.5 min, 30 min and 2 h, the middles of the
+buckets (docs/calibration.md, "Success curve"). A failure multiplier is a ratio of mean failure
+rates on this distribution (the distilled-model range 1.15–1.8 was measured on SWE-bench
+Verified and Terminal-Bench), and the acceptance scales are fitted on it."""
 
-Assumption fitted to the calibration table: Opus 4.6 resolves 76.8% of SWE-bench Verified
-(OpenHands index). SWE-bench Verified's difficulty annotation puts 194/500 tasks at "<15 min",
-261 at "15 min–1 h" and 45 at "≥1 h"; failure rates of 0.10 / 0.28 / 0.60 on those buckets give
-an overall failure rate of 0.239, i.e. a 76.1% resolve rate (within 0.7 points of 76.8%).
-"""
+OPUS_46_HORIZON_MIN = 718.8
+"""Claude Opus 4.6's 50% time horizon, minutes: METR Time Horizon 1.1
+(https://metr.org/time-horizons/, data https://metr.org/assets/benchmark_results_1_1.yaml, model
+of 2026-02). METR's announcement gives ≈14.5 h with a 95% CI of roughly 6–98 h; Time Horizon 1.1's
+own figure is 718.8 min (80% horizon 69.9 min)."""
+
+OPUS_46_SLOPE = 0.412
+"""β of Claude Opus 4.6's fitted curve, logits per doubling of task length: ln 4 / log2(p50/p80)
+with METR Time Horizon 1.1's 50% and 80% horizons, 718.8 and 69.9 min (the logistic's 80% point
+is ln 4 / β doublings below its 50% point). Across METR's models β spans ≈0.41–0.70 (GPT-4 0.64,
+o3 0.69, Claude 3.7 Sonnet 0.60, Opus 4.5 0.54, Opus 4.6 0.41; docs/calibration.md)."""
+
+OPUS_46_ACCEPTANCE_SCALE = 0.2320
+"""Claude Opus 4.6's acceptance scale: the factor on its METR horizon at which its curve (slope
+:data:`OPUS_46_SLOPE`) fails 23.2% of :data:`REFERENCE_LENGTHS_MIN`, i.e. resolves 76.8% of
+SWE-bench Verified (OpenHands index, docs/design.md §5) — the frontier level the model was
+calibrated to before the curve (tests/config/test_tier.py re-derives it)."""
+
+
+def success_prob(t_min: float, horizon_min: float, slope: float) -> float:
+    """P(success) of an agent on a task of ``t_min`` minutes of human work: the logistic in log2 t
+    of METR's "Measuring AI Ability to Complete Long Tasks" (Kwa et al. 2025,
+    https://arxiv.org/abs/2503.14499), ``1 / (1 + exp(slope · log2(t / horizon)))``: ½ at the
+    horizon, falling with t. ``t = 0`` succeeds and an infinite horizon always does."""
+    if t_min <= 0.0 or horizon_min == math.inf:
+        return 1.0
+    if horizon_min <= 0.0:
+        return 0.0
+    x = slope * math.log2(t_min / horizon_min)
+    if x >= 0.0:
+        e = math.exp(-x)
+        return e / (1.0 + e)
+    return 1.0 / (1.0 + math.exp(x))
+
+
+def reference_failure(horizon_min: float, slope: float) -> float:
+    """Mean failure probability, 1 − P(success), over :data:`REFERENCE_LENGTHS_MIN`."""
+    return sum(w * (1.0 - success_prob(t, horizon_min, slope)) for t, w in REFERENCE_LENGTHS_MIN)
+
+
+HORIZON_XTOL = 1e-12
+"""Tolerance of the multiplier → horizon solve, in log2 minutes (a relative error of ≈7e-13)."""
+
+
+@functools.lru_cache(maxsize=4096)
+def horizon_for_multiplier(horizon_min: float, slope: float, multiplier: float) -> float:
+    """The horizon h' (minutes) whose mean failure over :data:`REFERENCE_LENGTHS_MIN` is
+    ``multiplier`` × that at ``horizon_min``: how "m× the mistakes" becomes a success curve.
+
+    The mean failure falls strictly from 1 (h' → 0) to 0 (h' → ∞), so h' is unique; it is solved
+    by bisection-type root finding (Brent) in log2 h', deterministic, to :data:`HORIZON_XTOL`.
+    ``multiplier = 1`` returns ``horizon_min``; 0 returns infinity (no mistakes); a multiplier
+    whose target mean failure reaches 1 has no horizon and raises ``ValueError``.
+    """
+    if multiplier == 1.0:
+        return horizon_min
+    if multiplier == 0.0:  # no mistakes
+        return math.inf
+    base = reference_failure(horizon_min, slope)
+    target = multiplier * base
+    if target >= 1.0:
+        raise ValueError(
+            f"quality.failure_multiplier = {multiplier:g}: {multiplier:g} × the base mean failure "
+            f"{base:.4f} (reference task lengths) is {target:.4f}, at least 1; no horizon makes that "
+            f"many mistakes (at most {1.0 / base:.4f} here)"
+        )
+    from scipy.optimize import brentq
+
+    def excess(log2_h: float) -> float:
+        return reference_failure(2.0**log2_h, slope) - target
+
+    lo, hi = math.log2(horizon_min), math.log2(horizon_min)
+    step = 1.0
+    while excess(lo) < 0.0:  # more mistakes: a shorter horizon
+        lo -= step
+        step *= 2.0
+    step = 1.0
+    while excess(hi) > 0.0:  # fewer mistakes: a longer one
+        hi += step
+        step *= 2.0
+    return float(2.0 ** brentq(excess, lo, hi, xtol=HORIZON_XTOL, rtol=1e-15, maxiter=500))
 
 
 class Quality(Spec):
-    """How often a backend's model gets things wrong.
+    """How often a backend's model gets things wrong: its success curve.
 
-    ``failure_prob`` is the probability that a finished task's result is wrong, per difficulty
-    class; ``failure_multiplier`` scales it (a distilled model makes more mistakes: the default
-    wafer-distilled multiplier is 1.2, range 1.15–1.8 from SWE-bench Verified GPT-5 vs
-    GPT-5-mini and Terminal-Bench 2.0 Codex vs Spark, docs/design.md §5). ``tool_error_prob`` is the
-    per-turn probability of a malformed tool call, which costs an extra turn.
+    The probability that a session's result is right is the logistic success curve of METR's
+    "Measuring AI Ability to Complete Long Tasks" (Kwa et al. 2025, :func:`success_prob`) at the
+    task's length t — the human minutes of the part of the task handed to the agent
+    (``TaskMix.agent_minutes``) — with the 50% horizon ``horizon_min × acceptance_scale`` and
+    slope ``horizon_slope``; the failure probability is its complement, never clipped.
+
+    ``failure_multiplier`` m writes "m× the mistakes": the horizon becomes the one whose mean
+    failure over the reference task lengths (:data:`REFERENCE_LENGTHS_MIN`, SWE-bench Verified's
+    buckets) is m × that of the curve above (:func:`horizon_for_multiplier`); a multiplier that
+    would need a mean failure of 1 or more is refused. So a backend is written either by its
+    horizon (``horizon_min``, a model METR measured) or by a multiplier on the frontier default
+    (the distilled wafer preset: m = 1.2, range 1.15–1.8 from SWE-bench Verified GPT-5 vs GPT-5-mini
+    and Terminal-Bench 2.0 Codex vs Spark, docs/design.md §5), or both (m× the mistakes of that
+    horizon's model). ``tool_error_prob`` is the per-turn probability of a malformed tool call,
+    which costs an extra turn. Sources and ranges: docs/calibration.md, "Success curve".
     """
 
-    failure_prob: dict[str, Probability] = Field(default_factory=lambda: dict(DEFAULT_FAILURE_PROB))
-    failure_multiplier: float = Field(default=1.0, ge=0)
+    horizon_min: float = Field(
+        default=OPUS_46_HORIZON_MIN,
+        gt=0,
+        description="METR 50% time horizon of the backend's model, minutes of human task length "
+        "(default: Claude Opus 4.6, 718.8 min, METR Time Horizon 1.1, "
+        "https://metr.org/assets/benchmark_results_1_1.yaml; range ≈360–5900 min from METR's "
+        "reported 95% CI of about 6–98 h).",
+    )
+    horizon_slope: float = Field(
+        default=OPUS_46_SLOPE,
+        gt=0,
+        le=10,
+        description="β: logits of failure per doubling of task length (default 0.412, Claude Opus 4.6's "
+        "p50/p80 horizons 718.8/69.9 min; range 0.41–0.70 across METR's models, "
+        "https://metr.org/assets/benchmark_results_1_1.yaml).",
+    )
+    acceptance_scale: float = Field(
+        default=OPUS_46_ACCEPTANCE_SCALE,
+        gt=0,
+        le=1,
+        description="The horizon at which half the results are accepted by the developer, as a "
+        "fraction of METR's algorithmically scored horizon. Default 0.2320: Opus 4.6's curve then "
+        "resolves 76.8% of SWE-bench Verified's task lengths (OpenHands index). Range 0.23–1: "
+        "0.63 fits Claude 3.7 Sonnet (60.4 min) to its 62.3%; 1 takes METR's scoring as acceptance; "
+        "METR's holistic review found none of Claude 3.7 Sonnet's test-passing runs mergeable as-is "
+        "(https://metr.org/blog/2025-08-12-research-update-towards-reconciling-slowdown-with-time-horizons/).",
+    )
+    failure_multiplier: float = Field(
+        default=1.0,
+        ge=0,
+        description="m× the mistakes: the horizon whose mean failure over SWE-bench Verified's task "
+        "lengths is m × this curve's (no clipping; refused where that reaches 1).",
+    )
     tool_error_prob: Probability = Field(
         default=0.02,
         ge=0,
@@ -70,18 +200,38 @@ class Quality(Spec):
         description="Assumption: 2% of frontier-model tool calls are malformed (no public figure).",
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_failure_table(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "failure_prob" in data:
+            raise ValueError(
+                "quality.failure_prob: the failure table by difficulty class was replaced by the agent's "
+                "success curve (docs/calibration.md, 'Success curve'); write the model's METR horizon "
+                "(quality.horizon_min, minutes) or a quality.failure_multiplier on the default instead"
+            )
+        return data
+
     @model_validator(mode="after")
-    def _probabilities_in_unit_interval(self) -> Quality:
-        for difficulty, p in self.failure_prob.items():
-            if not 0.0 <= p <= 1.0:
-                raise ValueError(f"failure_prob[{difficulty!r}] = {p} is not a probability in [0, 1]")
+    def _multiplier_reachable(self) -> Quality:
+        self.effective_horizon_min  # noqa: B018 - raises for an unreachable failure_multiplier
         return self
 
-    def failure_prob_for(self, difficulty: str) -> Probability:
-        """The effective failure probability for ``difficulty`` (multiplied, capped at 1)."""
-        try:
-            p = self.failure_prob[difficulty]
-        except KeyError:
-            known = ", ".join(sorted(self.failure_prob))
-            raise KeyError(f"no failure probability for difficulty {difficulty!r} (known: {known})") from None
-        return min(1.0, p * self.failure_multiplier)
+    @property
+    def accepted_horizon_min(self) -> float:
+        """The 50% horizon of acceptance before the multiplier: ``horizon_min × acceptance_scale``."""
+        return self.horizon_min * self.acceptance_scale
+
+    @property
+    def effective_horizon_min(self) -> float:
+        """The curve's 50% horizon, minutes, with ``failure_multiplier`` applied."""
+        return horizon_for_multiplier(self.accepted_horizon_min, self.horizon_slope, self.failure_multiplier)
+
+    def failure_prob_at(self, t_min: float) -> Probability:
+        """Probability that a session's result on ``t_min`` minutes of delegated human work is
+        wrong: 1 − P(success) on the curve (never clipped)."""
+        return 1.0 - success_prob(t_min, self.effective_horizon_min, self.horizon_slope)
+
+    @property
+    def reference_failure(self) -> Probability:
+        """Mean failure probability over the reference task lengths (SWE-bench Verified's buckets)."""
+        return reference_failure(self.effective_horizon_min, self.horizon_slope)

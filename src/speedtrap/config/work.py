@@ -43,6 +43,12 @@ class Difficulty(Spec):
         ge=1,
         description="Mean agent turns of a successful first session (sizing = 'difficulty').",
     )
+    human_length_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="Representative human length of the class's tasks, seconds (sizing = 'difficulty'): "
+        "the task length the backend's success curve is read at (config/tier.py, Quality).",
+    )
 
 
 def _default_difficulties() -> dict[str, Difficulty]:
@@ -54,12 +60,15 @@ def _default_difficulties() -> dict[str, Difficulty]:
     # check-in every 15 turns that is ≈4 human turns per session (Anthropic: ≈4–6).
     # Effort buckets (sizing = "effort"): the same SWE-bench annotation is an estimate of the time an
     # experienced engineer needs by hand — "<15 min", "15 min–1 h", "≥1 h" — so the classes are
-    # those buckets of the task's human-effort size, and the backends' failure probabilities per
-    # class (config/tier.py) apply to them unchanged.
+    # those buckets of the task's human-effort size.
+    # Human lengths (sizing = "difficulty": the length the success curve is read at): the buckets'
+    # representative lengths, 7.5 min, 30 min and 2 h (the middle of "<15 min", and the geometric
+    # middles of "15 min–1 h" and "1–4 h", which holds 42 of the 45 "≥1 h" tasks); the same lengths
+    # as the success curve's reference distribution (config/tier.py, REFERENCE_LENGTHS_MIN).
     return {
-        "easy": Difficulty(max_effort_s=900.0, share=194 / 500, turns_mean=22.0),
-        "medium": Difficulty(max_effort_s=3600.0, share=261 / 500, turns_mean=38.0),
-        "hard": Difficulty(share=45 / 500, turns_mean=65.0),
+        "easy": Difficulty(max_effort_s=900.0, share=194 / 500, turns_mean=22.0, human_length_s=450.0),
+        "medium": Difficulty(max_effort_s=3600.0, share=261 / 500, turns_mean=38.0, human_length_s=1800.0),
+        "hard": Difficulty(share=45 / 500, turns_mean=65.0, human_length_s=7200.0),
     }
 
 
@@ -192,7 +201,7 @@ class TaskMix(Spec):
                 last = bound
         else:
             for name, d in self.difficulties.items():
-                for field in ("share", "turns_mean"):
+                for field in ("share", "turns_mean", "human_length_s"):
                     if getattr(d, field) is None:
                         raise ValueError(f"difficulties.{name}.{field}: required with sizing = 'difficulty'")
         return self
@@ -200,6 +209,17 @@ class TaskMix(Spec):
     def turns_median(self, effort_s: float) -> float:
         """Median turns of a successful first session on a task of ``effort_s`` (effort sizing)."""
         return float(self.turns_at_reference * (effort_s / self.reference_effort_s) ** self.turns_exponent)
+
+    def agent_minutes(self, effort_s: float, difficulty: str, delegated_fraction: float) -> float:
+        """The length t of a task's agent work, in minutes of human work, at which the backend's
+        success curve is read: the delegated part (``delegated_fraction``) of the task's human
+        effort ``effort_s`` (sizing = 'effort') or of its class's ``human_length_s`` (sizing =
+        'difficulty')."""
+        if self.sizing == "effort":
+            length_s = effort_s
+        else:
+            length_s = self.difficulties[difficulty].human_length_s or 0.0
+        return delegated_fraction * length_s / 60.0
 
     def difficulty_of(self, effort_s: float) -> str:
         """The class whose effort bucket holds ``effort_s`` (effort sizing)."""
