@@ -45,8 +45,15 @@ Q2 = {"t_good": 0.8, "t_poor": MIN_TARGET_Q2 - 0.01}
 
 def test_a_target_constrains_where_the_lower_bound_clears_the_bar_and_its_emulator_predicts() -> None:
     found = constraining_targets(TARGETS, Q2)
-    assert found == {"a": [("t_good", pytest.approx(0.48))], "b": [], "c": [], "d": [("t_good", pytest.approx(0.28))]}
-    assert constraining_targets(TARGETS, {"t_good": 0.8, "t_poor": 0.9})["c"] == [("t_poor", pytest.approx(0.88))]
+    assert found == {
+        "a": [("t_good", pytest.approx(0.48))],
+        "b": [],
+        "c": [],
+        "d": [("t_good", pytest.approx(0.28))],
+    }
+    assert constraining_targets(TARGETS, {"t_good": 0.8, "t_poor": 0.9})["c"] == [
+        ("t_poor", pytest.approx(0.88))
+    ]
     assert constraining_targets(TARGETS, {"t_good": math.nan})["a"] == []  # no usable emulator: nothing
     assert FIT_THRESHOLD == 0.10 and DOMINANCE_THRESHOLD == 0.20  # the bars the docs state
 

@@ -54,14 +54,20 @@ def test_errors_are_one_line_naming_what_to_do(tmp_path: Path) -> None:
         "python experiments/calibrate.py",
     )
     fails_naming(["validate", "workflow", "--markdown"], "--markdown needs --sensitivity")
-    fails_naming(["validate", "workflow", "--calibration", str(tmp_path)], "--calibration needs --sensitivity")
-    fails_naming(["validate", "workflow", "--sensitivity", "--sobol-n", "100"], "--sobol-n must be a power of two")
+    fails_naming(
+        ["validate", "workflow", "--calibration", str(tmp_path)], "--calibration needs --sensitivity"
+    )
+    fails_naming(
+        ["validate", "workflow", "--sensitivity", "--sobol-n", "100"], "--sobol-n must be a power of two"
+    )
     fails_naming(
         ["validate", "workflow", "--sensitivity", "--quick", "--calibration", str(tmp_path)],
         "--quick runs its own design",
     )
     old = calibration_dir(tmp_path / "old")
-    pd.read_csv(old / "wave1.csv").drop(columns="headline_fixing_share").to_csv(old / "wave1.csv", index=False)
+    pd.read_csv(old / "wave1.csv").drop(columns="headline_fixing_share").to_csv(
+        old / "wave1.csv", index=False
+    )
     fails_naming(
         ["validate", "workflow", "--sensitivity", "--calibration", str(old)],
         "no headline_fixing_share column",
@@ -96,7 +102,16 @@ def test_json_csv_and_markdown_from_stored_runs(tmp_path: Path) -> None:
 def test_quick_path_runs_its_own_design(tmp_path: Path) -> None:
     result = runner.invoke(
         app,
-        ["validate", "workflow", "--sensitivity", "--quick", "--results-dir", str(tmp_path), "--json", *SMALL],
+        [
+            "validate",
+            "workflow",
+            "--sensitivity",
+            "--quick",
+            "--results-dir",
+            str(tmp_path),
+            "--json",
+            *SMALL,
+        ],
     )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.output)

@@ -76,7 +76,9 @@ def test_indices_of_a_known_function_and_the_verdicts(tmp_path: Path) -> None:
             for key in ("S1", "ST"):
                 estimate = table.loc[parameter, f"{share}:{key}"]
                 assert abs(estimate - value) <= TOLERANCE, (share, parameter, key, estimate)
-                assert table.loc[parameter, f"{share}:{key}_low"] <= table.loc[parameter, f"{share}:{key}_high"]
+                assert (
+                    table.loc[parameter, f"{share}:{key}_low"] <= table.loc[parameter, f"{share}:{key}_high"]
+                )
     assert table.loc["a", "fitted_to"] == "t_a" and table.loc["d", "fitted_to"] == "t_d"
     assert list(table.index[table["flag"]]) == ["c", "b"]  # dominant, and no target moves them
     assert result.flagged == ["c", "b"] and not bool(table.loc["d", "dominant"])
@@ -98,7 +100,9 @@ def test_a_poor_emulator_is_warned_about(tmp_path: Path) -> None:
     frame["headline_fixing_share"] = np.random.default_rng(0).random(16)  # noise alone
     frame.to_csv(directory / "wave1.csv", index=False)
     result = share_sensitivity(load_calibration_runs(directory), n=64, bootstrap=2, targets=TARGETS)
-    assert any(note.startswith("the fixing share's emulator predicts left-out runs") for note in result.warnings)
+    assert any(
+        note.startswith("the fixing share's emulator predicts left-out runs") for note in result.warnings
+    )
 
 
 def test_missing_or_old_or_foreign_runs_are_refused(tmp_path: Path) -> None:
