@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from speedtrap.cli import app
 from speedtrap.experiments.share_sensitivity import load_calibration_runs, markdown_table, share_sensitivity
+from speedtrap.validation.parameters import load_parameters
 
 runner = CliRunner()
 SMALL = ["--sobol-n", "64", "--bootstrap", "2"]
@@ -115,5 +116,5 @@ def test_quick_path_runs_its_own_design(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.output)
-    assert len(payload["parameters"]) == 23 and payload["emulators"][0]["n_train"] == 8
+    assert len(payload["parameters"]) == len(load_parameters()) and payload["emulators"][0]["n_train"] == 8
     assert (tmp_path / "calibration-quick" / "wave1-design.csv").exists()

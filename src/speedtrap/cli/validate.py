@@ -48,7 +48,7 @@ def validate_workflow_command(
         ),
     ] = None,
     markdown: Annotated[
-        bool, typer.Option("--markdown", help="With --sensitivity: print the README's Markdown table.")
+        bool, typer.Option("--markdown", help="With --sensitivity: print the published Markdown table.")
     ] = False,
     csv: Annotated[
         Path | None,

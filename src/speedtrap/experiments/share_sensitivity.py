@@ -73,7 +73,7 @@ CALIBRATE_COMMAND = "python experiments/calibrate.py"
 WAVES_USED = (1,)
 """The waves whose runs train the emulators (the module docstring says why wave 1 alone)."""
 DEFAULT_SOBOL_N = 1024
-"""Saltelli base samples per emulator: 1024·(D + 2) = 25,600 evaluations for the 23 parameters
+"""Saltelli base samples per emulator: 1024·(D + 2) = 33,792 evaluations for the 31 parameters
 (assumption: the Monte Carlo error at this size, within the bootstrap intervals, is a few hundredths
 of an index, well below the 0.20 bar; each evaluation of a 256-run emulator costs microseconds)."""
 DEFAULT_BOOTSTRAP = 30
@@ -329,8 +329,8 @@ TABLE_COLUMNS = ["parameter", "waiting S1", "waiting ST", "fixing S1", "fixing S
 
 
 def markdown_table(result: ShareSensitivity) -> str:
-    """The README's table: a caption line with the settings, the table in Markdown, then the
-    finding (:func:`sensitivity_finding`) and any warnings."""
+    """The published sensitivity table (docs/validation.md): a caption line with the settings, the
+    table in Markdown, then the finding (:func:`sensitivity_finding`) and any warnings."""
     n_train = int(result.emulators["n_train"].max())
     caption = (
         f"Sobol' indices of the headline waiting and fixing shares of the day (fractions of their "
