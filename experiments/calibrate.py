@@ -43,6 +43,7 @@ from speedtrap.experiments.calibration import (
     DEFAULT_CHECK_POINTS,
     DEFAULT_POINTS,
     DEFAULT_WAVES,
+    QUICK,
     run_history_matching,
 )
 from speedtrap.experiments.calibration_outputs import calibration_finding, write_calibration
@@ -51,17 +52,6 @@ from speedtrap.experiments.executors import EXECUTOR_KINDS
 from speedtrap.validation.workflow import default_scenarios
 
 OUT = Path(__file__).resolve().parent / "calibration"
-QUICK = {
-    "waves": 2,
-    "points": 8,
-    "check_points": 4,
-    "check_replications": 2,
-    "candidates": 4096,
-    "restarts": 0,
-    "folds": 2,
-    "developers": 3,
-    "days": 1,
-}
 
 
 def main(argv: list[str] | None = None) -> int:

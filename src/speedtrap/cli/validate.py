@@ -13,6 +13,7 @@ from speedtrap.cli.common import (
     bad_input_exits,
     check_output_path,
     count_progress,
+    fail,
     figure_suffixes,
     headline_scenario_path,
     json_number,
@@ -29,6 +30,44 @@ def validate_workflow_command(
     replications: Annotated[int, typer.Option("--replications", min=2, help="Seeded replications.")] = 5,
     seed: Annotated[int, typer.Option("--seed", help="First replication seed.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    sensitivity: Annotated[
+        bool,
+        typer.Option(
+            "--sensitivity",
+            help="Instead: Sobol' indices of every behavioural parameter on the headline waiting and "
+            "fixing shares, from the calibration's wave-1 runs, and whether each is fitted to a target.",
+        ),
+    ] = False,
+    calibration: Annotated[
+        Path | None,
+        typer.Option(
+            "--calibration",
+            file_okay=False,
+            help="With --sensitivity: the calibration's outputs (default experiments/calibration/, "
+            "written by python experiments/calibrate.py).",
+        ),
+    ] = None,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="With --sensitivity: print the published Markdown table.")
+    ] = False,
+    csv: Annotated[
+        Path | None,
+        typer.Option("--csv", dir_okay=False, help="With --sensitivity: also write the table as CSV here."),
+    ] = None,
+    sobol_n: Annotated[
+        int, typer.Option("--sobol-n", min=2, help="With --sensitivity: Saltelli base samples (power of 2).")
+    ] = 1024,
+    bootstrap: Annotated[
+        int, typer.Option("--bootstrap", min=0, help="With --sensitivity: bootstrap refits per emulator.")
+    ] = 30,
+    results_dir: Annotated[
+        Path,
+        typer.Option(
+            "--results-dir",
+            file_okay=False,
+            help="With --sensitivity --quick: where the tiny design's runs are stored.",
+        ),
+    ] = Path("results"),
 ) -> None:
     """Run the workflow calibration scenarios (experiments/scenarios/headline.toml and metr.toml)
     and print every target of src/speedtrap/validation/data/workflow_targets.csv: the published
@@ -42,8 +81,30 @@ def validate_workflow_command(
     "tolerance", "accept_low", "accept_high", "passed", "source"}], "eras": [{"era", "n",
     "ai_vs_manual_time_ratio", "…_low", "…_high", "ai_vs_manual_throughput_ratio", "…_low",
     "…_high"}]}; accept_low/high: the simulated values the tolerance accepts, in the target's unit;
-    the eras' intervals are 95% t intervals over seeds (seed noise only)."""
+    the eras' intervals are 95% t intervals over seeds (seed noise only).
+
+    --sensitivity: fits Gaussian-process emulators of the headline waiting and fixing shares of the
+    day and of every target's statistic to the calibration's wave-1 runs (a Latin hypercube over
+    the full sourced ranges), checks them by leave-one-out Q², and prints each parameter's
+    first-order and total Sobol' indices (SALib on the emulators' mean, --sobol-n base samples, 95%
+    bootstrap intervals over --bootstrap refits), the targets it is fitted to and a flag for any
+    unfitted parameter with a total index above 0.20 on either share (docs/calibration.md,
+    "Sensitivity of the headline shares"). --quick runs a tiny wave 1 itself (seconds; the indices
+    mean nothing); --replications and --seed do not apply. JSON (schema_version 1): {"schema_version",
+    "source", "waves", "n", "bootstrap", "confidence", "seed", "thresholds": {"dominance", "fit",
+    "target_q2"}, "flagged", "warnings", "parameters": [{"parameter", "<share>:S1", "<share>:S1_low",
+    …, "<share>:ST_high", "max_ST", "fitted_to", "fitted", "dominant", "flag"}], "emulators":
+    [{"output", "kind", "statistic", "n_train", "q2", "noise_share", "mc_half_width", "counts"}],
+    "indices": [{"output", "kind", "parameter", "S1", "S1_low", "S1_high", "ST", "ST_low",
+    "ST_high"}]}; shares: waiting, fixing; indices are fractions of the output's variance."""
     from speedtrap.validation.workflow import ERAS, default_scenarios, validate_workflow
+
+    if sensitivity:
+        _sensitivity(quick, calibration, results_dir, markdown, csv, sobol_n, bootstrap, as_json)
+        return
+    for given, flag in ((calibration, "--calibration"), (markdown or None, "--markdown"), (csv, "--csv")):
+        if given is not None:
+            fail(f"{flag} needs --sensitivity")
 
     with bad_input_exits():
         scenarios = default_scenarios(
@@ -103,6 +164,108 @@ def validate_workflow_command(
     )
     if replications < 5:
         typer.echo(f"Note: {replications} replications give intervals that cannot mean much; use 5 or more.")
+
+
+def _sensitivity(
+    quick: bool,
+    calibration: Path | None,
+    results_dir: Path,
+    markdown: bool,
+    csv: Path | None,
+    sobol_n: int,
+    bootstrap: int,
+    as_json: bool,
+) -> None:
+    """``validate workflow --sensitivity`` (see its help)."""
+    from speedtrap.analysis.share_sensitivity import DOMINANCE_THRESHOLD, FIT_THRESHOLD, MIN_TARGET_Q2
+    from speedtrap.experiments.files import experiments_dir
+    from speedtrap.experiments.share_sensitivity import (
+        TABLE_COLUMNS,
+        load_calibration_runs,
+        markdown_table,
+        quick_runs,
+        sensitivity_finding,
+        share_sensitivity,
+        table_rows,
+    )
+    from speedtrap.validation.workflow import default_scenarios
+
+    if sobol_n & (sobol_n - 1):
+        fail(f"--sobol-n must be a power of two, got {sobol_n}")
+    if markdown and as_json:
+        fail("--markdown and --json: choose one")
+    if quick and calibration is not None:
+        fail("--quick runs its own design: leave out --calibration")
+    if csv is not None:
+        check_output_path(csv, "--csv")
+    with bad_input_exits():
+        scenarios = default_scenarios(headline_scenario_path().parents[2])
+        if quick:
+            runs = quick_runs(scenarios, results_dir, progress=not (as_json or markdown))
+        else:
+            directory = calibration if calibration is not None else experiments_dir() / "calibration"
+            try:
+                runs = load_calibration_runs(directory, scenarios)
+            except FileNotFoundError as exc:
+                fail(str(exc))
+    progress = count_progress("emulators fitted:", not (as_json or markdown))
+    with bad_input_exits():
+        result = share_sensitivity(
+            runs,
+            n=sobol_n,
+            bootstrap=bootstrap,
+            progress=None if progress is None else lambda name, done, total: progress(done, total, name),
+        )
+    if progress is not None:
+        progress(len(result.emulators), len(result.emulators))
+    if csv is not None:
+        with writing(csv, "--csv"):
+            result.table.to_csv(csv, index=False)
+    if as_json:
+        records = [{k: json_number(v) for k, v in r.items()} for r in result.table.to_dict("records")]
+        print_json(
+            {
+                "schema_version": JSON_SCHEMA_VERSION,
+                "source": result.source,
+                "waves": list(result.waves),
+                "n": result.n,
+                "bootstrap": result.bootstrap,
+                "confidence": result.confidence,
+                "seed": result.seed,
+                "thresholds": {
+                    "dominance": DOMINANCE_THRESHOLD,
+                    "fit": FIT_THRESHOLD,
+                    "target_q2": MIN_TARGET_Q2,
+                },
+                "flagged": result.flagged,
+                "warnings": result.warnings,
+                "parameters": records,
+                "emulators": [
+                    {k: json_number(v) for k, v in r.items()} for r in result.emulators.to_dict("records")
+                ],
+                "indices": [
+                    {k: json_number(v) for k, v in r.items()} for r in result.indices.to_dict("records")
+                ],
+            }
+        )
+        return
+    if markdown:
+        typer.echo(markdown_table(result), nl=False)
+        return
+    print_table(
+        f"Sensitivity of the headline shares of the day ({result.source}, wave "
+        f"{'/'.join(map(str, result.waves))}; index [95% bootstrap interval], N = {result.n}, "
+        f"{result.bootstrap} refits)",
+        TABLE_COLUMNS,
+        table_rows(result),
+    )
+    typer.echo(sensitivity_finding(result))
+    for note in result.warnings:
+        typer.echo(f"Warning: {note}.")
+    if quick:
+        typer.echo("Quick variant: 8 runs of a tiny scenario; these indices mean nothing.")
+    if csv is not None:
+        typer.echo(f"table: {csv}")
 
 
 VALIDATE_SERVING_SCHEMA = 2

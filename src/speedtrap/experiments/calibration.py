@@ -27,6 +27,11 @@ candidates; each wave is fitted to every run so far that the earlier waves keep.
 runs a maximin subset of the last wave's candidates ``check_replications`` times and keeps the
 points whose simulated means are within the cut-off of every target (seed noise of the mean in
 place of the emulator's variance): that is the ensemble.
+
+**Recorded outputs.** Beside the targets' statistics, every run records the headline's waiting and
+fixing shares of the day (:data:`speedtrap.validation.workflow.HEADLINE_SHARES`); they rule nothing
+out, and the wave and check tables carry their per-point means for the sensitivity report
+(:mod:`speedtrap.experiments.share_sensitivity`).
 """
 
 from __future__ import annotations
@@ -67,13 +72,14 @@ from speedtrap.validation.parameters import (
     load_parameters,
     scenario_value,
 )
-from speedtrap.validation.workflow import load_targets, run_statistics
+from speedtrap.validation.workflow import HEADLINE_SHARES, load_targets, run_statistics
 
 __all__ = [
     "CHECK_REPLICATIONS",
     "DEFAULT_CHECK_POINTS",
     "DEFAULT_POINTS",
     "DEFAULT_WAVES",
+    "QUICK",
     "CalibrationModel",
     "CalibrationSetup",
     "HistoryMatchingResult",
@@ -94,6 +100,19 @@ DEFAULT_CHECK_POINTS = 100
 aims at, since some fail their simulated check."""
 CHECK_REPLICATIONS = 4
 """Runs per checked point: the seed noise of their mean (s²/r) takes the emulator's place."""
+QUICK: dict[str, int] = {
+    "waves": 2,
+    "points": 8,
+    "check_points": 4,
+    "check_replications": 2,
+    "candidates": 4096,
+    "restarts": 0,
+    "folds": 2,
+    "developers": 3,
+    "days": 1,
+}
+"""The quick (smoke) size of ``experiments/calibrate.py --quick`` and ``validate workflow
+--sensitivity --quick``: 8 points a wave of 3 developers × 1 day (seconds; its results mean nothing)."""
 SCENARIOS = ("headline", "metr")
 UNIT_PREFIX = "u:"
 """Design files hold each parameter's value and, in ``u:<path>`` columns, its unit coordinate."""
@@ -184,6 +203,7 @@ class CalibrationSetup:
                 {"name": t.name, "value": t.value, "obs_sd": t.obs_sd, "discrepancy_sd": t.discrepancy_sd}
                 for t in self.targets
             ],
+            "recorded": list(HEADLINE_SHARES),  # stores whose runs lack them are refused
         }
         result: dict[str, Any] = json.loads(json.dumps(record))
         return result
@@ -224,14 +244,16 @@ class HistoryMatchingResult:
     * ``diagnostics``: one row per wave × target (:meth:`Wave.diagnostics`);
     * ``runs``: one row per wave × design point: ``wave``, ``point``, the parameter values, each
       target's simulated mean (``<statistic>``) and its wave's emulated implausibility
-      (``I:<statistic>``) and ``max_implausibility``;
+      (``I:<statistic>``), ``max_implausibility`` and the recorded shares' means
+      (``headline_waiting_share``, ``headline_fixing_share``);
     * ``emulator_check``: each wave's emulators at the next stage's runs (the next wave's design,
       or the final check), which they were not fitted to: ``wave``, ``target``, ``point``,
       ``predicted``, ``sd`` (of the expected output), ``simulated``, ``simulated_se``, ``inside``
       (within 3 sd of the prediction, the seed noise of the simulated mean included);
     * ``check``: the final check: ``point``, the parameter values, each target's simulated mean
       (``<statistic>``), the standard error of that mean (``se:<statistic>``) and implausibility
-      (``I:<statistic>``), ``max_implausibility`` and ``kept``;
+      (``I:<statistic>``), ``max_implausibility``, ``kept`` and the recorded shares' means and
+      standard errors;
     * ``ensemble``: the kept points: ``member`` and one column per parameter path;
     * ``waves``: the :class:`Wave` objects; ``stopped``: why fewer waves ran than asked (or "").
     """
@@ -279,6 +301,11 @@ def _design(path: Path, setup: CalibrationSetup, make: Any) -> tuple[np.ndarray,
     frame = pd.read_csv(path)
     unit = frame[[UNIT_PREFIX + name for name in paths]].to_numpy(dtype=float)
     return unit, points_from_unit(setup.experiment("design", 1, 0), unit)
+
+
+def _recorded(table: pd.DataFrame, names: Sequence[str]) -> list[str]:
+    """The targets' statistics ``names`` and the recorded :data:`HEADLINE_SHARES` that ``table`` holds."""
+    return [*names, *(share for share in HEADLINE_SHARES if share in table.columns)]
 
 
 def _point_stats(table: pd.DataFrame, names: Sequence[str], n: int) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -373,7 +400,7 @@ def run_history_matching(
 
             unit, pts = _design(state / f"wave{k}-design.csv", setup, make)
             table = run(f"wave{k}", pts, replications, pool)
-            means, _ = _point_stats(table, names, len(unit))
+            means, _ = _point_stats(table, _recorded(table, names), len(unit))
             if previous is not None:
                 check_frames.append(_emulator_check(previous, unit, table, names))
             unit_runs = np.vstack([unit_runs, unit])
@@ -449,7 +476,7 @@ def _wave_runs(
 ) -> pd.DataFrame:
     frame = pts.copy()
     frame.insert(0, "wave", wave.number)
-    for name in names:
+    for name in [*names, *(share for share in HEADLINE_SHARES if share in means.columns)]:
         frame[name] = means[name].to_numpy()
     predicted = wave.predict(unit)
     for te in wave.emulators:
@@ -495,7 +522,7 @@ def _emulator_check(wave: Wave, unit: np.ndarray, table: pd.DataFrame, names: Se
 def _final_check(
     setup: CalibrationSetup, pts: pd.DataFrame, table: pd.DataFrame, names: Sequence[str], cutoff: float
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    means, variances = _point_stats(table, names, len(pts))
+    means, variances = _point_stats(table, _recorded(table, names), len(pts))
     each = simulated_implausibility(
         setup.targets,
         {t: means[t].to_numpy(dtype=float) for t in names},
@@ -506,6 +533,10 @@ def _final_check(
         check[t] = means[t].to_numpy()
         check[f"se:{t}"] = np.sqrt(variances[t].to_numpy(dtype=float))
         check[f"I:{t}"] = each[:, j]
+    for share in HEADLINE_SHARES:
+        if share in means.columns:
+            check[share] = means[share].to_numpy()
+            check[f"se:{share}"] = np.sqrt(variances[share].to_numpy(dtype=float))
     check["max_implausibility"] = each.max(axis=1)
     check["kept"] = (each < cutoff).all(axis=1)
     members = check.loc[check["kept"], [p.name for p in setup.parameters]].reset_index(drop=True)

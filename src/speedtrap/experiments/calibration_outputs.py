@@ -10,6 +10,8 @@
 * ``wave<k>.csv``: wave k's design points, their simulated outputs and emulated implausibility;
 * ``emulator_check.csv``: each wave's emulators at runs they were not fitted to;
 * ``check.csv``: the final check (simulated means, their standard errors, implausibility, kept);
+* ``parameters.csv``: the parameters as this calibration varied them (``path``, ``low``, ``high``,
+  ``scale``, ``integer``, ``source``), so the runs can be read back on their own ranges;
 * ``ensemble.csv``: the kept parameter sets (:mod:`speedtrap.experiments.ensemble`);
 * ``ruled_out.png``, ``emulator_check.png``, ``non_implausible_pairs.png``
   (:mod:`speedtrap.plots.history_matching`).
@@ -50,6 +52,22 @@ def write_calibration(result: HistoryMatchingResult, out: str | Path) -> list[Pa
         written.append(out / name)
 
     csv(result.summary, "waves.csv")
+    csv(
+        pd.DataFrame(
+            [
+                {
+                    "path": p.name,
+                    "low": p.low,
+                    "high": p.high,
+                    "scale": p.scale,
+                    "integer": p.integer,
+                    "source": p.source,
+                }
+                for p in result.setup.parameters
+            ]
+        ),
+        "parameters.csv",
+    )
     targets = pd.DataFrame(
         [
             {"target": t.name, "value": t.value, "obs_sd": t.obs_sd, "discrepancy_sd": t.discrepancy_sd}

@@ -30,6 +30,7 @@ from speedtrap.models.workflow import simulate
 __all__ = [
     "CALIBRATION_SCENARIOS",
     "ERAS",
+    "HEADLINE_SHARES",
     "TARGETS_FILE",
     "WorkflowCheck",
     "era_table",
@@ -39,6 +40,11 @@ __all__ = [
 ]
 
 TARGETS_FILE = "workflow_targets.csv"
+HEADLINE_SHARES = {"headline_waiting_share": "waiting_share", "headline_fixing_share": "fixing_share"}
+"""Outputs recorded beside the ``headline`` targets' statistics, and the run summary's key each
+copies: the headline's waiting and fixing shares of the whole day (all developer-seconds, as
+``speedtrap run`` and the headline experiment report them; :func:`speedtrap.models.results.summarize`).
+They are no targets; the sensitivity report (``validate workflow --sensitivity``) apportions them."""
 
 
 def load_targets() -> pd.DataFrame:
@@ -87,7 +93,7 @@ def concurrency_shares(stretches: pd.DataFrame) -> dict[str, float]:
 
 
 def headline_statistics(result: RunResult) -> dict[str, float]:
-    """The ``headline`` targets' statistics of one run."""
+    """The ``headline`` targets' statistics of one run, and the :data:`HEADLINE_SHARES` it records."""
     st = result.stretches
     assert st is not None
     agent = (st["need_s"] - st["handoff_s"]).dropna()
@@ -96,7 +102,7 @@ def headline_statistics(result: RunResult) -> dict[str, float]:
     llm = float((req["done_s"] - req["arrival_s"]).sum())
     tool = float(result.tasks["tool_s"].sum())
     tasks = result.tasks
-    return {
+    out = {
         "agent_stretch_median": float(agent.median()),
         "agent_stretch_p90": float(agent.quantile(0.9)),
         "human_response_median": float(human.median()),
@@ -109,6 +115,8 @@ def headline_statistics(result: RunResult) -> dict[str, float]:
         ),
         **concurrency_shares(st),
     }
+    summary = result.summary()
+    return out | {name: float(summary[key]) for name, key in HEADLINE_SHARES.items()}
 
 
 def effort_ratio(with_ai: RunResult, by_hand: RunResult) -> float:
