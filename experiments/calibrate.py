@@ -1,8 +1,8 @@
 """Joint calibration of the workflow model by history matching, in one command.
 
 ``python experiments/calibrate.py [--quick] [--executor serial|processes|dask] [--workers N]
-[--results-dir DIR] [--waves N] [--points N] [--replications N] [--check-points N] [--days D]
-[--out DIR]``
+[--results-dir DIR] [--waves N] [--points N] [--replications N] [--check-points N]
+[--check-replications N] [--days D] [--out DIR]``
 
 Varies every uncertain behavioural parameter of src/speedtrap/validation/data/behaviour_parameters.csv
 over its range at once, runs the two calibration scenarios (experiments/scenarios/headline.toml and
@@ -76,6 +76,12 @@ def main(argv: list[str] | None = None) -> int:
         help=f"points of the final check (default {DEFAULT_CHECK_POINTS})",
     )
     parser.add_argument(
+        "--check-replications",
+        type=int,
+        default=None,
+        help=f"runs per point of the final check (default {CHECK_REPLICATIONS})",
+    )
+    parser.add_argument(
         "--days", type=float, default=None, help="cut each calibration scenario to this many working days"
     )
     parser.add_argument("--out", type=Path, default=None, help="where tables and figures go")
@@ -92,7 +98,15 @@ def main(argv: list[str] | None = None) -> int:
         if quick
         else DEFAULT_CHECK_POINTS
     )
+    check_replications = (
+        args.check_replications
+        if args.check_replications is not None
+        else QUICK["check_replications"]
+        if quick
+        else CHECK_REPLICATIONS
+    )
     for flag, value, least in (
+        ("--check-replications", check_replications, 2),
         ("--waves", waves, 1),
         ("--points", points, 4),
         ("--replications", args.replications, 1),
@@ -126,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     calls = waves * points * args.replications
     print(
         f"History matching: up to {waves} waves × {points} points × {args.replications} run(s), then "
-        f"{check_points} points × {QUICK['check_replications'] if quick else CHECK_REPLICATIONS} runs "
+        f"{check_points} points × {check_replications} runs "
         f"(each run: headline + METR with AI and by hand); up to {calls} wave runs; executor {executor}",
         flush=True,
     )
@@ -137,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         points=points,
         replications=args.replications,
         check_points=check_points,
-        check_replications=QUICK["check_replications"] if quick else CHECK_REPLICATIONS,
+        check_replications=check_replications,
         candidates=QUICK["candidates"] if quick else DEFAULT_CANDIDATES,
         restarts=QUICK["restarts"] if quick else 2,
         folds=QUICK["folds"] if quick else CV_FOLDS,
