@@ -17,7 +17,11 @@ from speedtrap.models.results import RunResult
 
 HEADLINE = Path(__file__).resolve().parents[2] / "experiments" / "scenarios" / "headline.toml"
 DAY = {"developers": 4, "horizon_s": 2 * 28_800.0}
-OFF = {"developer.stretch_sigma": 0.0, "developer.stretches_per_transcript": None, "developer.reject_prob": 0.0}
+OFF = {
+    "developer.stretch_sigma": 0.0,
+    "developer.stretches_per_transcript": None,
+    "developer.reject_prob": 0.0,
+}
 """Each rule off: the headline scenario as it was before them."""
 
 

@@ -13,6 +13,9 @@ TINY_SCENARIO: dict[str, Any] = {
     "name": "tiny",
     "developers": 2,
     "horizon_s": 3600.0,
+    # no away episodes: an hour with a few of them (a p90 of ≈14 min) can leave a developer without a
+    # finished task, and these tests are about the engine, not attention
+    "developer": {"attention": {"away_s": None}},
     "backends": {"gpu-batched": "gpu-batched", "wafer-distilled": "wafer-distilled"},
     "policy": {"kind": "always", "backend": "gpu-batched"},
 }
