@@ -4,7 +4,7 @@ measurements (the workflow calibration targets; the serving physics against serv
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -30,6 +30,18 @@ def validate_workflow_command(
     replications: Annotated[int, typer.Option("--replications", min=2, help="Seeded replications.")] = 5,
     seed: Annotated[int, typer.Option("--seed", help="First replication seed.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    ensemble: Annotated[
+        Path | None,
+        typer.Option(
+            "--ensemble",
+            dir_okay=False,
+            help="A calibrated ensemble CSV to run instead of the stored one (member, one column per path).",
+        ),
+    ] = None,
+    single: Annotated[
+        bool,
+        typer.Option("--single", help="Run the scenario files' own single parameter set, not the ensemble."),
+    ] = False,
     sensitivity: Annotated[
         bool,
         typer.Option(
@@ -81,7 +93,10 @@ def validate_workflow_command(
     "tolerance", "accept_low", "accept_high", "passed", "source"}], "eras": [{"era", "n",
     "ai_vs_manual_time_ratio", "…_low", "…_high", "ai_vs_manual_throughput_ratio", "…_low",
     "…_high"}]}; accept_low/high: the simulated values the tolerance accepts, in the target's unit;
-    the eras' intervals are 95% t intervals over seeds (seed noise only).
+    the eras' intervals: "…_low"/"…_high" the 95% interval over seeds, "…_behaviour_low"/"…_high" over
+    the ensemble's members (null with one parameter set), "…_dominant" which is wider. By default the
+    stored calibrated ensemble runs (K members × r seeds, as compare spends --replications);
+    --ensemble FILE another, --single the scenario files' own values.
 
     --sensitivity: fits Gaussian-process emulators of the headline waiting and fixing shares of the
     day and of every target's statistic to the calibration's wave-1 runs (a Latin hypercube over
@@ -97,6 +112,7 @@ def validate_workflow_command(
     [{"output", "kind", "statistic", "n_train", "q2", "noise_share", "mc_half_width", "counts"}],
     "indices": [{"output", "kind", "parameter", "S1", "S1_low", "S1_high", "ST", "ST_low",
     "ST_high"}]}; shares: waiting, fixing; indices are fractions of the output's variance."""
+    from speedtrap.experiments.ensemble import choose_members, member_overrides, resolve_ensemble
     from speedtrap.validation.workflow import ERAS, default_scenarios, validate_workflow
 
     if sensitivity:
@@ -110,10 +126,31 @@ def validate_workflow_command(
         scenarios = default_scenarios(
             headline_scenario_path().parents[2], quick=quick, names=("headline", *ERAS)
         )
+    with bad_input_exits():
+        choice = resolve_ensemble(ensemble, single=single)
+    plan = None
+    if choice.members:
+        index, per_member = choose_members(len(choice.members), replications)
+        seeds = iter(range(seed, seed + len(index) * per_member))
+        plan = [
+            (
+                k,
+                {
+                    name: s.with_overrides(member_overrides(s, choice.members[k])[0])
+                    for name, s in scenarios.items()
+                },
+                next(seeds),
+            )
+            for k in index
+            for _ in range(per_member)
+        ]
+    if not as_json:
+        typer.echo(choice.note)
     check = validate_workflow(
         scenarios,
         range(seed, seed + replications),
         progress=count_progress("replications done:", not as_json),
+        plan=plan,
     )
     table = check.table
     if as_json:
@@ -147,18 +184,21 @@ def validate_workflow_command(
         rows,
     )
     eras = check.eras
+
+    def cell(e: Any, name: str) -> str:
+        text = f"{getattr(e, name):.3f} [{getattr(e, name + '_low'):.3f}, {getattr(e, name + '_high'):.3f}]"
+        low, high = getattr(e, name + "_behaviour_low"), getattr(e, name + "_behaviour_high")
+        if low == low:  # an ensemble: the behavioural interval and which dominates
+            text += f" behaviour [{low:.3f}, {high:.3f}] ({getattr(e, name + '_dominant')} dominates)"
+        return text
+
     print_table(
         "Eras: METR's statistic (developer effort per task with AI / by hand; above 1: slower with AI) "
-        "and throughput (tasks per developer-day with AI / by hand); mean [95% t interval over seeds]",
+        "and throughput (tasks per developer-day with AI / by hand); mean [95% interval over seeds], "
+        "and over the ensemble's members when it runs one",
         ["era", "effort ratio", "throughput ratio"],
         [
-            (
-                e.era,
-                f"{e.ai_vs_manual_time_ratio:.3f} [{e.ai_vs_manual_time_ratio_low:.3f}, "
-                f"{e.ai_vs_manual_time_ratio_high:.3f}]",
-                f"{e.ai_vs_manual_throughput_ratio:.3f} [{e.ai_vs_manual_throughput_ratio_low:.3f}, "
-                f"{e.ai_vs_manual_throughput_ratio_high:.3f}]",
-            )
+            (e.era, cell(e, "ai_vs_manual_time_ratio"), cell(e, "ai_vs_manual_throughput_ratio"))
             for e in eras.itertuples()
         ],
     )

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from speedtrap.analysis.intervals import two_intervals
 from speedtrap.config.scenario import Scenario
 from speedtrap.models.results import ACCEPTED_OUTCOMES, RunResult
 from speedtrap.models.workflow import simulate
@@ -35,6 +36,7 @@ __all__ = [
     "WorkflowCheck",
     "era_table",
     "load_targets",
+    "run_plan",
     "run_statistics",
     "validate_workflow",
 ]
@@ -182,22 +184,29 @@ def run_statistics(
 
 def era_table(runs: pd.DataFrame) -> pd.DataFrame:
     """METR's statistic (developer effort with AI / by hand) and the throughput ratio (tasks per
-    developer-day with AI / by hand) of each era scenario in ``runs``: the mean over seeds with its
-    95% t interval (seed noise only)."""
+    developer-day with AI / by hand) of each era scenario in ``runs``: the mean with its two 95%
+    intervals (:func:`speedtrap.analysis.intervals.two_intervals`): ``<name>_low``/``_high`` over
+    seeds, ``<name>_behaviour_low``/``_high`` over the ensemble's members (NaN with one parameter
+    set), and which dominates."""
     rows = []
     for era in ERAS:
         sub = runs[runs["scenario"] == era]
         if sub.empty:
             continue
         row: dict[str, object] = {"era": era, "n": len(sub)}
+        members = sub["member"].to_numpy() if "member" in sub else None
         for name in ("ai_vs_manual_time_ratio", "ai_vs_manual_throughput_ratio"):
-            values = sub[name].dropna().to_numpy(float)
-            n = len(values)
-            mean = float(values.mean()) if n else math.nan
-            half = (
-                float(stats.t.ppf(0.975, n - 1) * values.std(ddof=1) / math.sqrt(n)) if n >= 2 else math.nan
+            ti = two_intervals(sub[name].to_numpy(float), members)
+            row.update(
+                {
+                    name: ti.mean,
+                    f"{name}_low": ti.seed_low,
+                    f"{name}_high": ti.seed_high,
+                    f"{name}_behaviour_low": ti.behaviour_low,
+                    f"{name}_behaviour_high": ti.behaviour_high,
+                    f"{name}_dominant": ti.dominant,
+                }
             )
-            row.update({name: mean, f"{name}_low": mean - half, f"{name}_high": mean + half})
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -226,18 +235,35 @@ def _passes(row: pd.Series, value: float) -> bool:
     return bool(low <= value <= high)
 
 
+MemberPlan = Sequence[tuple[int, dict[str, Scenario], int]]
+"""Runs over an ensemble: (member, the scenarios with that member's values applied, seed), one per run."""
+
+
+def run_plan(plan: MemberPlan, progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """:func:`run_statistics` of every (member, scenarios, seed) of ``plan``, with a ``member`` column."""
+    frames = []
+    for done, (member, scenarios, seed) in enumerate(plan, start=1):
+        frames.append(run_statistics(scenarios, [seed]).assign(member=member))
+        if progress is not None:
+            progress(done, len(plan))
+    return pd.concat(frames, ignore_index=True)
+
+
 def validate_workflow(
     scenarios: dict[str, Scenario],
     seeds: Sequence[int],
     targets: pd.DataFrame | None = None,
     progress: Callable[[int, int], None] | None = None,
+    plan: MemberPlan | None = None,
 ) -> WorkflowCheck:
     """Run the calibration scenarios over ``seeds`` and compare each target's simulated mean (with
     a 95% t interval over the replications) with its published value and pre-declared tolerance
-    (``progress``: as in :func:`run_statistics`)."""
+    (``progress``: as in :func:`run_statistics`). With ``plan`` (runs over a calibrated ensemble,
+    :data:`MemberPlan`) its runs replace ``scenarios`` × ``seeds``: the mean is over every member's
+    runs, and the interval spans both seed noise and the members' spread."""
     targets = load_targets() if targets is None else targets
     targets = targets[targets["scenario"].isin(scenarios)]
-    runs = run_statistics(scenarios, seeds, progress)
+    runs = run_plan(plan, progress) if plan else run_statistics(scenarios, seeds, progress)
     rows = []
     for _, row in targets.iterrows():
         values = runs.loc[runs["scenario"] == row["scenario"], row["statistic"]].dropna().to_numpy(float)
