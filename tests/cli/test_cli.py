@@ -218,6 +218,11 @@ def test_headline_file_states_the_specs_defaults() -> None:
         "developer.fixing.hand_fix_s.median": default_median,
         "developers": 20,  # the headline team and horizon are the file's own choice
         "horizon_s": 144_000.0,
+        # today's agentic developer: heavy-tailed stretches, several transcripts a session and parallel
+        # sessions in the logs' shares, which the spec's defaults leave off
+        "developer.stretch_sigma": 0.0,
+        "developer.stretches_per_transcript": None,
+        "developer.attention.parallel_sessions_probs": None,
     }
     assert headline.with_overrides(same) == Scenario()
 
