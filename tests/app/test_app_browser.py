@@ -213,6 +213,21 @@ def test_step_advances_one_chunk_and_reset_clears(page: Page) -> None:
     page.assert_clean()
 
 
+def test_a_running_run_shows_its_progress_and_a_partial_view_not_the_hint(page: Page) -> None:
+    page.type_into("horizon", "24")  # three developer-days: a run of several seconds
+    page.page.locator(".st-run").click()
+    running = page.page.locator(".st-running")
+    running.wait_for()
+    page.page.locator(".st-finding").wait_for()  # the first chunk's views, while the run goes on
+    assert page.page.get_by_text("Choose a scenario and backends").count() == 0
+    assert " of 24 h simulated (" in running.inner_text()
+    assert page.page.locator(".st-done").count() == 0
+    page.shot("running")
+    page.page.locator(".st-done").wait_for()
+    assert page.page.get_by_text("Choose a scenario and backends").count() == 0
+    page.assert_clean()
+
+
 def test_economics_follow_the_developer_cost_and_replicate_with_an_interval(page: Page) -> None:
     assert "BLS" in page.page.locator(".st-value-source").inner_text()
     page.type_into("horizon", "1")

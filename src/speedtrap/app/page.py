@@ -32,7 +32,7 @@ from speedtrap.app.figures import (
     pool_frame,
     timeline_figure,
 )
-from speedtrap.app.live import LiveComparison, Snapshot
+from speedtrap.app.live import LiveComparison, Snapshot, view_of
 from speedtrap.app.settings import (
     NO_BACKEND,
     POLICY_CHOICES,
@@ -85,6 +85,8 @@ class Replicated:
 
 
 replicated: solara.Reactive[Replicated | None] = solara.reactive(None)
+replicate_progress: solara.Reactive[tuple[int, int] | None] = solara.reactive(None)
+"""(runs done, runs) of the replication under way."""
 
 
 def update(**changes: Any) -> None:
@@ -112,8 +114,8 @@ def start() -> bool:
 def run_to_end() -> None:
     """Advance the current comparison chunk by chunk to its horizon. The views are redrawn with a
     chunk's snapshot when :data:`REDRAW_EVERY_S` of wall time has passed since the last redraw
-    ended (and at the end), so that a fast run is not slowed down by drawing every chunk; the
-    progress bar moves every chunk."""
+    ended (after the first chunk at once, and at the end), so that a fast run is not slowed down by
+    drawing every chunk; the progress bar and the status line move every chunk."""
     comparison = live.value
     last = time.monotonic()
     while comparison is not None and not comparison.done:
@@ -122,7 +124,7 @@ def run_to_end() -> None:
         snap = comparison.step()
         if not run_to_end.is_current():
             return
-        if snap.done or time.monotonic() - last >= REDRAW_EVERY_S:
+        if snap.done or snapshot.value is None or time.monotonic() - last >= REDRAW_EVERY_S:
             snapshot.value = snap
             last = time.monotonic()
         run_to_end.progress = 100 * snap.progress
@@ -139,7 +141,13 @@ def step_once() -> None:
 @solara.lab.task(prefer_threaded=True)
 def replicate_runs(scenarios: dict[str, Scenario], seed: int, replications: int) -> None:
     """Run the arms over ``replications`` seeds for the economics, in a worker thread."""
-    runs = replicate(scenarios, seed, replications)
+
+    def done(runs: int, total: int) -> None:
+        if replicate_runs.is_current():
+            replicate_progress.value = (runs, total)
+            replicate_runs.progress = 100 * runs / total
+
+    runs = replicate(scenarios, seed, replications, on_run=done)
     if replicate_runs.is_current():
         first = next(iter(scenarios.values()))
         replicated.value = Replicated(runs, seed, replications, first.value, first.workday_s)
@@ -156,6 +164,7 @@ def on_replicate() -> None:
     field_errors.value = arms.errors
     if arms.ok and arms.seed is not None:
         replicated.value = None
+        replicate_progress.value = (0, len(arms.scenarios) * settings.value.replications)
         replicate_runs(arms.scenarios, arms.seed, settings.value.replications)
 
 
@@ -174,6 +183,7 @@ def on_reset() -> None:
     live.value = None
     snapshot.value = None
     replicated.value = None
+    replicate_progress.value = None
     field_errors.value = {}
 
 
@@ -387,27 +397,26 @@ def Figure(make: Any, key: object) -> None:
 
 @solara.component
 def Views() -> None:
-    snap = snapshot.value
+    running = run_to_end.pending or step_once.pending
+    view = view_of(live.value, snapshot.value, running=running)
     # Always the same elements above the figures, so that their memos survive re-renders.
-    progress = (run_to_end.progress or True) if run_to_end.pending else False
+    progress = (run_to_end.progress or True) if running else False
     solara.ProgressLinear(progress, classes=["st-progress"])
-    if snap is None:
-        solara.Info("Choose a scenario and backends, then Run (to the end) or Step (one chunk at a time).")
-    else:
-        Results(snap)
+    if view.state == "idle":
+        solara.Info(view.status, classes=["st-hint"])
+        return
+    solara.Text(
+        view.status + (f" — the run stopped: {run_to_end.exception}" if run_to_end.error else ""),
+        classes=["st-status", f"st-{view.state}"],
+    )
+    if view.snapshot is not None:
+        Results(view.snapshot)
 
 
 @solara.component
 def Results(snap: Snapshot) -> None:
     """The views of one snapshot (figures and tables made once per snapshot)."""
     key = id(snap)
-    hours = snap.horizon_s / 3600
-    state = "done" if snap.done else "running" if run_to_end.pending else "paused"
-    solara.Text(
-        f"{state}: {snap.now_s / 3600:.2f} of {hours:g} h simulated ({100 * snap.progress:.0f}%)"
-        + (f" — the run stopped: {run_to_end.exception}" if run_to_end.error else ""),
-        classes=["st-status", f"st-{state}"],
-    )
     words = solara.use_memo(lambda: finding(snap.results), dependencies=[key])
     table = solara.use_memo(lambda: _ledger_html(snap), dependencies=[key])
     pool = solara.use_memo(lambda: _pool_html(snap), dependencies=[key])
@@ -480,8 +489,10 @@ def Economics(snap: Snapshot) -> None:
                 disabled=replicate_runs.pending,
                 classes=["st-replicate"],
             )
-            if replicate_runs.pending:
-                solara.ProgressLinear(True)
+            counts = replicate_progress.value
+            if replicate_runs.pending and counts is not None:
+                solara.ProgressLinear(100 * counts[0] / counts[1] if counts[0] else True)
+                solara.Text(f"{counts[0]} of {counts[1]} runs done", classes=["st-replicate-progress"])
         done = replicated.value
         if done is not None:
             priced = dev_hour_value(settings.value, done.value)  # the same field: valid, as above
