@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import time
+import tomllib
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -247,6 +248,21 @@ def test_economics_follow_the_developer_cost_and_replicate_with_an_interval(page
     assert "Economics over 5 seeds paired by seed" in text and "--replications 5" in text
     assert "wafer-distilled at $200 per developer-hour: net" in text and "95% CI" in text
     page.shot("economics")
+    page.assert_clean()
+
+
+def test_the_settings_export_as_a_scenario_file_and_a_command(page: Page) -> None:
+    page.type_into("horizon", "2")
+    page.page.get_by_text("Export these settings").click()
+    with page.page.expect_download() as download:
+        page.page.get_by_text("speedtrap-wafer-distilled.toml (arm wafer-distilled)").click()
+    exported = Path(download.value.path()).read_text()
+    assert "speedtrap run speedtrap-wafer-distilled.toml --seed 0" in exported
+    scenario = tomllib.loads(exported)
+    assert scenario["horizon_s"] == 7200.0 and list(scenario["backends"]) == ["wafer-distilled"]
+    page.page.get_by_text(
+        "speedtrap run experiments/scenarios/headline.toml --backend wafer-distilled"
+    ).wait_for()
     page.assert_clean()
 
 

@@ -23,6 +23,7 @@ import solara.lab
 
 from speedtrap.app.break_even import analytic_case, break_even_curve, break_even_figure
 from speedtrap.app.economics import arm_values, economics_lines, replicate, runs_of, value_source
+from speedtrap.app.export import Export, export_settings, file_name
 from speedtrap.app.figures import (
     cumulative_figure,
     finding,
@@ -311,6 +312,37 @@ def Controls() -> None:
         solara.Button("Run", on_click=on_run, color="primary", disabled=busy, classes=["st-run"])
         solara.Button("Step", on_click=on_step, disabled=busy, classes=["st-step"])
         solara.Button("Reset", on_click=on_reset, classes=["st-reset"])
+    ExportPanel()
+
+
+def _export_of(s: Settings) -> Export | str:
+    try:
+        return export_settings(s)
+    except ValueError as exc:
+        return str(exc)
+
+
+@solara.component
+def ExportPanel() -> None:
+    """These settings as one scenario file per arm (``speedtrap run FILE --seed S`` reproduces the
+    arm's run) and as the equivalent command lines."""
+    s = settings.value
+    export = solara.use_memo(lambda: _export_of(s), dependencies=[s])
+    with solara.Details("Export these settings (scenario TOML, command line)"):
+        if isinstance(export, str):
+            solara.Text(f"Nothing to export: {export}.", classes=["st-export-error"])
+            return
+        for name, text in export.files.items():
+            solara.FileDownload(
+                text,
+                filename=file_name(name),
+                label=f"{file_name(name)} (arm {name})",
+                mime_type="application/toml",
+            )
+        lines = [f"# {name}, seed {export.seed}\n{command}" for name, command in export.commands.items()]
+        if export.compare is not None:
+            lines.append(f"# both arms over {s.replications} seeds, with the economics\n{export.compare}")
+        solara.Markdown("```\n" + "\n".join(lines) + "\n```", style={"font-size": "11px"})
 
 
 def _ledger_html(snap: Snapshot) -> str:
