@@ -406,7 +406,10 @@ def BreakEvenMap() -> None:
     )
     if curve.pending:
         solara.ProgressLinear(True)
-        solara.Text("computing the break-even curve for this scenario (a few seconds, then cached)…")
+        solara.Text(
+            "computing the break-even curve for this scenario (about 20 evaluations of the mean-value "
+            "model: seconds on an idle machine, then cached)…"
+        )
     figure = break_even_figure(
         curve.value if curve.finished else None, marker, baseline=names[0], fast=names[-1]
     )
