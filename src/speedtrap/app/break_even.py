@@ -6,7 +6,8 @@ threshold instead of patience, one session at a time, ...), so the map is drawn 
 scenario *put under those rules*, and says so. The curve depends on the scenario and the two
 backends, not on the what-if sliders: it is computed once per scenario (cached;
 :func:`speedtrap.analysis.break_even.break_even_curve`, about 20 model evaluations, timed by
-benchmarks/bench_break_even.py) while the marker — the what-if speed-up and failure multiplier — moves as the sliders do.
+benchmarks/bench_break_even.py) while the marker — the what-if speed-up and failure multiplier —
+moves as the sliders do.
 """
 
 from __future__ import annotations
