@@ -231,8 +231,18 @@ def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]
 
 def _cell(value: Any) -> str:
     if isinstance(value, float):
-        return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+        return shown(value, ",.0f" if abs(value) >= 1000 else ".4g")
     return str(value)
+
+
+def shown(value: float, spec: str) -> str:
+    """``value`` formatted with ``spec`` for a table or a sentence: "n/a" where it has no value
+    (NaN) and "unbounded" where it is infinite, never "nan" or "inf"."""
+    if math.isnan(value):
+        return "n/a"
+    if math.isinf(value):
+        return "unbounded" if value > 0 else "-unbounded"
+    return format(value, spec)
 
 
 def count_of(amount: float, noun: str) -> str:

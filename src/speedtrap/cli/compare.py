@@ -33,6 +33,7 @@ from speedtrap.cli.common import (
     parse_set,
     print_json,
     print_table,
+    shown,
     writing,
 )
 
@@ -185,8 +186,8 @@ def print_differences(
             [
                 label,
                 record["arm"],
-                f"{scale * record['baseline_mean']:.4g}",
-                f"{scale * record['level_mean']:.4g}",
+                shown(scale * record["baseline_mean"], ".4g"),
+                shown(scale * record["level_mean"], ".4g"),
                 _difference(record, scale, suffix) + mark,
                 record["verdict"],
             ]
@@ -209,7 +210,7 @@ def print_differences(
                 v.arm,
                 f"{usd(v.net_usd_per_dev_day)} [{usd(v.net_ci_low)}, {usd(v.net_ci_high)}]",
                 usd(v.net_usd_per_dev_month),
-                f"{v.break_even_price_multiple:.2f}",
+                shown(v.break_even_price_multiple, ".2f"),
                 f"{v.break_even_usd_per_dev_hour:,.0f} ({v.pays})"
                 if not math.isnan(v.break_even_usd_per_dev_hour)
                 else v.pays,
