@@ -52,7 +52,15 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (schema in 
 ExecutorOption = Annotated[
     str, typer.Option("--executor", help="Where runs execute: serial, processes or dask.")
 ]
-WorkersOption = Annotated[int | None, typer.Option("--workers", min=1, help="Worker processes.")]
+MAX_REPLICATIONS = 100_000
+"""The most replications ``--replications`` takes (assumption: more is a typing slip — a sweep or a
+comparison of that many seeds runs for days — and a number past it ran until stopped)."""
+MAX_WORKERS = 1024
+"""The most worker processes ``--workers`` takes (assumption: more local processes than this is a
+typing slip, not a plan; a larger number overflowed the process pool with a traceback)."""
+WorkersOption = Annotated[
+    int | None, typer.Option("--workers", min=1, max=MAX_WORKERS, help="Worker processes.")
+]
 SchedulerOption = Annotated[
     str | None, typer.Option("--scheduler", help="Address of a running Dask scheduler (with dask).")
 ]

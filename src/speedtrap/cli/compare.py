@@ -19,6 +19,7 @@ from speedtrap.cli.common import (
     DEFAULT_SEED,
     DEMO_BACKENDS,
     JSON_SCHEMA_VERSION,
+    MAX_REPLICATIONS,
     JsonOption,
     SeedOption,
     bad_input_exits,
@@ -324,7 +325,13 @@ def compare(
         ),
     ] = None,
     replications: Annotated[
-        int, typer.Option("--replications", min=2, help="Seeds per arm (the same seeds on every arm).")
+        int,
+        typer.Option(
+            "--replications",
+            min=2,
+            max=MAX_REPLICATIONS,
+            help="Seeds per arm (the same seeds on every arm).",
+        ),
     ] = 10,
     seed: SeedOption = DEFAULT_SEED,
     quick: Annotated[
