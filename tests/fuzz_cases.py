@@ -73,6 +73,8 @@ BORDERLINE = ("0", "1e-300", "1.5", "0.0", "1", "2")
 """Values an option may accept or refuse; accepted, the output must be sane."""
 
 PARETO = ["pareto", "--model", "llama-3.1-8b", "--hardware", "h100-sxm"]
+FRACTIONAL = {"--weight-bytes", "--expert-bytes", "--kv-bytes", "--price-out"}
+"""The numeric options that take fractions; the others count."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,11 @@ class Numeric:
     option: str
     seed: bool = False
     runs_cheaply: bool = True
+
+    @property
+    def integer(self) -> bool:
+        """Whether the option counts (takes whole numbers)."""
+        return self.option not in FRACTIONAL
 
 
 NUMERIC_OPTIONS: tuple[Numeric, ...] = (

@@ -119,17 +119,17 @@ def _numbers() -> st.SearchStrategy[str]:
 
 
 def _must_refuse(option: Numeric, value: str) -> bool:
-    """Whether ``option`` must refuse ``value``: not a number, non-finite, negative or beyond 1e15
-    (a seed may be any integer of 0 or more)."""
+    """Whether ``option`` must refuse ``value``: not a number, non-finite, negative, beyond 1e15 (a
+    seed may be any integer of 0 or more) or, for a count, a fraction."""
     try:
         number = float(value) if not value.lstrip("-").isdigit() else int(value)
     except ValueError:
         return True
     if (isinstance(number, float) and not math.isfinite(number)) or number < 0:
         return True
-    if option.seed:
-        return not isinstance(number, int)
-    return abs(number) > 1e15
+    if isinstance(number, float) and not number.is_integer() and option.integer:
+        return True  # (an integral float such as 2.0 may be read as the integer)
+    return not option.seed and abs(number) > 1e15
 
 
 @st.composite
