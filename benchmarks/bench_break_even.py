@@ -9,8 +9,9 @@ computations (no cache), and counts the mean-value model's evaluations (``expect
   was computed before; each value of the gain now computed once);
 * the curve (``break_even_curve``): the baseline once, each m* bracketed around the previous one.
 
-Run: ``python benchmarks/bench_break_even.py [--repeat 3]``; it prints the median wall seconds of
-each, their evaluations and the largest difference between their values (within 2 × XTOL).
+Run: ``python benchmarks/bench_break_even.py [--repeat 3]``; it prints the median wall and CPU
+seconds of each (on a busy machine the CPU seconds are what an idle one's wall time would be), their
+evaluations and the largest difference between their values (within 2 × XTOL).
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from speedtrap.app.break_even import SPEEDUPS, XTOL, analytic_case
 from speedtrap.app.settings import Settings, build_arms
 
 
-def counted(run: Callable[[], list[float]]) -> tuple[list[float], int, float]:
-    """(values, model evaluations, wall seconds) of ``run()``."""
+def counted(run: Callable[[], list[float]]) -> tuple[list[float], int, float, float]:
+    """(values, model evaluations, wall seconds, CPU seconds) of ``run()``."""
     calls = 0
     model = break_even.expected_task_time
 
@@ -38,9 +39,9 @@ def counted(run: Callable[[], list[float]]) -> tuple[list[float], int, float]:
 
     break_even.expected_task_time = counting  # type: ignore[assignment]
     try:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         values = run()
-        return values, calls, time.perf_counter() - start
+        return values, calls, time.perf_counter() - start, time.process_time() - cpu
     finally:
         break_even.expected_task_time = model  # type: ignore[assignment]
 
@@ -68,12 +69,16 @@ def main(argv: list[str] | None = None) -> None:
         runs = [counted(way) for _ in range(args.repeat)]
         values[name] = runs[0][0]
         wall = statistics.median(r[2] for r in runs)
-        print(f"{name:<26} {wall:6.2f} s wall (median of {args.repeat})  {runs[0][1]:3d} model evaluations")
+        cpu = statistics.median(r[3] for r in runs)
+        print(
+            f"{name:<26} {wall:6.2f} s wall  {cpu:6.2f} s CPU (medians of {args.repeat})  "
+            f"{runs[0][1]:3d} model evaluations"
+        )
     first, second = values.values()
     gap = max(abs(a - b) for a, b in zip(first, second, strict=True))
     print(f"m* at {', '.join(f'{s:g}x' for s in SPEEDUPS)}: {', '.join(f'{m:.3f}' for m in second)}")
     print(f"largest difference between the two: {gap:.4f} (each within XTOL = {XTOL:g} of m*)")
-    print("(an idle machine gives comparable numbers; a busy one takes several times longer)")
+    print("(on an idle machine the wall time is about the CPU time; a busy one takes several times longer)")
 
 
 if __name__ == "__main__":
