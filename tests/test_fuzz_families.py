@@ -146,7 +146,19 @@ def magnitude_cases(draw: Any, inputs: dict[str, Path], out: Path) -> Case:
         value = draw(st.sampled_from(MUST_REFUSE))  # a run too long for a fuzz case
         refuse = True
     argv = [*fill(option.argv, inputs, out), option.option, value]
-    return Case("magnitudes", argv, [option.option], may_succeed=not refuse, echoed={value.lstrip("+-")})
+    return Case("magnitudes", argv, [option.option], may_succeed=not refuse, echoed=_echoes(value))
+
+
+def _echoes(value: str) -> set[str]:
+    """How an output may repeat ``value`` (an integral float such as 5.0 as the integer 5)."""
+    echoes = {value.lstrip("+-")}
+    try:
+        number = float(value)
+    except ValueError:
+        return echoes
+    if number.is_integer():
+        echoes.add(str(abs(int(number))))
+    return echoes
 
 
 @st.composite
