@@ -24,17 +24,17 @@ def test_the_curve_agrees_with_a_solve_from_scratch_at_each_speed_up() -> None:
     for new, old in zip(curve, previous, strict=True):
         assert abs(new - old) <= 2 * XTOL  # both within XTOL of the same root
     target = expected_task_time(HEADLINE).tasks_per_dev_day
-    for speedup, m_star in zip(SPEEDUPS[1:], curve[1:], strict=True):  # the first is checked above
+
+    def tasks(speedup: float, m: float) -> float:
         base, spec = backends_compared(HEADLINE, None, fast, speedup, 1.0)
+        multiplier = base.quality.failure_multiplier * m
+        return expected_task_time(
+            HEADLINE, spec.with_overrides({"quality.failure_multiplier": multiplier})
+        ).tasks_per_dev_day
 
-        def tasks(m: float) -> float:
-            multiplier = base.quality.failure_multiplier * m
-            return expected_task_time(
-                HEADLINE, spec.with_overrides({"quality.failure_multiplier": multiplier})
-            ).tasks_per_dev_day
-
+    for speedup, m_star in zip(SPEEDUPS[1:], curve[1:], strict=True):  # the first is checked above
         # m* is within XTOL of the root: the fast backend pays just below it and not just above
-        assert tasks(m_star - XTOL) >= target >= tasks(m_star + XTOL), speedup
+        assert tasks(speedup, m_star - XTOL) >= target >= tasks(speedup, m_star + XTOL), speedup
 
 
 def test_all_or_nothing_ends_are_the_same() -> None:
