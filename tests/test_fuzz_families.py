@@ -97,7 +97,10 @@ def record(exc: AssertionError, family: str) -> None:
 
 def check(case: Case) -> None:
     try:
-        outcome = judge(case, invoke(case.argv))
+        with tempfile.TemporaryDirectory() as scratch, pytest.MonkeyPatch.context() as patch:
+            patch.chdir(scratch)  # what a relative or empty path writes lands there, and goes
+            result = invoke(case.argv)
+        outcome = judge(case, result)
     except AssertionError as exc:
         record(exc, case.family)
         return
@@ -256,7 +259,7 @@ TARGETS = ("directory", "file", "under-file", "read-only", "dev-full", "long-nam
 WRITABLE = {
     "file": {"file", "unknown-extension", "missing-parents"},
     "figure": {"file", "missing-parents"},
-    "dir": {"directory", "missing-parents"},
+    "dir": {"directory", "missing-parents", "empty"},  # typer reads an empty path as "."
 }
 """Targets an option of each kind may write (the others must be refused)."""
 REFUSED_UP_FRONT = {

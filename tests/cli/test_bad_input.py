@@ -80,6 +80,7 @@ def test_files_that_are_not_utf8_or_toml_or_too_deep_are_named(tmp_path: Path) -
         (["sweep", "x.toml", "--replications", "99999999999999999999"], "--replications"),
         (["validate", "workflow", "--replications", "99999999999999999999"], "--replications"),
         (["validate", "workflow", "--seed", "-1"], "--seed"),
+        (["fit", "x.csv", "--out", ""], "--out ."),  # typer reads an empty path as "."
         (
             ["pareto", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--price-out", "1e-300"],
             "--price-out",
