@@ -247,7 +247,7 @@ TARGET_OPTIONS: dict[str, tuple[tuple[str, ...], str, str]] = {
     "run-trace": (("run", "{scenario}", "--trace"), "file", "--trace"),
     "run-export": (("run", "{scenario}", "--export"), "dir", "--export"),
     "compare-figure": (("compare", "{scenario}", "--backend", "gpu-batched", "--backend", "gpu-fast",
-                        "--replications", "2", "--figure"), "figure", "--figure"),
+                        "--replications", "2", "--figure"), "stem", "--figure"),
     "fit-out": (("fit", "{sessions}", "--out"), "file", "--out"),
     "fit-figures": (("fit", "{sessions}", "--out", "{out}/fitted.toml", "--figures"), "figure", "--figures"),
     "sweep-results": (("sweep", "{experiment}", "--results-dir"), "dir", "--results-dir"),
@@ -259,9 +259,12 @@ TARGETS = ("directory", "file", "under-file", "read-only", "dev-full", "long-nam
 WRITABLE = {
     "file": {"file", "unknown-extension", "missing-parents"},
     "figure": {"file", "missing-parents"},
-    "dir": {"directory", "missing-parents", "empty"},  # typer reads an empty path as "."
+    "stem": {"file", "missing-parents", "unknown-extension"},
+    "dir": {"directory", "missing-parents", "empty", "unknown-extension"},  # typer reads "" as "."
 }
-"""Targets an option of each kind may write (the others must be refused)."""
+"""Targets an option of each kind may write (the others must be refused): a file, a figure whose
+extension says its format, a stem (``compare --figure``: STEM.png and STEM.svg, whatever the
+extension given) or a directory (any name)."""
 REFUSED_UP_FRONT = {
     "dir-refused": ("file", "under-file", "read-only", "dev-full", "long-name", "long-parent"),
     "figure-refused": (
@@ -276,6 +279,8 @@ REFUSED_UP_FRONT = {
 """The targets drawn for the options of commands too long for a fuzz case (demo, validate serving):
 those refused before anything runs (a writable target would run the command; /dev/full fails only
 when written, after the run)."""
+NOT_DRAWN = {"stem": ("dev-full",)}
+"""Targets not drawn for an option kind: ``compare --figure /dev/full`` would write /dev/full.png."""
 
 
 def _target(kind: str, out: Path, option_kind: str) -> tuple[str, Path | None]:
@@ -302,7 +307,8 @@ def _target(kind: str, out: Path, option_kind: str) -> tuple[str, Path | None]:
 def target_cases(draw: Any, inputs: dict[str, Path], out: Path) -> tuple[Case, Path | None]:
     name = draw(st.sampled_from(sorted(TARGET_OPTIONS)))
     argv, option_kind, option = TARGET_OPTIONS[name]
-    kind = draw(st.sampled_from(REFUSED_UP_FRONT.get(option_kind, TARGETS)))
+    targets = REFUSED_UP_FRONT.get(option_kind, TARGETS)
+    kind = draw(st.sampled_from([t for t in targets if t not in NOT_DRAWN.get(option_kind, ())]))
     path, frozen = _target(kind, out, option_kind)
     if frozen is not None:
         frozen.mkdir()
