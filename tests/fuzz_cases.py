@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -135,6 +136,55 @@ TRACE_WINDOWS = (
 )
 """``run --trace-window START:END`` values that must be refused (an empty side is documented: from
 0, or to the end)."""
+
+
+# --- files in other encodings and nested deep ----------------------------------------------------
+
+
+def encoded(draw: Any, text: str) -> bytes:
+    """``text`` as a file that is not UTF-8 (or is, with a byte-order mark): another encoding, or
+    bytes that no UTF-8 text holds, at a drawn place."""
+    kind = draw(
+        st.sampled_from(
+            ["latin-1", "cp1252", "utf-16", "utf-16-le", "bom", "high", "nul", "overlong", "surrogate", "cut"]
+        )
+    )
+    lines = text.splitlines(keepends=True)
+    at = draw(st.integers(0, len(lines)))
+    if kind in ("latin-1", "cp1252"):
+        insert = "# café “quoted”\n" if kind == "cp1252" else "# café\n"
+        return "".join([*lines[:at], insert, *lines[at:]]).encode(kind)
+    if kind in ("utf-16", "utf-16-le"):
+        return text.encode(kind)
+    if kind == "bom":
+        return b"\xef\xbb\xbf" + text.encode()
+    data = text.encode()
+    offset = draw(st.integers(0, len(data)))
+    junk = {
+        "high": bytes(draw(st.lists(st.integers(0x80, 0xFF), min_size=1, max_size=4))),
+        "nul": b"\x00",
+        "overlong": b"\xc0\xaf",
+        "surrogate": b"\xed\xa0\x80",
+        "cut": "é".encode()[:1],
+    }[kind]
+    return data[:offset] + junk + data[offset:]
+
+
+def deeply_nested(draw: Any, suffix: str) -> str:
+    """A line nested to a drawn depth, as the file kind ``suffix`` nests: arrays, inline tables,
+    dotted keys, table headers and arrays of tables of ``deepkey``."""
+    depth = draw(st.sampled_from([10, 100, 500, 999, 1000, 1001, 2000, 5000, 20000, 100000]))
+    if suffix in (".csv", ".jsonl"):
+        return "[" * depth + "]" * depth + "\n"
+    kind = draw(st.sampled_from(["array", "inline", "dotted", "header", "array-of-tables"]))
+    key = ".".join(["deepkey"] * depth)
+    return {
+        "array": "deepkey = " + "[" * depth + "]" * depth + "\n",
+        "inline": "deepkey = " + "{ deepkey = " * depth + "1" + " }" * depth + "\n",
+        "dotted": f"{key} = 1\n",
+        "header": f"[{key}]\nx = 1\n",
+        "array-of-tables": f"[[{key}]]\nx = 1\n",
+    }[kind]
 
 
 # --- judging an outcome -------------------------------------------------------------------------

@@ -35,6 +35,8 @@ from fuzz_cases import (
     Case,
     Hang,
     Numeric,
+    deeply_nested,
+    encoded,
     invoke,
     judge,
     named_error,
@@ -185,48 +187,6 @@ ROLES: dict[str, tuple[str, tuple[str, ...]]] = {
 }  # fmt: skip
 
 
-def _encode(draw: Any, text: str) -> bytes:
-    kind = draw(
-        st.sampled_from(
-            ["latin-1", "cp1252", "utf-16", "utf-16-le", "bom", "high", "nul", "overlong", "surrogate", "cut"]
-        )
-    )
-    lines = text.splitlines(keepends=True)
-    at = draw(st.integers(0, len(lines)))
-    if kind in ("latin-1", "cp1252"):
-        insert = "# café “quoted”\n" if kind == "cp1252" else "# café\n"
-        return "".join([*lines[:at], insert, *lines[at:]]).encode(kind)
-    if kind in ("utf-16", "utf-16-le"):
-        return text.encode(kind)
-    if kind == "bom":
-        return b"\xef\xbb\xbf" + text.encode()
-    data = text.encode()
-    offset = draw(st.integers(0, len(data)))
-    junk = {
-        "high": bytes(draw(st.lists(st.integers(0x80, 0xFF), min_size=1, max_size=4))),
-        "nul": b"\x00",
-        "overlong": b"\xc0\xaf",
-        "surrogate": b"\xed\xa0\x80",
-        "cut": "é".encode()[:1],
-    }[kind]
-    return data[:offset] + junk + data[offset:]
-
-
-def _deep(draw: Any, suffix: str) -> str:
-    depth = draw(st.sampled_from([10, 100, 500, 999, 1000, 1001, 2000, 5000, 20000, 100000]))
-    if suffix in (".csv", ".jsonl"):
-        return "[" * depth + "]" * depth + "\n"
-    kind = draw(st.sampled_from(["array", "inline", "dotted", "header", "array-of-tables"]))
-    key = ".".join(["deepkey"] * depth)
-    return {
-        "array": "deepkey = " + "[" * depth + "]" * depth + "\n",
-        "inline": "deepkey = " + "{ deepkey = " * depth + "1" + " }" * depth + "\n",
-        "dotted": f"{key} = 1\n",
-        "header": f"[{key}]\nx = 1\n",
-        "array-of-tables": f"[[{key}]]\nx = 1\n",
-    }[kind]
-
-
 @st.composite
 def file_cases(draw: Any, inputs: dict[str, Path], out: Path, family: str) -> Case:
     role = draw(st.sampled_from(sorted(ROLES)))
@@ -234,9 +194,9 @@ def file_cases(draw: Any, inputs: dict[str, Path], out: Path, family: str) -> Ca
     path = inputs[kind]
     text = path.read_text(encoding="utf-8")
     if family == "encodings":
-        path.write_bytes(_encode(draw, text))
+        path.write_bytes(encoded(draw, text))
     else:
-        deep = _deep(draw, path.suffix)
+        deep = deeply_nested(draw, path.suffix)
         path.write_text(deep + text if draw(st.booleans()) else text + "\n" + deep, encoding="utf-8")
     return Case(family, fill(argv, inputs, out), [path.name, "deepkey"], may_succeed=True)
 
@@ -283,21 +243,37 @@ NOT_DRAWN = {"stem": ("dev-full",)}
 """Targets not drawn for an option kind: ``compare --figure /dev/full`` would write /dev/full.png."""
 
 
-def _target(kind: str, out: Path, option_kind: str) -> tuple[str, Path | None]:
+NAME_CHARACTERS = "abcxyzABC0189_-. éü漢+=,@"
+"""Characters of the drawn file names (any a Linux file name may hold but the separator)."""
+
+
+def _name(draw: Any) -> str:
+    name = draw(st.text(alphabet=NAME_CHARACTERS, min_size=1, max_size=24))
+    return "n" + name.strip()  # not ".", "..", hidden or blank
+
+
+def _target(draw: Any, kind: str, out: Path, option_kind: str) -> tuple[str, Path | None]:
     """(the path, a directory to make read-only or None)."""
-    suffix = ".png" if option_kind.startswith("figure") else ".json"
-    existing_file = out / f"existing{suffix}"
+    figure = option_kind.startswith("figure")
+    suffix = draw(st.sampled_from([".png", ".svg", ".pdf"] if figure else [".json", ".toml", ".out"]))
+    stem = _name(draw)
+    existing_file = out / f"existing-{stem}{suffix}"
     existing_file.write_text("x")
+    parents = [_name(draw) for _ in range(draw(st.integers(1, 4)))]
+    long = draw(st.integers(256, 600))
     return {
         "directory": (str(out), None),
         "file": (str(existing_file), None),
-        "under-file": (str(existing_file / f"below{suffix}"), None),
-        "read-only": (str(out / "frozen" / f"inside{suffix}"), out / "frozen"),
+        "under-file": (str(existing_file.joinpath(*parents[1:], f"{stem}{suffix}")), None),
+        "read-only": (str(out / "frozen" / f"{stem}{suffix}"), out / "frozen"),
         "dev-full": ("/dev/full", None),
-        "long-name": (str(out / ("x" * 300 + suffix)), None),
-        "long-parent": (str(out / ("d" * 300) / f"inside{suffix}"), None),
-        "unknown-extension": (str(out / "name.xyz"), None),
-        "missing-parents": (str(out / "a" / "b" / f"inside{suffix}"), None),
+        "long-name": (str(out / ("x" * long + suffix)), None),
+        "long-parent": (str(out / ("d" * long) / f"{stem}{suffix}"), None),
+        "unknown-extension": (
+            str(out / (stem + draw(st.sampled_from([".xyz", ".pngx", ".tar.gz", ".png.bak", ".j"])))),
+            None,
+        ),
+        "missing-parents": (str(out.joinpath(*parents, f"{stem}{suffix}")), None),
         "empty": ("", None),
         "proc": ("/proc/version", None),
     }[kind]
@@ -309,7 +285,7 @@ def target_cases(draw: Any, inputs: dict[str, Path], out: Path) -> tuple[Case, P
     argv, option_kind, option = TARGET_OPTIONS[name]
     targets = REFUSED_UP_FRONT.get(option_kind, TARGETS)
     kind = draw(st.sampled_from([t for t in targets if t not in NOT_DRAWN.get(option_kind, ())]))
-    path, frozen = _target(kind, out, option_kind)
+    path, frozen = _target(draw, kind, out, option_kind)
     if frozen is not None:
         frozen.mkdir()
     ok = kind in WRITABLE.get(option_kind, set())
@@ -562,14 +538,14 @@ def test_many_encodings(tmp_path: Path, data: Any) -> None:
 
 
 @pytest.mark.slow
-@slow(350)
+@slow(400)
 @given(data=st.data())
 def test_many_nestings(tmp_path: Path, data: Any) -> None:
     files(tmp_path, data, "nesting")
 
 
 @pytest.mark.slow
-@slow(550)
+@slow(700)
 @given(data=st.data())
 def test_many_output_paths(tmp_path: Path, data: Any) -> None:
     targets(tmp_path, data)
