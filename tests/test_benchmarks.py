@@ -79,3 +79,25 @@ def test_the_command_line_starts_without_the_heavy_libraries() -> None:
     bench = load("bench_cli")
     count, heavy = bench.imported_modules()
     assert heavy == [] and count < 600  # Mesa, scipy.stats, matplotlib, seaborn and pandas load on use
+
+
+def test_bench_break_even_counts_the_models_evaluations() -> None:
+    bench = load("bench_break_even")
+    from speedtrap.analysis.mean_value import ANALYTIC_RULES
+    from speedtrap.config import Scenario
+
+    scenario = Scenario().with_overrides(ANALYTIC_RULES)
+    values, calls, wall, cpu = bench.counted(
+        lambda: [bench.break_even.expected_task_time(scenario).total_s] * 2
+    )
+    assert calls == 1 and len(values) == 2 and values[0] > 0 and wall >= 0 and cpu >= 0
+    from speedtrap.analysis.task_model import expected_task_time
+
+    assert bench.break_even.expected_task_time is expected_task_time  # the model is put back
+
+
+@pytest.mark.slow
+def test_bench_break_even_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    load("bench_break_even").main(["--repeat", "1"])
+    out = capsys.readouterr().out
+    assert "model evaluations" in out and "largest difference between the two" in out

@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import time
+import tomllib
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -213,6 +214,21 @@ def test_step_advances_one_chunk_and_reset_clears(page: Page) -> None:
     page.assert_clean()
 
 
+def test_a_running_run_shows_its_progress_and_a_partial_view_not_the_hint(page: Page) -> None:
+    page.type_into("horizon", "24")  # three developer-days: a run of several seconds
+    page.page.locator(".st-run").click()
+    running = page.page.locator(".st-running")
+    running.wait_for()
+    page.page.locator(".st-finding").wait_for()  # the first chunk's views, while the run goes on
+    assert page.page.get_by_text("Choose a scenario and backends").count() == 0
+    assert " of 24 h simulated (" in running.inner_text()
+    assert page.page.locator(".st-done").count() == 0
+    page.shot("running")
+    page.page.locator(".st-done").wait_for()
+    assert page.page.get_by_text("Choose a scenario and backends").count() == 0
+    page.assert_clean()
+
+
 def test_economics_follow_the_developer_cost_and_replicate_with_an_interval(page: Page) -> None:
     assert "BLS" in page.page.locator(".st-value-source").inner_text()
     page.type_into("horizon", "1")
@@ -232,6 +248,21 @@ def test_economics_follow_the_developer_cost_and_replicate_with_an_interval(page
     assert "Economics over 5 seeds paired by seed" in text and "--replications 5" in text
     assert "wafer-distilled at $200 per developer-hour: net" in text and "95% CI" in text
     page.shot("economics")
+    page.assert_clean()
+
+
+def test_the_settings_export_as_a_scenario_file_and_a_command(page: Page) -> None:
+    page.type_into("horizon", "2")
+    page.page.get_by_text("Export these settings").click()
+    with page.page.expect_download() as download:
+        page.page.get_by_text("speedtrap-wafer-distilled.toml (arm wafer-distilled)").click()
+    exported = Path(download.value.path()).read_text()
+    assert "speedtrap run speedtrap-wafer-distilled.toml --seed 0" in exported
+    scenario = tomllib.loads(exported)
+    assert scenario["horizon_s"] == 7200.0 and list(scenario["backends"]) == ["wafer-distilled"]
+    page.page.get_by_text(
+        "speedtrap run experiments/scenarios/headline.toml --backend wafer-distilled"
+    ).wait_for()
     page.assert_clean()
 
 

@@ -74,6 +74,22 @@ def test_files_that_are_not_utf8_or_toml_or_too_deep_are_named(tmp_path: Path) -
         ),
         (["compare", "--backend", "gpu-batched", "--arm", "x:", "--quick"], "--arm 'x:'"),
         (["run", "--set", "developer.checkin_random=yes", "--set", "horizon_s=60"], "checkin_random"),
+        (["sweep", "x.toml", "--executor", "processes", "--workers", "99999999999999999999"], "--workers"),
+        (["claims", "--quick", "--workers", "99999999999999999999"], "--workers"),
+        (["compare", "--backend", "gpu-batched", "--replications", "99999999999999999999"], "--replications"),
+        (["sweep", "x.toml", "--replications", "99999999999999999999"], "--replications"),
+        (["validate", "workflow", "--replications", "99999999999999999999"], "--replications"),
+        (["validate", "workflow", "--seed", "-1"], "--seed"),
+        (["fit", "x.csv", "--out", ""], "--out ."),  # typer reads an empty path as "."
+        (
+            ["pareto", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--price-out", "1e-300"],
+            "--price-out",
+        ),
+        (["pareto", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--kv-bytes", "123"], "--kv-bytes"),
+        (
+            ["pareto", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--weight-bytes", "1e300"],
+            "--weight-bytes",
+        ),
     ],
 )
 def test_nonsense_is_refused_naming_the_option(args: list[str], option: str) -> None:

@@ -55,3 +55,36 @@ def test_a_ctrl_c_in_any_command_is_one_line(monkeypatch: pytest.MonkeyPatch) ->
     result = CliRunner().invoke(app, ["run", "--set", "horizon_s=60"])
     assert result.exit_code == 130
     assert result.output.strip() == "interrupted"
+
+
+def test_a_ctrl_c_while_typer_builds_or_parses_the_command_line_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Outside a command, typer ends a Ctrl-C with status 130 and no word (or, while it builds the
+    command tree, lets it through as a traceback): the entry point says it in one line."""
+    import typer.main
+
+    from speedtrap.cli import main
+    from speedtrap.cli.help import HelpGroup
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sys, "argv", ["speedtrap", "backends"])
+    with monkeypatch.context() as patch:
+        patch.setattr(HelpGroup, "parse_args", interrupted)
+        with pytest.raises(SystemExit) as parsing:
+            main()
+    assert parsing.value.code == 130 and capsys.readouterr().err == "interrupted\n"
+    with monkeypatch.context() as patch:
+        patch.setattr(typer.main, "get_command", interrupted)
+        with pytest.raises(SystemExit) as building:
+            main()
+    assert building.value.code == 130 and capsys.readouterr().err == "interrupted while starting\n"
+    monkeypatch.setattr(sys, "argv", ["speedtrap", "run", "--set", "horizon_s=60"])
+    import speedtrap.models.workflow
+
+    monkeypatch.setattr(speedtrap.models.workflow, "simulate", interrupted)
+    with pytest.raises(SystemExit) as running:
+        main()
+    assert running.value.code == 130 and capsys.readouterr().err == "interrupted\n"  # said once

@@ -12,7 +12,7 @@ from speedtrap.config import Scenario
 from speedtrap.experiments.ensemble import choose_members, default_ensemble_path, member_overrides
 
 runner = CliRunner()
-SMALL = ["--set", "developers=2", "--set", "horizon_s=7200"]
+SMALL = ["--set", "developers=2", "--set", "horizon_s=28800"]
 ARMS = ["compare", "--backend", "gpu-batched", "--backend", "wafer-distilled"]
 MEMBERS = (
     "member,developer.attention.patience_s.median,developer.review.detect_prob,developer.delegated_fraction\n"

@@ -64,3 +64,24 @@ def test_scenario_and_experiment_files_go_through_the_reader(tmp_path: Path) -> 
     experiment.write_text('name = "e"\nscenario = "s.toml"\n', encoding="utf-8")
     with pytest.raises(ValueError, match=r"scenario file .*s\.toml: not UTF-8"):
         Experiment.from_toml(experiment)
+
+
+@pytest.mark.parametrize("form", ["{key} = 1", "[{key}]\nx = 1", "[[{key}]]\nx = 1", "x = {{ {key} = 1 }}"])
+def test_a_key_of_too_many_dotted_parts_is_refused_before_parsing(form: str) -> None:
+    """tomllib's time and memory grow with the square of a dotted key's parts: 100,000 parts is
+    refused at once, as nesting too deep, instead of parsing for minutes in gigabytes."""
+    key = ".".join(["deep"] * 100_000)
+    with pytest.raises(TomlFileError, match=f"deep.toml: nested deeper than {MAX_NESTING} levels"):
+        parse_toml(form.format(key=key), source="deep.toml")
+    quoted = ".".join(['"deep"'] * (MAX_NESTING + 1))
+    with pytest.raises(TomlFileError, match="nested deeper"):
+        parse_toml(f"{quoted} = 1", source="deep.toml")
+
+
+def test_dots_in_values_and_short_keys_are_fine() -> None:
+    text = 'a = "x.y.z"\nb = 1.5\n[tables.one]\nc.d = 2\n'
+    assert parse_toml(text, source="ok.toml") == {
+        "a": "x.y.z",
+        "b": 1.5,
+        "tables": {"one": {"c": {"d": 2}}},
+    }

@@ -158,8 +158,13 @@ def test_the_wrong_kind_of_file_in_the_results_path_is_one_line_naming_it(
 
 @pytest.mark.parametrize(
     "damage",
-    [lambda text: text[:300].encode(), lambda text: b"\xff\xfe{", lambda text: b"[1, 2]"],
-    ids=["truncated", "not-utf-8", "not-an-object"],
+    [
+        lambda text: text[:300].encode(),
+        lambda text: b"\xff\xfe{",
+        lambda text: b"[1, 2]",
+        lambda text: b"[" * 100_000 + b"]" * 100_000,
+    ],
+    ids=["truncated", "not-utf-8", "not-an-object", "nested-too-deep"],
 )
 def test_a_damaged_spec_json_names_the_file_and_what_to_do(
     spec: Experiment, spec_file: Path, tmp_path: Path, damage: Callable[[str], bytes]
@@ -180,8 +185,14 @@ def test_a_damaged_spec_json_names_the_file_and_what_to_do(
 
 @pytest.mark.parametrize(
     "bad_line",
-    [b"\xff\xfe\x00 not text", b'{"point": 0, "replication": 1}', b"[1, 2]", b'{"point": "x"}'],
-    ids=["not-utf-8", "no-seed", "not-an-object", "not-a-number"],
+    [
+        b"\xff\xfe\x00 not text",
+        b'{"point": 0, "replication": 1}',
+        b"[1, 2]",
+        b'{"point": "x"}',
+        b"[" * 100_000 + b"]" * 100_000,
+    ],
+    ids=["not-utf-8", "no-seed", "not-an-object", "not-a-number", "nested-too-deep"],
 )
 def test_a_damaged_journal_is_quarantined_with_one_warning_and_the_sweep_resumes(
     spec: Experiment, spec_file: Path, tmp_path: Path, bad_line: bytes

@@ -4,8 +4,10 @@ The mean-value model (:mod:`speedtrap.analysis.mean_value`) covers scenarios und
 (:data:`~speedtrap.analysis.mean_value.ANALYTIC_RULES`: tasks sized by difficulty, a fixed flow
 threshold instead of patience, one session at a time, ...), so the map is drawn for the current
 scenario *put under those rules*, and says so. The curve depends on the scenario and the two
-backends, not on the what-if sliders: it is computed once per scenario (cached, a few seconds)
-while the marker — the what-if speed-up and failure multiplier — moves as the sliders do.
+backends, not on the what-if sliders: it is computed once per scenario (cached;
+:func:`speedtrap.analysis.break_even.break_even_curve`, about 20 model evaluations, timed by
+benchmarks/bench_break_even.py) while the marker — the what-if speed-up and failure multiplier —
+moves as the sliders do.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from speedtrap.analysis.mean_value import ANALYTIC_RULES, break_even_failure_multiplier, scope_problems
+from speedtrap.analysis.break_even import break_even_curve as curve_points
+from speedtrap.analysis.mean_value import ANALYTIC_RULES, scope_problems
 from speedtrap.config.backend import Backend
 from speedtrap.config.scenario import NO_AI, Scenario
 
@@ -49,10 +52,7 @@ def _curve(scenario_json: str, baseline_json: str, fast_json: str) -> tuple[floa
     scenario = Scenario.model_validate_json(scenario_json)
     baseline = Backend.model_validate_json(baseline_json)
     fast = Backend.model_validate_json(fast_json)
-    return tuple(
-        break_even_failure_multiplier(scenario, speedup=s, baseline=baseline, fast=fast, xtol=XTOL)
-        for s in SPEEDUPS
-    )
+    return tuple(curve_points(scenario, SPEEDUPS, baseline=baseline, fast=fast, xtol=XTOL))
 
 
 def break_even_curve(scenario: Scenario, baseline: Backend, fast: Backend) -> pd.DataFrame:

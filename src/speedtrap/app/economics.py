@@ -10,7 +10,7 @@ without running again.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 
 import pandas as pd
@@ -51,15 +51,24 @@ def runs_of(results: Mapping[str, RunResult], seed: int) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(RUN_COLUMNS))
 
 
-def replicate(scenarios: Mapping[str, Scenario], seed: int, replications: int) -> pd.DataFrame:
+def replicate(
+    scenarios: Mapping[str, Scenario],
+    seed: int,
+    replications: int,
+    *,
+    on_run: Callable[[int, int], None] | None = None,
+) -> pd.DataFrame:
     """Every arm on the same ``replications`` seeds spawned from ``seed`` (common random numbers;
     :func:`speedtrap.experiments.seeds.replication_seeds`, as ``speedtrap compare``): one row per
-    arm × seed with :data:`RUN_COLUMNS`."""
+    arm × seed with :data:`RUN_COLUMNS`. ``on_run(runs done, runs)`` is called after each run."""
     rows = []
+    total = replications * len(scenarios)
     for s in replication_seeds(seed, replications):
         for arm, scenario in scenarios.items():
             summary = simulate_summary(scenario, s)
             rows.append({"arm": arm, "seed": s} | {k: summary[k] for k in RUN_COLUMNS[2:]})
+            if on_run is not None:
+                on_run(len(rows), total)
     return pd.DataFrame(rows, columns=list(RUN_COLUMNS))
 
 

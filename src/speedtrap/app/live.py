@@ -16,10 +16,13 @@ from speedtrap.config.scenario import Scenario
 from speedtrap.models.results import RunResult
 from speedtrap.models.workflow import WorkflowModel
 
-__all__ = ["CHUNKS_PER_RUN", "LiveComparison", "Snapshot"]
+__all__ = ["CHUNKS_PER_RUN", "HINT", "LiveComparison", "Snapshot", "View", "view_of"]
 
 CHUNKS_PER_RUN = 24
 """A run is shown in this many steps of equal simulated time."""
+
+HINT = "Choose a scenario and backends, then Run (to the end) or Step (one chunk at a time)."
+"""What the page says before anything has run (and only then)."""
 
 
 @dataclass(frozen=True)
@@ -76,3 +79,37 @@ class LiveComparison:
             horizon_s=self.horizon_s,
             results={name: model.result() for name, model in self.models.items()},
         )
+
+
+@dataclass(frozen=True)
+class View:
+    """What the page shows: a ``state`` (idle, starting, running, paused or done), a status line
+    with the progress, and the snapshot to draw (None before the first chunk has ended)."""
+
+    state: str
+    status: str
+    snapshot: Snapshot | None
+
+
+def view_of(comparison: LiveComparison | None, snapshot: Snapshot | None, *, running: bool) -> View:
+    """The page's view of a run: the hint only when there is no run; while one runs, the simulated
+    time it has reached of its horizon (hours) and, when the views drawn lag behind it (they are
+    redrawn about once a second), the time they show; the views of the latest snapshot drawn."""
+    if comparison is None:
+        return View("idle", HINT, None)
+    now_s, horizon_s = comparison.now_s, comparison.horizon_s
+    share = now_s / horizon_s if horizon_s > 0 else 1.0
+    if snapshot is None and running:
+        state = "starting"
+    elif comparison.done and (snapshot is None or snapshot.done):
+        state = "done"
+    else:
+        state = "running" if running else "paused"
+    shown = "running" if state == "starting" else state
+    line = f"{shown}: {now_s / 3600:.2f} of {horizon_s / 3600:g} h simulated ({100 * share:.0f}%)"
+    if snapshot is None:
+        if state == "starting":
+            line += f"; the views appear when the first {comparison.chunk_s / 3600:.2f} h are simulated"
+    elif snapshot.now_s < now_s:
+        line += f"; the views show the first {snapshot.now_s / 3600:.2f} h"
+    return View(state, line, snapshot)

@@ -23,6 +23,7 @@ import solara.lab
 
 from speedtrap.app.break_even import analytic_case, break_even_curve, break_even_figure
 from speedtrap.app.economics import arm_values, economics_lines, replicate, runs_of, value_source
+from speedtrap.app.export import Export, export_settings, file_name
 from speedtrap.app.figures import (
     cumulative_figure,
     finding,
@@ -32,7 +33,7 @@ from speedtrap.app.figures import (
     pool_frame,
     timeline_figure,
 )
-from speedtrap.app.live import LiveComparison, Snapshot
+from speedtrap.app.live import LiveComparison, Snapshot, view_of
 from speedtrap.app.settings import (
     NO_BACKEND,
     POLICY_CHOICES,
@@ -85,6 +86,8 @@ class Replicated:
 
 
 replicated: solara.Reactive[Replicated | None] = solara.reactive(None)
+replicate_progress: solara.Reactive[tuple[int, int] | None] = solara.reactive(None)
+"""(runs done, runs) of the replication under way."""
 
 
 def update(**changes: Any) -> None:
@@ -112,8 +115,8 @@ def start() -> bool:
 def run_to_end() -> None:
     """Advance the current comparison chunk by chunk to its horizon. The views are redrawn with a
     chunk's snapshot when :data:`REDRAW_EVERY_S` of wall time has passed since the last redraw
-    ended (and at the end), so that a fast run is not slowed down by drawing every chunk; the
-    progress bar moves every chunk."""
+    ended (after the first chunk at once, and at the end), so that a fast run is not slowed down by
+    drawing every chunk; the progress bar and the status line move every chunk."""
     comparison = live.value
     last = time.monotonic()
     while comparison is not None and not comparison.done:
@@ -122,7 +125,7 @@ def run_to_end() -> None:
         snap = comparison.step()
         if not run_to_end.is_current():
             return
-        if snap.done or time.monotonic() - last >= REDRAW_EVERY_S:
+        if snap.done or snapshot.value is None or time.monotonic() - last >= REDRAW_EVERY_S:
             snapshot.value = snap
             last = time.monotonic()
         run_to_end.progress = 100 * snap.progress
@@ -139,7 +142,13 @@ def step_once() -> None:
 @solara.lab.task(prefer_threaded=True)
 def replicate_runs(scenarios: dict[str, Scenario], seed: int, replications: int) -> None:
     """Run the arms over ``replications`` seeds for the economics, in a worker thread."""
-    runs = replicate(scenarios, seed, replications)
+
+    def done(runs: int, total: int) -> None:
+        if replicate_runs.is_current():
+            replicate_progress.value = (runs, total)
+            replicate_runs.progress = 100 * runs / total
+
+    runs = replicate(scenarios, seed, replications, on_run=done)
     if replicate_runs.is_current():
         first = next(iter(scenarios.values()))
         replicated.value = Replicated(runs, seed, replications, first.value, first.workday_s)
@@ -156,6 +165,7 @@ def on_replicate() -> None:
     field_errors.value = arms.errors
     if arms.ok and arms.seed is not None:
         replicated.value = None
+        replicate_progress.value = (0, len(arms.scenarios) * settings.value.replications)
         replicate_runs(arms.scenarios, arms.seed, settings.value.replications)
 
 
@@ -174,6 +184,7 @@ def on_reset() -> None:
     live.value = None
     snapshot.value = None
     replicated.value = None
+    replicate_progress.value = None
     field_errors.value = {}
 
 
@@ -301,6 +312,37 @@ def Controls() -> None:
         solara.Button("Run", on_click=on_run, color="primary", disabled=busy, classes=["st-run"])
         solara.Button("Step", on_click=on_step, disabled=busy, classes=["st-step"])
         solara.Button("Reset", on_click=on_reset, classes=["st-reset"])
+    ExportPanel()
+
+
+def _export_of(s: Settings) -> Export | str:
+    try:
+        return export_settings(s)
+    except ValueError as exc:
+        return str(exc)
+
+
+@solara.component
+def ExportPanel() -> None:
+    """These settings as one scenario file per arm (``speedtrap run FILE --seed S`` reproduces the
+    arm's run) and as the equivalent command lines."""
+    s = settings.value
+    export = solara.use_memo(lambda: _export_of(s), dependencies=[s])
+    with solara.Details("Export these settings (scenario TOML, command line)"):
+        if isinstance(export, str):
+            solara.Text(f"Nothing to export: {export}.", classes=["st-export-error"])
+            return
+        for name, text in export.files.items():
+            solara.FileDownload(
+                text,
+                filename=file_name(name),
+                label=f"{file_name(name)} (arm {name})",
+                mime_type="application/toml",
+            )
+        lines = [f"# {name}, seed {export.seed}\n{command}" for name, command in export.commands.items()]
+        if export.compare is not None:
+            lines.append(f"# both arms over {s.replications} seeds, with the economics\n{export.compare}")
+        solara.Markdown("```\n" + "\n".join(lines) + "\n```", style={"font-size": "11px"})
 
 
 def _ledger_html(snap: Snapshot) -> str:
@@ -364,7 +406,10 @@ def BreakEvenMap() -> None:
     )
     if curve.pending:
         solara.ProgressLinear(True)
-        solara.Text("computing the break-even curve for this scenario (a few seconds, then cached)…")
+        solara.Text(
+            "computing the break-even curve for this scenario (about 20 evaluations of the mean-value "
+            "model: seconds on an idle machine, then cached)…"
+        )
     figure = break_even_figure(
         curve.value if curve.finished else None, marker, baseline=names[0], fast=names[-1]
     )
@@ -387,27 +432,26 @@ def Figure(make: Any, key: object) -> None:
 
 @solara.component
 def Views() -> None:
-    snap = snapshot.value
+    running = run_to_end.pending or step_once.pending
+    view = view_of(live.value, snapshot.value, running=running)
     # Always the same elements above the figures, so that their memos survive re-renders.
-    progress = (run_to_end.progress or True) if run_to_end.pending else False
+    progress = (run_to_end.progress or True) if running else False
     solara.ProgressLinear(progress, classes=["st-progress"])
-    if snap is None:
-        solara.Info("Choose a scenario and backends, then Run (to the end) or Step (one chunk at a time).")
-    else:
-        Results(snap)
+    if view.state == "idle":
+        solara.Info(view.status, classes=["st-hint"])
+        return
+    solara.Text(
+        view.status + (f" — the run stopped: {run_to_end.exception}" if run_to_end.error else ""),
+        classes=["st-status", f"st-{view.state}"],
+    )
+    if view.snapshot is not None:
+        Results(view.snapshot)
 
 
 @solara.component
 def Results(snap: Snapshot) -> None:
     """The views of one snapshot (figures and tables made once per snapshot)."""
     key = id(snap)
-    hours = snap.horizon_s / 3600
-    state = "done" if snap.done else "running" if run_to_end.pending else "paused"
-    solara.Text(
-        f"{state}: {snap.now_s / 3600:.2f} of {hours:g} h simulated ({100 * snap.progress:.0f}%)"
-        + (f" — the run stopped: {run_to_end.exception}" if run_to_end.error else ""),
-        classes=["st-status", f"st-{state}"],
-    )
     words = solara.use_memo(lambda: finding(snap.results), dependencies=[key])
     table = solara.use_memo(lambda: _ledger_html(snap), dependencies=[key])
     pool = solara.use_memo(lambda: _pool_html(snap), dependencies=[key])
@@ -480,8 +524,10 @@ def Economics(snap: Snapshot) -> None:
                 disabled=replicate_runs.pending,
                 classes=["st-replicate"],
             )
-            if replicate_runs.pending:
-                solara.ProgressLinear(True)
+            counts = replicate_progress.value
+            if replicate_runs.pending and counts is not None:
+                solara.ProgressLinear(100 * counts[0] / counts[1] if counts[0] else True)
+                solara.Text(f"{counts[0]} of {counts[1]} runs done", classes=["st-replicate-progress"])
         done = replicated.value
         if done is not None:
             priced = dev_hour_value(settings.value, done.value)  # the same field: valid, as above

@@ -27,12 +27,15 @@ __all__ = [
     "UPLOADED",
     "Arms",
     "Settings",
+    "arm_overrides",
     "backend_choices",
     "build_arms",
     "bundled_scenarios",
+    "common_overrides",
     "dev_hour_value",
     "load_base",
     "settings_for",
+    "slider_overrides",
 ]
 
 SCENARIO_DIR = Path(__file__).resolve().parents[3] / "experiments" / "scenarios"
@@ -233,15 +236,8 @@ def build_arms(settings: Settings) -> Arms:
         base = load_base(settings)
     except ValueError as exc:
         return Arms(errors={**errors, "scenario": str(exc)})
-    common: dict[str, Any] = {
-        "developers": settings.developers,
-        "developer.review.detect_prob": settings.review_detection,
-        "developer.attention.patience_s.median": settings.patience_s,
-        "developer.attention.max_parallel_sessions": settings.parallel_sessions,
-        "developer.attention.parallel_sessions_probs": None,
-    }
     try:
-        base = base.with_overrides(common)
+        base = base.with_overrides(slider_overrides(settings))
     except ValidationError as exc:
         errors["sliders"] = one_line(exc)
     try:
@@ -277,19 +273,36 @@ def build_arms(settings: Settings) -> Arms:
     return Arms(errors=errors) if errors else Arms(scenarios=scenarios, seed=seed)
 
 
-def _arm(base: Scenario, name: str, settings: Settings, *, what_if: bool) -> Scenario:
-    """``base`` served by ``name`` under the chosen policy, with the what-if sliders if ``what_if``."""
-    scenario = base.with_backend(name)
+def slider_overrides(settings: Settings) -> dict[str, Any]:
+    """The overrides of the sliders every arm shares (field path → value)."""
+    return {
+        "developers": settings.developers,
+        "developer.review.detect_prob": settings.review_detection,
+        "developer.attention.patience_s.median": settings.patience_s,
+        "developer.attention.max_parallel_sessions": settings.parallel_sessions,
+        "developer.attention.parallel_sessions_probs": None,
+    }
+
+
+def common_overrides(settings: Settings, base: Scenario) -> dict[str, Any]:
+    """Every override :func:`build_arms` applies to ``base`` before serving it by an arm's backend,
+    in order: the sliders, the developer cost and the horizon (for valid settings)."""
+    usd = dev_hour_value(settings, base.value).usd_per_dev_hour
+    hours = _number(settings.horizon_h.strip(), integer=False)
+    return {**slider_overrides(settings), "value.usd_per_dev_hour": usd, "horizon_s": hours * 3600}
+
+
+def arm_overrides(served: Scenario, name: str, settings: Settings, *, what_if: bool) -> dict[str, Any]:
+    """The overrides that make ``served`` (a scenario served by ``name`` alone) the arm ``name``, in
+    order: the what-if sliders if ``what_if``, then the chosen policy's table (path ``policy``)."""
     if name == NO_AI:
-        return scenario
+        return {}
+    overrides: dict[str, Any] = {}
     if what_if:
-        backend = scenario.backends[name]
-        scenario = scenario.with_overrides(
-            {
-                f"backends.{name}.decode_speedup": backend.decode_speedup * settings.decode_speedup,
-                f"backends.{name}.quality.failure_multiplier": backend.quality.failure_multiplier
-                * settings.failure_multiplier,
-            }
+        backend = served.backends[name]
+        overrides[f"backends.{name}.decode_speedup"] = backend.decode_speedup * settings.decode_speedup
+        overrides[f"backends.{name}.quality.failure_multiplier"] = (
+            backend.quality.failure_multiplier * settings.failure_multiplier
         )
     if settings.policy != "always":
         policy: dict[str, Any] = {
@@ -300,5 +313,17 @@ def _arm(base: Scenario, name: str, settings: Settings, *, what_if: bool) -> Sce
         }
         if settings.policy == "fast_share":
             policy["share"] = settings.fast_share
-        scenario = scenario.with_overrides({"policy": policy})
+        overrides["policy"] = policy
+    return overrides
+
+
+def _arm(base: Scenario, name: str, settings: Settings, *, what_if: bool) -> Scenario:
+    """``base`` served by ``name`` under the chosen policy, with the what-if sliders if ``what_if``."""
+    scenario = base.with_backend(name)
+    overrides = arm_overrides(scenario, name, settings, what_if=what_if)
+    what_ifs = {k: v for k, v in overrides.items() if k != "policy"}
+    if what_ifs:
+        scenario = scenario.with_overrides(what_ifs)
+    if "policy" in overrides:
+        scenario = scenario.with_overrides({"policy": overrides["policy"]})
     return scenario

@@ -101,6 +101,26 @@ def _one_line_warning(message: Warning | str, category: type[Warning], *_: Any, 
 
 def main() -> None:
     """Console-script entry point (``speedtrap``): warnings (e.g. a quarantined result file) are
-    shown as one line each."""
+    shown as one line each, and a Ctrl-C outside a command (while typer builds the command line or
+    parses it; a command says it was interrupted itself) ends in one line and exit status 130."""
     warnings.formatwarning = _one_line_warning
-    app()
+    try:
+        app()
+    except KeyboardInterrupt:  # before typer's own handling starts
+        typer.echo("interrupted while starting", err=True)
+        raise SystemExit(INTERRUPTED_EXIT_CODE) from None
+    except SystemExit as exc:
+        if exc.code == INTERRUPTED_EXIT_CODE and _silent_interrupt(exc):
+            typer.echo("interrupted", err=True)
+        raise
+
+
+INTERRUPTED_EXIT_CODE = 130
+"""Exit status after a Ctrl-C (128 + SIGINT), as shells report it."""
+
+
+def _silent_interrupt(exc: SystemExit) -> bool:
+    """Whether typer turned a Ctrl-C into exit status 130 without a word: its exit's cause is the
+    KeyboardInterrupt (a command's own exit after saying so is raised from None)."""
+    context = exc.__context__
+    return context is not None and isinstance(context.__cause__, KeyboardInterrupt)

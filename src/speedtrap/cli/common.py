@@ -52,7 +52,15 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (schema in 
 ExecutorOption = Annotated[
     str, typer.Option("--executor", help="Where runs execute: serial, processes or dask.")
 ]
-WorkersOption = Annotated[int | None, typer.Option("--workers", min=1, help="Worker processes.")]
+MAX_REPLICATIONS = 100_000
+"""The most replications ``--replications`` takes (assumption: more is a typing slip — a sweep or a
+comparison of that many seeds runs for days — and a number past it ran until stopped)."""
+MAX_WORKERS = 1024
+"""The most worker processes ``--workers`` takes (assumption: more local processes than this is a
+typing slip, not a plan; a larger number overflowed the process pool with a traceback)."""
+WorkersOption = Annotated[
+    int | None, typer.Option("--workers", min=1, max=MAX_WORKERS, help="Worker processes.")
+]
 SchedulerOption = Annotated[
     str | None, typer.Option("--scheduler", help="Address of a running Dask scheduler (with dask).")
 ]
@@ -231,8 +239,18 @@ def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]
 
 def _cell(value: Any) -> str:
     if isinstance(value, float):
-        return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+        return shown(value, ",.0f" if abs(value) >= 1000 else ".4g")
     return str(value)
+
+
+def shown(value: float, spec: str) -> str:
+    """``value`` formatted with ``spec`` for a table or a sentence: "n/a" where it has no value
+    (NaN) and "unbounded" where it is infinite, never "nan" or "inf"."""
+    if math.isnan(value):
+        return "n/a"
+    if math.isinf(value):
+        return "unbounded" if value > 0 else "-unbounded"
+    return format(value, spec)
 
 
 def count_of(amount: float, noun: str) -> str:

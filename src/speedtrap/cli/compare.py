@@ -19,6 +19,7 @@ from speedtrap.cli.behaviour import EnsembleOption, SingleOption
 from speedtrap.cli.common import (
     DEFAULT_SEED,
     JSON_SCHEMA_VERSION,
+    MAX_REPLICATIONS,
     JsonOption,
     SeedOption,
     bad_input_exits,
@@ -31,6 +32,7 @@ from speedtrap.cli.common import (
     parse_set,
     print_json,
     print_table,
+    shown,
     writing,
 )
 
@@ -188,8 +190,8 @@ def print_differences(
             [
                 label,
                 record["arm"],
-                f"{scale * record['baseline_mean']:.4g}",
-                f"{scale * record['level_mean']:.4g}",
+                shown(scale * record["baseline_mean"], ".4g"),
+                shown(scale * record["level_mean"], ".4g"),
                 _difference(record, scale, suffix) + mark,
                 _behaviour(record, scale, suffix),
                 record["dominant"],
@@ -257,7 +259,7 @@ def print_economics(values: Sequence[Any], first: Scenario, baseline: str) -> No
                 v.arm,
                 f"{usd(v.net_usd_per_dev_day)} {both(v)}",
                 usd(v.net_usd_per_dev_month),
-                f"{v.break_even_price_multiple:.2f} (seed: {v.price_multiple_seed}; "
+                shown(v.break_even_price_multiple, ".2f") + f" (seed: {v.price_multiple_seed}; "
                 f"behaviour: {v.price_multiple_behaviour})",
                 (
                     f"{v.break_even_usd_per_dev_hour:,.0f} ({v.pays})"
@@ -401,7 +403,13 @@ def compare(
         ),
     ] = None,
     replications: Annotated[
-        int, typer.Option("--replications", min=2, help="Seeds per arm (the same seeds on every arm).")
+        int,
+        typer.Option(
+            "--replications",
+            min=2,
+            max=MAX_REPLICATIONS,
+            help="Seeds per arm (the same seeds on every arm).",
+        ),
     ] = 10,
     seed: SeedOption = DEFAULT_SEED,
     quick: Annotated[

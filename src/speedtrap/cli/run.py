@@ -216,7 +216,8 @@ def run(
         return
     hours = scenario.workday_s / SECONDS_PER_HOUR
     print_table(
-        f"{scenario.name}: where a developer-day ({hours:g} h) goes — {scenario.developers} developers, "
+        f"{scenario.name}: where a developer-day ({hours:g} h) goes — "
+        f"{count_of(scenario.developers, 'developer')}, "
         f"{count_of(scenario.developer_days, 'developer-day')}, seed {seed}; "
         f"backends {', '.join(scenario.backends)}, policy {scenario.policy.kind}",
         ["category", "share", "hours per developer-day"],
@@ -228,7 +229,10 @@ def run(
     print_table(
         "Summary",
         ["measure", "value"],
-        [[label, fmt(summary[key])] for key, label, fmt in _RUN_SUMMARY],
+        [
+            [label, "n/a" if summary[key] != summary[key] else fmt(summary[key])]
+            for key, label, fmt in _RUN_SUMMARY
+        ],
     )
     print_latency(latency)
 

@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from speedtrap.cli.common import JSON_SCHEMA_VERSION, JsonOption, bad_input_exits, print_json, print_table
+from speedtrap.cli.common import (
+    JSON_SCHEMA_VERSION,
+    JsonOption,
+    bad_input_exits,
+    fail,
+    print_json,
+    print_table,
+)
 
 if TYPE_CHECKING:  # imported where used, so that `speedtrap --help` starts fast
     import pandas as pd
@@ -22,6 +29,12 @@ not imported, so that ``speedtrap --help`` does not load the specs)."""
 MAX_PRICE_USD_PER_MTOK = 10_000.0
 """``--price-out`` bound, USD per million output tokens: 60× the dearest published list price
 (fast mode's $150/MTok) and more, so that a slip such as ``inf`` or ``1e300`` is refused."""
+MIN_PRICE_USD_PER_MTOK = 0.001
+"""Least non-zero ``--price-out``, USD per million output tokens (0 is free): a tenth of a cent,
+below the cheapest published list prices (a few cents per MTok for small open models), so that a
+slip such as ``1e-300`` is refused rather than printed back."""
+MAX_BYTES_PER_ELEMENT = 8.0
+"""``--weight-bytes``, ``--expert-bytes`` and ``--kv-bytes`` bound: fp64, the widest format stored."""
 MAX_UNCACHED_TOKENS = 10_000_000
 """``--uncached-tokens`` bound: ten times the longest context window of any preset (1M tokens)."""
 
@@ -283,17 +296,22 @@ def pareto(
         typer.Option(
             "--weight-bytes",
             min=0.01,
+            max=MAX_BYTES_PER_ELEMENT,
             help="Bytes per always-read weight (attention, shared experts; routed experts too unless set).",
         ),
     ] = None,
     expert_bytes: Annotated[
-        float | None, typer.Option("--expert-bytes", min=0.01, help="Bytes per routed-expert weight.")
+        float | None,
+        typer.Option(
+            "--expert-bytes", min=0.01, max=MAX_BYTES_PER_ELEMENT, help="Bytes per routed-expert weight."
+        ),
     ] = None,
     compute_dtype: Annotated[
         str | None, typer.Option("--compute-dtype", help="Compute dtype (a key of the hardware's FLOP/s).")
     ] = None,
     kv_bytes: Annotated[
-        float | None, typer.Option("--kv-bytes", min=0.01, help="KV-cache bytes per element.")
+        float | None,
+        typer.Option("--kv-bytes", min=0.01, max=MAX_BYTES_PER_ELEMENT, help="KV-cache bytes per element."),
     ] = None,
     experts: Annotated[int | None, typer.Option("--experts", min=1, help="Routed experts per layer.")] = None,
     experts_per_token: Annotated[
@@ -348,6 +366,8 @@ def pareto(
             explain_command(explain, isl=isl, osl=osl, cached=cached, json_out=json_out)
         return
 
+    if 0.0 < price_out < MIN_PRICE_USD_PER_MTOK:
+        fail(f"--price-out {price_out:g}: give 0 (free) or at least ${MIN_PRICE_USD_PER_MTOK:g} per MTok")
     chosen = {
         "weight_bytes": weight_bytes,
         "expert_bytes": expert_bytes,

@@ -78,8 +78,10 @@ def fit(
     from speedtrap.sessions import fit_scenario, load_sessions, scenario_toml
     from speedtrap.sessions.fit import qq_figure
 
+    check_output_path(
+        out, "--out"
+    )  # first: a directory (such as ".") has no name to derive the figure's from
     figure_path = figures or out.with_name(out.stem + "_qq.png")
-    check_output_path(out, "--out")
     check_output_path(figure_path, "--figures", suffixes=figure_suffixes() if figures else None)
     with bad_input_exits():
         loaded = load_sessions(sessions, developer=developer, log_format=log_format)

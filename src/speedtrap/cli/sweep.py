@@ -12,6 +12,8 @@ from pydantic import ValidationError
 
 from speedtrap.cli.common import (
     JSON_SCHEMA_VERSION,
+    MAX_REPLICATIONS,
+    MAX_WORKERS,
     ExecutorOption,
     JsonOption,
     SchedulerOption,
@@ -61,7 +63,12 @@ def sweep(
     ] = "serial",
     workers: Annotated[
         int | None,
-        typer.Option("--workers", min=1, help="Worker processes (processes, local dask); default: the CPUs."),
+        typer.Option(
+            "--workers",
+            min=1,
+            max=MAX_WORKERS,
+            help="Worker processes (processes, local dask); default: the CPUs.",
+        ),
     ] = None,
     scheduler: Annotated[
         str | None, typer.Option("--scheduler", help="Address of a running Dask scheduler (with dask).")
@@ -78,6 +85,7 @@ def sweep(
         typer.Option(
             "--replications",
             min=1,
+            max=MAX_REPLICATIONS,
             help="Replications per point (more than stored: the stored runs are kept).",
         ),
     ] = None,

@@ -10,6 +10,7 @@ import typer
 
 from speedtrap.cli.common import (
     JSON_SCHEMA_VERSION,
+    MAX_REPLICATIONS,
     bad_input_exits,
     check_output_path,
     count_progress,
@@ -27,8 +28,10 @@ def validate_workflow_command(
     quick: Annotated[
         bool, typer.Option("--quick", help="4 developers × 5 days per scenario instead of the files' sizes.")
     ] = False,
-    replications: Annotated[int, typer.Option("--replications", min=2, help="Seeded replications.")] = 5,
-    seed: Annotated[int, typer.Option("--seed", help="First replication seed.")] = 0,
+    replications: Annotated[
+        int, typer.Option("--replications", min=2, max=MAX_REPLICATIONS, help="Seeded replications.")
+    ] = 5,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="First replication seed.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
     ensemble: Annotated[
         Path | None,

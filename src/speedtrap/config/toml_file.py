@@ -8,6 +8,7 @@ traceback or a decoder's message without the file.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,13 @@ MAX_NESTING = 32
 """Deepest nesting of tables and arrays accepted: a scenario file needs five or six levels."""
 
 BOM = "\ufeff"
+
+LONG_DOTTED_KEY = re.compile(
+    rf"""(?:(?:[A-Za-z0-9_-]+|"[^"\n]*"|'[^'\n]*')[ \t]*\.[ \t]*){{{MAX_NESTING},}}"""
+)
+"""A key of more than :data:`MAX_NESTING` dotted parts (``a.b.c…``, in a header or before ``=``):
+refused before parsing, since tomllib's time and memory grow with the square of the parts (a key of
+100,000 parts took more memory than the machine had)."""
 
 
 class TomlFileError(ValueError):
@@ -43,6 +51,8 @@ def nesting_depth(value: Any) -> int:
 
 def parse_toml(text: str, *, source: str) -> dict[str, Any]:
     """The TOML document ``text`` (a leading byte-order mark is allowed); ``source`` names it in errors."""
+    if LONG_DOTTED_KEY.search(text):
+        raise TomlFileError(f"{source}: nested deeper than {MAX_NESTING} levels of tables or arrays")
     try:
         data = tomllib.loads(text.removeprefix(BOM))
     except tomllib.TOMLDecodeError as exc:

@@ -124,7 +124,7 @@ def _journal_run(line: bytes) -> dict[str, Any] | None:
     """The run journalled in ``line``, or ``None`` if the line is not one (not UTF-8 JSON of a run)."""
     try:
         run = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
     if not isinstance(run, dict):
         return None
@@ -185,7 +185,7 @@ class ResultStore:
         """The contents of spec.json, or ``None`` if the store has not been opened yet.
 
         Raises :class:`StoreError` naming spec.json and what to do when it cannot be read or is
-        damaged (cut short, not UTF-8, not a JSON object).
+        damaged (cut short, not UTF-8, not a JSON object, nested too deep).
         """
         try:
             data = self.spec_path.read_bytes()
@@ -202,6 +202,8 @@ class ResultStore:
             problem = "not UTF-8 text"
         except json.JSONDecodeError as exc:
             problem = f"not valid JSON: {exc}"
+        except RecursionError:
+            problem = "JSON nested too deep to read"
         if problem is not None:
             raise StoreError(
                 f"{self.spec_path} is damaged ({problem}); without it the stored runs cannot be matched "
