@@ -233,6 +233,35 @@ def scenario_kind(scenario: Scenario) -> str:
     return "metr" if scenario.name == "metr" else "headline"
 
 
+def _on_every_backend(
+    scenario: Scenario, member: Mapping[str, float], scopes: Mapping[str, str], kind: str
+) -> dict[str, tuple[float, str]]:
+    """The member as {path: (value, the parameters table's row it comes from)}, with each
+    backend-quality value for this kind of scenario (``backends.<calibrated>.quality.<field>``: the
+    success curve of the model the calibration scenario's backend serves) put on every backend of
+    ``scenario`` instead: every arm of a comparison serves that model, each keeping its own
+    ``failure_multiplier`` (a distilled model keeps its m× the mistakes of the member's curve), so a
+    faster arm is never compared under another curve than its baseline's."""
+    from speedtrap.validation.parameters import applies_to
+
+    out: dict[str, tuple[float, str]] = {}
+    for path, value in member.items():
+        parts = path.split(".")
+        scope = scopes.get(path)
+        if (
+            len(parts) == 4
+            and parts[0] == "backends"
+            and parts[2] == "quality"
+            and scope is not None
+            and kind in applies_to(scope)
+        ):
+            for name in scenario.backends:
+                out[f"backends.{name}.quality.{parts[3]}"] = (value, path)
+        else:
+            out.setdefault(path, (value, path))
+    return out
+
+
 def member_overrides(
     scenario: Scenario, member: Mapping[str, float], *, keep: Sequence[str] = ()
 ) -> tuple[dict[str, Any], dict[str, str]]:
@@ -242,15 +271,16 @@ def member_overrides(
     from speedtrap.validation.parameters import applies_to, load_parameters
 
     table = load_parameters().set_index("path")
+    scopes = {str(k): str(v) for k, v in table["scenarios"].items()}
     kind = scenario_kind(scenario)
     overrides: dict[str, Any] = {}
     left: dict[str, str] = {}
-    for path, value in member.items():
+    for path, (value, row) in _on_every_backend(scenario, member, scopes, kind).items():
         if path in keep:
             left[path] = "set by you"
             continue
-        if path in table.index and kind not in applies_to(str(table.loc[path, "scenarios"])):
-            left[path] = f"marked for {table.loc[path, 'scenarios']} scenarios only"
+        if row in scopes and kind not in applies_to(scopes[row]):
+            left[path] = f"marked for {scopes[row]} scenarios only"
             continue
         try:
             check_scenario_path(scenario, path)
