@@ -47,6 +47,7 @@ import pandas as pd
 
 from speedtrap.config.tier import Price, Tier
 from speedtrap.serving.admission import Admission, PriorityLevel, TierAdmission
+from speedtrap.serving.decode_rate import pool_decode_rate
 from speedtrap.serving.replica_clock import INF, Clock, ClockEvent, ReplicaState
 from speedtrap.serving.request import Record, Request, RequestTally, from_record, record, records_frame
 from speedtrap.serving.speed import SpeedModel
@@ -99,7 +100,7 @@ class ServingPool(Admission):
         self._speed = speed
         self._fold_prefill = fold_prefill
         self._pending_notes: list[float] = []  # prefill ends folded away: integrate the stats there
-        self._decode_rate = speed.decode_rate_tok_s
+        self._decode_rate = pool_decode_rate(speed)  # the physics flattened where it can be
         self._schedule = clock.schedule_event
         self._prefill_memo: dict[int, float] = {}  # prefill_s by uncached tokens (a pure function)
         # The part of prefill_s that does not occupy the replica (network, scheduling).
