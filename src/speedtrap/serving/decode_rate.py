@@ -1,12 +1,13 @@
 """The serving pool's decode-rate function: one flat function for its most frequent physics call.
 
 The pool asks for the per-stream decode rate of a replica whenever its streams change (about once
-and a half per agent turn). :meth:`ReplicaPhysics.decode_rate_tok_s` answers through four nested
-calls (``decode_rate_tok_s`` → ``decode_step_s`` → ``roofline.step_s`` → ``roofline.step_parts``);
-:func:`pool_decode_rate` gives the pool the same arithmetic, operation for operation, in one
-function over the replica's step constants. ``tests/serving/test_decode_rate.py`` holds the two
-equal, bit for bit, for every backend preset: a change to the roofline that is not made here too
-fails there.
+and a half per agent turn). :meth:`ReplicaPhysics.decode_rate_tok_s` answers through five nested
+calls (``decode_rate_tok_s`` → ``decode_step_s`` → ``roofline.step_s`` → ``roofline.step_parts`` and
+``roofline._combine``); :func:`pool_decode_rate` gives the pool the same arithmetic, operation for
+operation, in one function over the replica's step constants. ``tests/serving/test_decode_rate.py``
+holds the two equal, bit for bit, for every backend preset and every catalogued model on every
+catalogued chip in several layouts (tensor, attention-data and expert parallel, overlapped
+all-to-alls, SRAM pipelines): a change to the roofline that is not made here too fails there.
 """
 
 from __future__ import annotations
@@ -35,9 +36,12 @@ def pool_decode_rate(speed: SpeedModel) -> Callable[[int, float], float]:
     window = c.window_tokens
     kv_read_s = c.kv_read_s_per_attended
     matmul_s = c.matmul_s_per_token
+    matmul_fixed_s = c.matmul_fixed_s
     attention_s = c.attention_s_per_attended
     fixed_s = c.fixed_s + c.collective_fixed_s  # the first two terms of the step's latency, as summed there
     collective_s = c.collective_s_per_token
+    exchange_s = c.exchange_s_per_token
+    overlap = c.overlap
     floor_s = c.floor_s
     scale = speed.decode_speedup * speed.tokens_per_step
 
@@ -45,15 +49,20 @@ def pool_decode_rate(speed: SpeedModel) -> Callable[[int, float], float]:
         """Output tokens/s of each of ``batch`` streams of mean context ``context_tokens``."""
         if batch < 1:
             batch = 1
-        tokens = batch + 0.0  # roofline.step_parts with no prefill tokens
+        # roofline.step_parts with one token per stream and no prefill tokens
+        tokens = batch * 1.0 + 0.0
         weights_s = shared_read_s
         if experts:
             weights_s += experts * (1.0 - expert_keep ** max(tokens, 1.0)) * expert_read_s
         attended = full_layers * context_tokens + window_layers * min(context_tokens, window)
         memory_s = weights_s + batch * attended * kv_read_s
-        compute_s = batch * (matmul_s + attended * attention_s)
+        compute_s = batch * 1.0 * (matmul_s + attended * attention_s) + matmul_fixed_s
         latency_s = fixed_s + tokens * collective_s
-        step_s = max(max(memory_s, compute_s) + 0.0 + latency_s, floor_s)
+        exchange = tokens * exchange_s
+        # roofline._combine
+        core = max(memory_s, compute_s) + 0.0
+        core += exchange - overlap * min(core, exchange)
+        step_s = max(core + latency_s, floor_s)
         return scale / step_s
 
     return decode_rate_tok_s
