@@ -44,6 +44,7 @@ from collections.abc import Callable, Sequence
 from heapq import heappop, heappush
 
 import pandas as pd
+from mypy_extensions import mypyc_attr
 
 from speedtrap.config.tier import Price, Tier
 from speedtrap.serving.admission import Admission, PriorityLevel, TierAdmission
@@ -55,6 +56,7 @@ from speedtrap.serving.speed import SpeedModel
 __all__ = ["INF", "Clock", "ClockEvent", "ServingPool"]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled (mypyc), it may still be subclassed
 class ServingPool(Admission):
     """Replicas with continuous batching and tiers, fed by :meth:`submit` (module docstring).
 
@@ -363,7 +365,7 @@ class ServingPool(Admission):
                     else:
                         del counts[cap]
                         if cap == r.cap:
-                            r.cap = min(counts) if counts else INF
+                            r.cap = float(min(counts)) if counts else INF
                     req.done_s = now
                     finished.append(req)
                 self._in_system -= len(finished)

@@ -36,7 +36,7 @@ class Request:
     input_tokens: int
     cached_tokens: int
     output_tokens: int
-    tag: object = None
+    tag: Any = None  # the caller's object (Any, not object: a compiled dataclass cannot name object)
     arrival_s: float = NAN
     admitted_s: float = NAN
     first_token_s: float = NAN
