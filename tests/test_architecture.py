@@ -97,7 +97,7 @@ def mesa_internals_touched(path: Path) -> list[str]:
         elif isinstance(node, ast.Import | ast.ImportFrom):
             names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             names += [alias.name for alias in node.names]
-            found += [f"{node.lineno}: import {name}" for name in names if name.split(".")[0] in CALLBACK_HOLDING]
+            found += [f"{node.lineno}: import {n}" for n in names if n.split(".")[0] in CALLBACK_HOLDING]
     return found
 
 
@@ -113,5 +113,7 @@ def test_mesa_internals_and_callback_holding_are_confined_to_models_base() -> No
 
 def test_a_weak_reference_elsewhere_would_be_found(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
-    module.write_text("from weakref import ref\nimport types\n\ndef f(m, o):\n    m._time = types.BuiltinMethodType\n")
+    module.write_text(
+        "from weakref import ref\nimport types\n\ndef f(m):\n    m._time = types.BuiltinMethodType\n"
+    )
     assert mesa_internals_touched(module) == ["1: import weakref", "5: ._time", "5: .BuiltinMethodType"]
