@@ -6,9 +6,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow lint bench clean venv notebooks-strip
+.PHONY: demo test test-pure test-slow lint bench bench-pure clean venv notebooks-strip
 
-$(STAMP): pyproject.toml
+# the compiled serving pool is rebuilt (pip install -e) when its sources change
+POOL_SOURCES := $(addprefix src/speedtrap/serving/,request.py replica_clock.py admission.py decode_rate.py pool.py)
+
+$(STAMP): pyproject.toml hatch_build.py $(POOL_SOURCES)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -c 'import sys; assert sys.version_info >= (3, 12), "Python 3.12+ required, got " + sys.version'
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -22,29 +25,55 @@ demo: $(STAMP)
 
 # The browser tests drive Debian's chromium: scripts/browser_for_tests.sh installs it when missing (as
 # root, or with sudo), or prints why they will skip, which pytest gets as SPEEDTRAP_NO_BROWSER.
+# The whole suite runs on the build installed (the serving pool compiled with mypyc where a C compiler
+# was found at install: `speedtrap --version` says which), then the golden, pool, model and agent tests
+# again on the pure-Python modules (test-pure), so that CI covers both builds.
 test: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks experiments scripts
-	$(BIN)/ruff format --check src tests benchmarks experiments scripts
+	$(BIN)/ruff check src tests benchmarks experiments scripts hatch_build.py
+	$(BIN)/ruff format --check src tests benchmarks experiments scripts hatch_build.py
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/speedtrap --version
 	SPEEDTRAP_NO_BROWSER="$$(bash scripts/browser_for_tests.sh)" $(BIN)/python -m pytest -q
+	$(MAKE) --no-print-directory test-pure
+
+# The golden, pool, model and agent tests on the pure-Python modules (SPEEDTRAP_PURE=1 leaves the
+# compiled ones unused). Where the installed build is already pure Python (no C compiler at install),
+# the whole suite ran on it and there is no second build: this says so and runs nothing.
+PURE_TESTS := tests/models tests/serving tests/agents tests/test_build.py tests/cli/test_cli_provenance.py
+test-pure: $(STAMP)
+	@if $(BIN)/speedtrap --version | grep -q '(pure Python)'; then \
+	  echo "test-pure: the installed build is pure Python (no compiled serving pool): nothing more to run"; \
+	else \
+	  SPEEDTRAP_PURE=1 $(BIN)/speedtrap --version && \
+	  SPEEDTRAP_PURE=1 $(BIN)/python -m pytest -q $(PURE_TESTS); \
+	fi
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks experiments scripts
-	$(BIN)/ruff format --check src tests benchmarks experiments scripts
+	$(BIN)/ruff check src tests benchmarks experiments scripts hatch_build.py
+	$(BIN)/ruff format --check src tests benchmarks experiments scripts hatch_build.py
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
 bench: $(STAMP)
+	$(BIN)/speedtrap --version
 	$(BIN)/python benchmarks/bench_pool.py
 	$(BIN)/python benchmarks/bench_workflow.py
 	$(BIN)/python benchmarks/bench_cli.py
+
+# the pool and workflow benchmarks on the pure-Python modules (the memory runs and the command-line
+# timings are make bench's only)
+bench-pure: $(STAMP)
+	SPEEDTRAP_PURE=1 $(BIN)/speedtrap --version
+	SPEEDTRAP_PURE=1 $(BIN)/python benchmarks/bench_pool.py
+	SPEEDTRAP_PURE=1 $(BIN)/python benchmarks/bench_workflow.py --memory-days
 
 notebooks-strip: $(STAMP)
 	$(BIN)/python notebooks/strip.py
 
 clean:
 	rm -rf $(VENV) results .pytest_cache
+	rm -f src/speedtrap/serving/*.so src/*.so src/speedtrap/serving/compiled_sources.sha256

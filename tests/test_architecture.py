@@ -4,6 +4,9 @@
   import-linter checks; imports for annotations included) has no cycle.
 * No module over 600 lines: one idea per file.
 * No private name (``_name``) imported from another module.
+* Mesa's internals and the holding of event callbacks (weak references, compiled classes' built-in
+  methods) are touched in one module, ``speedtrap.models.base``: everything else schedules through
+  ``EventModel.schedule_event``.
 """
 
 from __future__ import annotations
@@ -72,3 +75,45 @@ def test_a_private_import_would_be_found(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text("from speedtrap.analysis.sensitivity import _helper, public\n", encoding="utf-8")
     assert private_imports(module) == ["speedtrap.analysis.sensitivity._helper"]
+
+
+MESA_INTERNALS_MODULE = PACKAGE / "models" / "base.py"
+MESA_INTERNAL_ATTRIBUTES = {"_time", "_event_list", "_default_schedule", "_advance_time", "_ids"}
+"""Private attributes of Mesa's ``Model`` and ``Event`` that ``models/base.py`` reads or writes
+(tests/models/test_mesa_internals.py checks that Mesa still has them)."""
+CALLBACK_HOLDING = {"weakref", "BuiltinMethodType", "MethodType", "__weakrefoffset__", "WeakMethod"}
+"""How an event holds its callback: weak references, and the method types of Python and of compiled
+(mypyc) classes, whose instances may take no weak reference."""
+
+
+def mesa_internals_touched(path: Path) -> list[str]:
+    """``line: name`` of every Mesa-internal attribute, callback-holding import or name in ``path``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and node.attr in MESA_INTERNAL_ATTRIBUTES | CALLBACK_HOLDING:
+            found.append(f"{node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.Name) and node.id in CALLBACK_HOLDING:
+            found.append(f"{node.lineno}: {node.id}")
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names += [alias.name for alias in node.names]
+            found += [f"{node.lineno}: import {n}" for n in names if n.split(".")[0] in CALLBACK_HOLDING]
+    return found
+
+
+def test_mesa_internals_and_callback_holding_are_confined_to_models_base() -> None:
+    assert mesa_internals_touched(MESA_INTERNALS_MODULE)  # the check sees what base.py does
+    offenders = {
+        str(p.relative_to(PACKAGE)): found
+        for p in modules()
+        if p != MESA_INTERNALS_MODULE and (found := mesa_internals_touched(p))
+    }
+    assert offenders == {}, f"only models/base.py may touch Mesa's internals or hold callbacks: {offenders}"
+
+
+def test_a_weak_reference_elsewhere_would_be_found(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        "from weakref import ref\nimport types\n\ndef f(m):\n    m._time = types.BuiltinMethodType\n"
+    )
+    assert mesa_internals_touched(module) == ["1: import weakref", "5: ._time", "5: .BuiltinMethodType"]

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from speedtrap.build import COMPILED_MODULES
+
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = [
     "speedtrap/py.typed",
@@ -47,6 +49,13 @@ def test_the_wheel_runs_outside_the_checkout(tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     assert not [name for name in SHIPPED if name not in names]
     assert not [name for name in names if name.endswith(".py") and "/_data/" in name]  # data only
+    # the serving pool compiled (mypyc) where a compiler is present, its sources beside it
+    compiled = sorted(
+        name for name in names if name.startswith("speedtrap/serving/") and name.endswith(".so")
+    )
+    assert [name.split("/")[-1].split(".")[0] for name in compiled] in ([], sorted(COMPILED_MODULES))
+    assert all(f"speedtrap/serving/{name}.py" in names for name in COMPILED_MODULES)
+    assert wheel.name.endswith("py3-none-any.whl") == (not compiled)
 
     # A fresh environment without pip; the dependencies come from this one's site-packages through a
     # .pth path entry (which does not run this environment's own .pth files, so the editable
@@ -64,6 +73,8 @@ def test_the_wheel_runs_outside_the_checkout(tmp_path: Path) -> None:
     bin_dir = venv / "bin"
     where = _run([str(bin_dir / "python"), "-c", "import speedtrap; print(speedtrap.__file__)"], work, env)
     assert Path(where.strip()).is_relative_to(venv), where
+    build = "compiled pool (mypyc)" if compiled else "pure Python"
+    assert f"({build})" in _run([str(bin_dir / "speedtrap"), "--version"], work, env)
     assert "gpu-batched" in _run([str(bin_dir / "speedtrap"), "backends"], work, env)
     demo = _run([str(bin_dir / "speedtrap"), "demo", "--quick", "--out", "demo"], work, env)
     assert "headline: means over" in demo  # the shipped headline scenario, not the built-in defaults
@@ -74,6 +85,22 @@ def test_the_wheel_runs_outside_the_checkout(tmp_path: Path) -> None:
 
 DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "notebooks" / "README.md")
 """The documents that tell a user what to install."""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="paths of a POSIX virtual environment")
+def test_without_a_compiler_the_wheel_is_pure_python(tmp_path: Path) -> None:
+    """The fallback: where no C compiler is found, the build says so and makes a pure-Python wheel
+    (as SPEEDTRAP_PURE=1 asks for one)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "SPEEDTRAP_PURE")}
+    env["CC"] = str(tmp_path / "no-such-compiler")
+    dist = tmp_path / "dist"
+    build = [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--no-build-isolation", "-w", str(dist)]
+    done = subprocess.run([*build, str(ROOT)], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "the serving pool stays pure Python (no C compiler" in done.stdout + done.stderr
+    (wheel,) = dist.glob("speedtrap-*.whl")
+    assert wheel.name.endswith("py3-none-any.whl")
+    assert not [name for name in zipfile.ZipFile(wheel).namelist() if name.endswith(".so")]
 
 
 def test_every_extra_the_docs_install_exists() -> None:

@@ -1,4 +1,5 @@
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -8,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from speedtrap import __version__
+from speedtrap.build import pool_build
 from speedtrap.cli import app, load_scenario
 from speedtrap.config import Scenario
 from speedtrap.experiments import ResultStore, StoreMismatchError, make_executor
@@ -17,12 +19,22 @@ runner = CliRunner()
 
 
 def test_version_flag_and_module_entry_point() -> None:
+    build = pool_build()
+    assert build in ("compiled pool (mypyc)", "pure Python")
     result = runner.invoke(app, ["--version"])
-    assert result.exit_code == 0 and result.stdout.strip() == f"speedtrap {__version__}"
+    assert result.exit_code == 0 and result.stdout.strip() == f"speedtrap {__version__} ({build})"
     out = subprocess.run(
         [sys.executable, "-m", "speedtrap", "--version"], capture_output=True, text=True, check=True
     )
-    assert out.stdout.strip() == f"speedtrap {__version__}"
+    assert out.stdout.strip() == f"speedtrap {__version__} ({build})"
+    pure = subprocess.run(
+        [sys.executable, "-m", "speedtrap", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "SPEEDTRAP_PURE": "1"},
+    )
+    assert pure.stdout.strip() == f"speedtrap {__version__} (pure Python)"
 
 
 def test_run_json_records_backend_overrides_spec_and_provenance() -> None:

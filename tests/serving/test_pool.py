@@ -404,7 +404,10 @@ def test_pool_runs_on_any_clock_and_never_imports_mesa() -> None:
     clock.run()
     assert (b.done_s, a.done_s) == (pytest.approx(1.0), pytest.approx(1.5))
     for module in (pool_module, request_module):
-        tree = ast.parse(Path(module.__file__ or "").read_text())
+        # the module's source (beside it also when the module in use is the compiled one)
+        tree = ast.parse(
+            (Path(module.__file__ or "").parent / f"{module.__name__.rpartition('.')[2]}.py").read_text()
+        )
         imported = {
             alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
         }
@@ -601,5 +604,7 @@ def test_folded_prefill_ends_give_the_unfolded_results(
         run_workload(fold, replicas, background, arrivals, sorted(looks)) for fold in (True, False)
     )
     pd.testing.assert_frame_equal(folded[0], unfolded[0], check_exact=True)
-    assert folded[1] == unfolded[1]
-    assert folded[2] == unfolded[2]
+    # compared by repr: exact for floats, and NaN (a time average over an empty window) equal to NaN
+    # whether or not it is the same object (the compiled pool returns a new one each time)
+    assert repr(folded[1]) == repr(unfolded[1])
+    assert repr(folded[2]) == repr(unfolded[2])

@@ -50,8 +50,9 @@ app = HelpTyper(
 def _print_version(show: bool) -> None:
     if show:
         from speedtrap import __version__
+        from speedtrap.build import pool_build
 
-        typer.echo(f"speedtrap {__version__}")
+        typer.echo(f"speedtrap {__version__} ({pool_build()})")
         raise typer.Exit()
 
 
@@ -59,7 +60,12 @@ def _print_version(show: bool) -> None:
 def _root(
     version: Annotated[
         bool,
-        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the version and the serving pool's build (compiled or pure Python), and exit.",
+        ),
     ] = False,
 ) -> None:
     """Simulate developers working with LLM coding agents: is fast inference worth it?"""

@@ -67,6 +67,10 @@ def _holder(obj: Any) -> Callable[[], Any]:
     return ref(obj) if type(obj).__weakrefoffset__ else _strong(obj)
 
 
+_UNBOUND: dict[tuple[type, str], Callable[[Any], Any]] = {}
+"""The unbound method of each (class, name) of a compiled class's method scheduled so far."""
+
+
 def _bound(function: Any) -> tuple[Any, Callable[[Any], Any]] | None:
     """``(object, unbound function)`` of a bound method, Python's or a compiled class's (a built-in
     method, which no weak reference keeps: Mesa's own path would drop it at once); else ``None``."""
@@ -75,7 +79,11 @@ def _bound(function: Any) -> tuple[Any, Callable[[Any], Any]] | None:
     if type(function) is BuiltinMethodType:
         obj = function.__self__
         if obj is not None and not isinstance(obj, ModuleType):
-            return obj, getattr(type(obj), function.__name__)
+            key = (type(obj), function.__name__)
+            unbound = _UNBOUND.get(key)
+            if unbound is None:
+                unbound = _UNBOUND[key] = getattr(key[0], key[1])
+            return obj, unbound
     return None
 
 
@@ -269,6 +277,21 @@ class EventModel(mesa.Model):
                 event._obj = ref(function.__self__)
                 event._func = function.__func__
                 heappush(self._heap, (time, _DEFAULT_PRIORITY, uid, event))
+                self._scheduled += 1
+                return event
+        elif type(function) is BuiltinMethodType and priority is _DEFAULT and after is None:
+            # a compiled class's method at a given time (the compiled pool's wake-ups), inlined
+            obj = function.__self__
+            cls = type(obj)
+            func = _UNBOUND.get((cls, function.__name__))
+            if func is not None and at is not None and at >= self._time:
+                event = _new(MethodEvent)
+                event.time = at
+                event.priority = _DEFAULT_PRIORITY
+                event.unique_id = uid = next(_ids)
+                event._obj = ref(obj) if cls.__weakrefoffset__ else repeat(obj).__next__
+                event._func = func
+                heappush(self._heap, (at, _DEFAULT_PRIORITY, uid, event))
                 self._scheduled += 1
                 return event
         bound = _bound(function)

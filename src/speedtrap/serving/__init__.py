@@ -1,4 +1,12 @@
-"""Inference physics and the serving pool. Knows nothing of developers; never imports Mesa."""
+"""Inference physics and the serving pool. Knows nothing of developers; never imports Mesa.
+
+The pool's modules may be compiled (mypyc); :mod:`speedtrap.build` says which build runs, and
+makes the imports below take the Python sources where the pure build is asked for.
+"""
+
+from speedtrap.build import use_sources_where_needed
+
+use_sources_where_needed()  # before the pool's modules are imported
 
 from speedtrap.serving.economics import (
     ProviderEconomics,

@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections import deque
 from heapq import heapify, heappop, heappush
 
+from mypy_extensions import mypyc_attr
+
 from speedtrap.config.tier import Price, Tier
 from speedtrap.serving.pricing import request_cost_usd
 from speedtrap.serving.replica_clock import INF, ReplicaState, Retiming
@@ -71,6 +73,7 @@ class TierAdmission:
         self.usd_per_output = usd(0, 0, 1)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # a base of ServingPool, which may be subclassed
 class Admission(Retiming):
     """The admission half of :class:`~speedtrap.serving.pool.ServingPool` (a base class of it):
     placement, the priority levels' queues and reservations, and the slot and KV a request takes
@@ -218,7 +221,7 @@ class Admission(Retiming):
         counts = r.cap_counts
         counts[cap] = counts.get(cap, 0) + 1
         if cap < r.cap:
-            r.cap = cap
+            r.cap = float(cap)
         if prefill_s > 0:
             overhead = min(self._prefill_overhead_s, prefill_s)
             start = max(now + overhead, r.prefill_free_s)  # prompts on one replica take turns

@@ -44,9 +44,11 @@ from collections.abc import Callable, Sequence
 from heapq import heappop, heappush
 
 import pandas as pd
+from mypy_extensions import mypyc_attr
 
 from speedtrap.config.tier import Price, Tier
 from speedtrap.serving.admission import Admission, PriorityLevel, TierAdmission
+from speedtrap.serving.decode_rate import pool_decode_rate
 from speedtrap.serving.replica_clock import INF, Clock, ClockEvent, ReplicaState
 from speedtrap.serving.request import Record, Request, RequestTally, from_record, record, records_frame
 from speedtrap.serving.speed import SpeedModel
@@ -54,6 +56,7 @@ from speedtrap.serving.speed import SpeedModel
 __all__ = ["INF", "Clock", "ClockEvent", "ServingPool"]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled (mypyc), it may still be subclassed
 class ServingPool(Admission):
     """Replicas with continuous batching and tiers, fed by :meth:`submit` (module docstring).
 
@@ -99,7 +102,7 @@ class ServingPool(Admission):
         self._speed = speed
         self._fold_prefill = fold_prefill
         self._pending_notes: list[float] = []  # prefill ends folded away: integrate the stats there
-        self._decode_rate = speed.decode_rate_tok_s
+        self._decode_rate = pool_decode_rate(speed)  # the physics flattened where it can be
         self._schedule = clock.schedule_event
         self._prefill_memo: dict[int, float] = {}  # prefill_s by uncached tokens (a pure function)
         # The part of prefill_s that does not occupy the replica (network, scheduling).
@@ -362,7 +365,7 @@ class ServingPool(Admission):
                     else:
                         del counts[cap]
                         if cap == r.cap:
-                            r.cap = min(counts) if counts else INF
+                            r.cap = float(min(counts)) if counts else INF
                     req.done_s = now
                     finished.append(req)
                 self._in_system -= len(finished)

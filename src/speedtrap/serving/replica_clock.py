@@ -29,6 +29,8 @@ from collections.abc import Callable
 from heapq import heapify, heappop, heappush
 from typing import Any, Protocol
 
+from mypy_extensions import mypyc_attr
+
 from speedtrap.serving.request import NAN, Request
 
 INF = math.inf
@@ -111,6 +113,7 @@ class ReplicaState:
         self.on_wake(self)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # a base of ServingPool, which may be subclassed
 class Retiming:
     """The re-timing half of :class:`~speedtrap.serving.pool.ServingPool` (a base class of it): the
     decode clock ``V`` of each replica, its finish marks, folded prefill ends and the one event it

@@ -36,7 +36,7 @@ class Request:
     input_tokens: int
     cached_tokens: int
     output_tokens: int
-    tag: object = None
+    tag: Any = None  # the caller's object (Any, not object: a compiled dataclass cannot name object)
     arrival_s: float = NAN
     admitted_s: float = NAN
     first_token_s: float = NAN
@@ -201,13 +201,13 @@ class RequestTally:
     What a pool keeps instead of full records when no request table is asked for: the count of
     finished requests and the exactly rounded sums (:class:`speedtrap.exact.ExactSum`) of their
     queue waits, times to first token, decode speeds (:func:`decode_rate_tok_s`; requests that
-    decoded nothing are left out) and costs. Values are buffered in packed arrays and folded
+    decoded nothing are left out) and costs. Values are buffered in one packed array and folded
     every :data:`speedtrap.exact.CHUNK` requests. :func:`tally_means` gives exactly the numbers
     the request table gives (:func:`request_sums`): exact sums depend on the values only, not on
     their order.
     """
 
-    __slots__ = ("_cost_usd", "_decode_rate_tok_s", "_queue_wait_s", "_ttft_s", "n", "sums")
+    __slots__ = ("_buffer", "n", "sums")
 
     def __init__(self) -> None:
         self.n = 0
@@ -217,39 +217,36 @@ class RequestTally:
             "decode_tok_s": ExactSum(skip_nan=True),
             "cost_usd": ExactSum(),
         }
-        self._new_buffers()
-
-    def _new_buffers(self) -> None:
-        self._queue_wait_s = array("d")
-        self._ttft_s = array("d")
-        self._decode_rate_tok_s = array("d")
-        self._cost_usd = array("d")
+        self._buffer = array("d")  # per request: queue wait, ttft, decode speed, cost (in ``sums`` order)
 
     def __len__(self) -> int:
         return self.n
 
     def add(self, requests: Sequence[Request]) -> None:
         """Tally finished requests (their timeline complete)."""
+        buffer = self._buffer
         for req in requests:
             arrival, first = req.arrival_s, req.first_token_s
-            self._queue_wait_s.append(req.admitted_s - arrival)
-            self._ttft_s.append(first - arrival)
             tokens = float(req.output_tokens) - 1.0
             seconds = req.done_s - first
-            self._decode_rate_tok_s.append(tokens / seconds if tokens > 0 and seconds > 0 else NAN)
-            self._cost_usd.append(req.cost_usd)
+            buffer.extend(
+                (
+                    req.admitted_s - arrival,
+                    first - arrival,
+                    tokens / seconds if tokens > 0 and seconds > 0 else NAN,
+                    req.cost_usd,
+                )
+            )
         self.n += len(requests)
-        if len(self._cost_usd) >= CHUNK:
+        if len(buffer) >= 4 * CHUNK:
             self.fold()
 
     def fold(self) -> None:
         """Fold the buffered values into the exact sums."""
-        sums = self.sums
-        sums["queue_wait_s"].extend(self._queue_wait_s)
-        sums["ttft_s"].extend(self._ttft_s)
-        sums["decode_tok_s"].extend(self._decode_rate_tok_s)
-        sums["cost_usd"].extend(self._cost_usd)
-        self._new_buffers()
+        buffer = self._buffer
+        for i, acc in enumerate(self.sums.values()):
+            acc.extend(buffer[i::4])
+        self._buffer = array("d")
 
 
 def _request_keys(n: int, sums: dict[str, ExactSum]) -> dict[str, float]:

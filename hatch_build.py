@@ -1,0 +1,159 @@
+"""Build hook: the serving pool compiled with mypyc where it can be, else a pure-Python wheel.
+
+Hatchling runs this for every wheel, regular and editable (``pip install .``, ``pip install -e .``).
+It compiles ``speedtrap.serving``'s modules listed in ``speedtrap.build.COMPILED_MODULES`` with
+mypyc (a build requirement) when a C compiler is present and ``SPEEDTRAP_PURE`` is not set. A
+regular wheel then carries the compiled modules beside their sources (a platform wheel); an
+editable install gets them in the source tree (``src/``, ignored by git), where they are used until
+their sources change (``speedtrap.build`` then falls back to the sources, with a warning). Where no
+compiler or no mypyc is found, or compiling fails, the wheel is pure Python (said on the build's
+output); ``SPEEDTRAP_PURE=1`` asks for that build, ``SPEEDTRAP_COMPILED=1`` makes a failure to
+compile fail the build instead.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+SETUP = """\
+import sys
+from setuptools import setup
+from mypyc.build import mypycify
+
+paths = sys.argv.pop(1).split(";")
+setup(
+    name="speedtrap_serving_compiled",
+    ext_modules=mypycify(
+        ["--config-file", "mypy.ini", *paths], opt_level="3", group_name="speedtrap_serving"
+    ),
+)
+"""
+
+MYPY_INI = """\
+[mypy]
+ignore_missing_imports = True
+follow_imports = silent
+"""
+
+
+def _load_build_module(root: Path) -> ModuleType:
+    """``speedtrap.build`` loaded by path (standard library only; the package need not import)."""
+    spec = importlib.util.spec_from_file_location("_speedtrap_build", root / "src" / "speedtrap" / "build.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _why_not_compile() -> str | None:
+    """Why the pool cannot be compiled here, or ``None`` if it can be tried."""
+    for module in ("mypyc.build", "setuptools"):
+        if importlib.util.find_spec(module.split(".")[0]) is None:
+            return f"{module.split('.')[0]} is not installed"
+    compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(compiler) is None:
+        return f"no C compiler ({compiler}) was found"
+    return None
+
+
+class CompiledPoolHook(BuildHookInterface):  # type: ignore[type-arg]
+    """Compiles the serving pool (module docstring)."""
+
+    PLUGIN_NAME = "custom"
+
+    def initialize(self, version: str, build_data: dict[str, Any]) -> None:
+        if self.target_name != "wheel":
+            return
+        root = Path(self.root)
+        build = _load_build_module(root)
+        serving = root / "src" / "speedtrap" / "serving"
+        if version == "editable":
+            self._remove_in_tree(root, build)
+        if build.pure_requested():
+            self.app.display_info(f"speedtrap: {build.PURE_ENV} is set: the serving pool stays pure Python")
+            return
+        reason = _why_not_compile()
+        if reason is None:
+            try:
+                built = self._compile(root, build)
+            except subprocess.CalledProcessError as exc:
+                reason = f"compiling failed:\n{exc.stdout}"
+        if reason is not None:
+            if os.environ.get("SPEEDTRAP_COMPILED", "") not in ("", "0"):
+                raise RuntimeError(
+                    f"SPEEDTRAP_COMPILED is set, but the serving pool was not compiled: {reason}"
+                )
+            self.app.display_warning(f"speedtrap: the serving pool stays pure Python ({reason})")
+            return
+        digest = build.sources_digest(serving)
+        if version == "editable":
+            for target, path in built.items():
+                shutil.copy2(path, root / "src" / target)
+            (serving / build.SOURCES_DIGEST_FILE).write_text(digest + "\n", encoding="ascii")
+        else:
+            staging = Path(tempfile.mkdtemp(prefix="speedtrap-compiled-"))
+            for target, path in built.items():
+                build_data["force_include"][str(path)] = target
+            digest_file = staging / build.SOURCES_DIGEST_FILE
+            digest_file.write_text(digest + "\n", encoding="ascii")
+            build_data["force_include"][str(digest_file)] = f"speedtrap/serving/{build.SOURCES_DIGEST_FILE}"
+        build_data["pure_python"] = False
+        build_data["infer_tag"] = True
+        self.app.display_info(f"speedtrap: the serving pool is compiled with mypyc ({len(built)} modules)")
+
+    def _remove_in_tree(self, root: Path, build: ModuleType) -> None:
+        """Remove compiled modules an earlier editable install left in the source tree."""
+        serving = root / "src" / "speedtrap" / "serving"
+        for name in build.COMPILED_MODULES:
+            for path in serving.glob(f"{name}.*.so"):
+                path.unlink()
+        for path in (root / "src").glob("speedtrap_serving__mypyc.*.so"):
+            path.unlink()
+        (serving / build.SOURCES_DIGEST_FILE).unlink(missing_ok=True)
+
+    def _compile(self, root: Path, build: ModuleType) -> dict[str, Path]:
+        """Compile the pool's modules in a temporary directory; return ``{path in the wheel: file}``."""
+        work = Path(tempfile.mkdtemp(prefix="speedtrap-mypyc-"))
+        (work / "setup.py").write_text(SETUP, encoding="utf-8")
+        (work / "mypy.ini").write_text(MYPY_INI, encoding="utf-8")
+        sources = [
+            str(root / "src" / "speedtrap" / "serving" / f"{name}.py") for name in build.COMPILED_MODULES
+        ]
+        out = work / "lib"
+        self.app.display_info("speedtrap: compiling the serving pool with mypyc (a minute or two)")
+        subprocess.run(
+            [
+                sys.executable,
+                "setup.py",
+                ";".join(sources),
+                "build_ext",
+                "--build-lib",
+                str(out),
+                "--build-temp",
+                str(work / "tmp"),
+            ],
+            cwd=work,
+            check=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        built = {str(path.relative_to(out)): path for path in out.rglob("*.so")}
+        expected = {f"speedtrap/serving/{name}" for name in build.COMPILED_MODULES}
+        got = {target.split(".")[0] for target in built}
+        if not expected <= got:
+            raise subprocess.CalledProcessError(
+                1, "mypyc", output=f"missing compiled modules: {sorted(expected - got)}"
+            )
+        return built

@@ -1,0 +1,86 @@
+"""Which build of the serving pool runs (speedtrap.build): compiled, pure, or the sources of a stale build."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+import speedtrap.serving.pool as pool_module
+from speedtrap import build
+
+SERVING = Path(build.__file__).resolve().parent / "serving"
+
+
+def test_the_reported_build_is_the_one_imported() -> None:
+    compiled = not (pool_module.__file__ or "").endswith(".py")
+    assert build.pool_build() == ("compiled pool (mypyc)" if compiled else "pure Python")
+    if build.pure_requested():
+        assert not compiled
+
+
+def test_the_pure_build_is_asked_for_by_the_environment() -> None:
+    assert build.pure_requested({"SPEEDTRAP_PURE": "1"})
+    assert build.pure_requested({"SPEEDTRAP_PURE": "yes"})
+    assert not build.pure_requested({"SPEEDTRAP_PURE": "0"})
+    assert not build.pure_requested({"SPEEDTRAP_PURE": ""})
+    assert not build.pure_requested({})
+
+
+def fake_build(directory: Path, *, digest: str | None) -> None:
+    """Copies of the pool's sources, empty 'compiled modules' beside them and a recorded digest."""
+    directory.mkdir(exist_ok=True)
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    for name in build.COMPILED_MODULES:
+        shutil.copy(SERVING / f"{name}.py", directory / f"{name}.py")
+        (directory / f"{name}{suffix}").write_bytes(b"")
+    if digest is not None:
+        (directory / build.SOURCES_DIGEST_FILE).write_text(digest + "\n")
+
+
+def test_a_build_is_fresh_only_for_the_sources_it_was_built_from(tmp_path: Path) -> None:
+    assert build._compiled_state(tmp_path) == "absent"
+    fake_build(tmp_path, digest=build.sources_digest(SERVING))
+    assert build._compiled_state(tmp_path) == "fresh"
+    with (tmp_path / "pool.py").open("a") as source:
+        source.write("\n# changed since the build\n")
+    assert build._compiled_state(tmp_path) == "stale"
+    (tmp_path / build.SOURCES_DIGEST_FILE).unlink()
+    assert build._compiled_state(tmp_path) == "stale"
+    for path in tmp_path.glob(f"admission{importlib.machinery.EXTENSION_SUFFIXES[0]}"):
+        path.unlink()
+    assert build._compiled_state(tmp_path) == "absent"
+
+
+@pytest.mark.parametrize("state", ["fresh", "stale", "pure"])
+def test_the_sources_are_imported_for_a_stale_or_unwanted_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, state: str
+) -> None:
+    fake_build(tmp_path, digest=build.sources_digest(SERVING) if state != "stale" else "0" * 64)
+    monkeypatch.setenv(build.PURE_ENV, "1" if state == "pure" else "")
+    before = list(sys.meta_path)
+    monkeypatch.setattr(sys, "meta_path", [f for f in before if not isinstance(f, build._SourceFinder)])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        build.use_sources_where_needed(tmp_path)
+    finders = [f for f in sys.meta_path if isinstance(f, build._SourceFinder)]
+    assert [w.category for w in caught] == ([build.StaleBuildWarning] if state == "stale" else [])
+    if state == "fresh":
+        assert finders == []
+        return
+    (finder,) = finders
+    spec = finder.find_spec("speedtrap.serving.pool")
+    assert spec is not None and spec.origin == str(tmp_path / "pool.py")
+    assert finder.find_spec("speedtrap.serving.replica") is None  # never compiled: found as usual
+
+
+def test_speedtrap_version_names_the_build() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "speedtrap", "--version"], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip().endswith(f"({build.pool_build()})")
