@@ -51,12 +51,17 @@ TRUTH = Scenario.model_validate(
                 "quality": {"failure_multiplier": 0.0, "tool_error_prob": 0.0},
             }
         },
-        # No resumption lag: the gap between the agent's stop and the hand-back is the check-in.
+        # No resumption lag and away episodes of a millisecond: the gap between the agent's stop and
+        # the hand-back is the check-in (a file cannot say "no away episodes": TOML has no null).
         "developer": {
             "checkin_every_turns": 4,
             "checkin_random": True,
             "checkin_s": {"median": 30.0, "sigma": 1.0},
-            "attention": {"resumption_short_s": 0.0, "resumption_max_s": 0.0},
+            "attention": {
+                "resumption_short_s": 0.0,
+                "resumption_max_s": 0.0,
+                "away_s": {"median": 0.001, "sigma": 0.0},
+            },
         },
     }
 )
