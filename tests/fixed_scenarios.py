@@ -101,3 +101,28 @@ def seconds(result: RunResult, category: str, developer: int = 0) -> float:
     ledger = result.ledger
     row = ledger[(ledger["developer"] == developer) & (ledger["category"] == category)]
     return float(row["seconds"].iloc[0])
+
+
+def bare_task(index: int = 0, *, seed_entropy: int = 42, base_turns: int = 2) -> Any:
+    """A task with fixed, trivial pre-drawn fields (the per-turn and per-stretch draws come from its
+    keyed streams): for tests of those draws."""
+    from speedtrap.agents import Task
+
+    return Task(
+        developer=0,
+        index=index,
+        difficulty="easy",
+        base_turns=base_turns,
+        initial_context_tokens=1000,
+        prompt_s=1.0,
+        u_fail=[0.5],
+        u_detect=[0.5],
+        u_hand=[0.5],
+        review_factor=[1.0],
+        diagnose_s=[1.0],
+        hand_fix_s=1.0,
+        rework_s=1.0,
+        escape_delay_s=1.0,
+        seed_entropy=seed_entropy,
+        seed_key=(0, index),
+    )

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from fixed_scenarios import run, seconds, tiny
+from fixed_scenarios import bare_task, run, seconds, tiny
 from speedtrap.agents import Session
 from speedtrap.config import Scenario
 from speedtrap.config.tier import success_prob
@@ -92,24 +92,7 @@ def test_turn_draws_do_not_depend_on_which_attempt_was_drawn_first() -> None:
     scenario = tiny()
 
     def task() -> Task:
-        return Task(
-            developer=0,
-            index=5,
-            difficulty="easy",
-            base_turns=2,
-            initial_context_tokens=1000,
-            prompt_s=1.0,
-            u_fail=[0.5],
-            u_detect=[0.5],
-            u_hand=[0.5],
-            review_factor=[1.0],
-            diagnose_s=[1.0],
-            hand_fix_s=1.0,
-            rework_s=1.0,
-            escape_delay_s=1.0,
-            seed_entropy=42,
-            seed_key=(0, 5),
-        )
+        return bare_task(5)
 
     a, b = task(), task()
     mix = scenario.task_mix.with_overrides({"output_tokens.sigma": 1.0, "tool_s.sigma": 1.0})

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fixed_scenarios import bare_task
 from speedtrap.agents.task import Task, TurnDraws
 from speedtrap.config import Scenario
 from speedtrap.models import simulate
@@ -30,24 +31,7 @@ def run(overrides: dict[str, object], seed: int = 4) -> RunResult:
 
 
 def _task() -> Task:
-    return Task(
-        developer=0,
-        index=0,
-        difficulty="easy",
-        base_turns=10,
-        initial_context_tokens=1000,
-        prompt_s=60.0,
-        u_fail=[0.9],
-        u_detect=[0.9],
-        u_hand=[0.9],
-        review_factor=[1.0],
-        diagnose_s=[60.0],
-        hand_fix_s=600.0,
-        rework_s=900.0,
-        escape_delay_s=100.0,
-        seed_entropy=12345,
-        seed_key=(0, 0),
-    )
+    return bare_task(0, seed_entropy=12345, base_turns=10)
 
 
 def test_lognormal_stretch_lengths_keep_their_mean_and_widen_the_tail() -> None:
