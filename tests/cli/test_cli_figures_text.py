@@ -37,7 +37,17 @@ def saved(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
 def test_the_compare_figure_shows_the_economics_and_flags_few_seeds(
     tmp_path: Path, saved: list[list[str]]
 ) -> None:
-    args = ["compare", "--backend", "gpu-batched", "--backend", "gpu-fast", *SMALL, "--replications", "3"]
+    args = [
+        "compare",
+        "--backend",
+        "gpu-batched",
+        "--backend",
+        "gpu-fast",
+        *SMALL,
+        "--replications",
+        "3",
+        "--single",
+    ]
     result = runner.invoke(
         app, [*args, "--set", "value.usd_per_dev_hour=100", "--figure", str(tmp_path / "f")]
     )

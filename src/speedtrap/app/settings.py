@@ -237,7 +237,7 @@ def build_arms(settings: Settings) -> Arms:
     except ValueError as exc:
         return Arms(errors={**errors, "scenario": str(exc)})
     try:
-        base = base.with_overrides(slider_overrides(settings))
+        base = base.with_overrides(slider_overrides(settings, base))
     except ValidationError as exc:
         errors["sliders"] = one_line(exc)
     try:
@@ -273,15 +273,22 @@ def build_arms(settings: Settings) -> Arms:
     return Arms(errors=errors) if errors else Arms(scenarios=scenarios, seed=seed)
 
 
-def slider_overrides(settings: Settings) -> dict[str, Any]:
-    """The overrides of the sliders every arm shares (field path → value)."""
-    return {
+def slider_overrides(settings: Settings, base: Scenario | None = None) -> dict[str, Any]:
+    """The overrides of the sliders every arm shares (field path → value). The parallel-sessions
+    slider left at the scenario's own number keeps its mix of parallel sessions (the share of
+    developers with 1, 2, 3 … sessions); moved, every developer keeps that many (a mix of one)."""
+    out: dict[str, Any] = {
         "developers": settings.developers,
         "developer.review.detect_prob": settings.review_detection,
         "developer.attention.patience_s.median": settings.patience_s,
-        "developer.attention.max_parallel_sessions": settings.parallel_sessions,
-        "developer.attention.parallel_sessions_probs": None,
     }
+    attention = base.developer.attention if base is not None else None
+    if attention is None or settings.parallel_sessions != attention.max_parallel_sessions:
+        n = settings.parallel_sessions
+        out["developer.attention.max_parallel_sessions"] = n
+        if attention is not None and attention.parallel_sessions_probs is not None:
+            out["developer.attention.parallel_sessions_probs"] = [0.0] * (n - 1) + [1.0]
+    return out
 
 
 def common_overrides(settings: Settings, base: Scenario) -> dict[str, Any]:
@@ -289,7 +296,7 @@ def common_overrides(settings: Settings, base: Scenario) -> dict[str, Any]:
     in order: the sliders, the developer cost and the horizon (for valid settings)."""
     usd = dev_hour_value(settings, base.value).usd_per_dev_hour
     hours = _number(settings.horizon_h.strip(), integer=False)
-    return {**slider_overrides(settings), "value.usd_per_dev_hour": usd, "horizon_s": hours * 3600}
+    return {**slider_overrides(settings, base), "value.usd_per_dev_hour": usd, "horizon_s": hours * 3600}
 
 
 def arm_overrides(served: Scenario, name: str, settings: Settings, *, what_if: bool) -> dict[str, Any]:
