@@ -284,6 +284,9 @@ def test_queueing_delay_shows_up_as_waiting_never_as_idleness() -> None:
         "backends.gpu-batched.replicas": 1,
         "backends.gpu-batched.typical_batch": 2,
         "backends.gpu-batched.tiers": [{"name": "standard", "batch_cap": 2}],
+        # one session each: two developers then never need more than the replica's two streams
+        "developer.attention.parallel_sessions_probs": None,
+        "developer.attention.max_parallel_sessions": 1,
     }
     runs = {
         developers: pd.DataFrame(
