@@ -165,7 +165,7 @@ def test_page_loads_without_console_errors(page: Page) -> None:
 
 
 def test_failure_multiplier_gives_more_fixing_on_b_and_leaves_a_alone(page: Page) -> None:
-    page.type_into("horizon", "1")
+    page.type_into("horizon", "4")
     page.run()
     before = {arm: page.value(arm, "fixing") for arm in "ab"}
     assert page.page.locator(".st-finding").inner_text().count("same seed") == 1
@@ -181,7 +181,7 @@ def test_failure_multiplier_gives_more_fixing_on_b_and_leaves_a_alone(page: Page
     with page.page.expect_download() as download:
         page.page.get_by_text("Download as a Perfetto trace").click()
     trace = json.loads(Path(download.value.path()).read_text())
-    assert trace["otherData"]["horizon_s"] == 3600.0
+    assert trace["otherData"]["horizon_s"] == 4 * 3600.0
     assert {e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "process_name"} >= {
         "developers",
         "wafer-distilled replica 0",

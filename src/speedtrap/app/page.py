@@ -12,6 +12,7 @@ State lives in reactive variables, one set per browser session (Solara's virtual
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 import time
 from dataclasses import dataclass
@@ -342,7 +343,14 @@ def ExportPanel() -> None:
         lines = [f"# {name}, seed {export.seed}\n{command}" for name, command in export.commands.items()]
         if export.compare is not None:
             lines.append(f"# both arms over {s.replications} seeds, with the economics\n{export.compare}")
-        solara.Markdown("```\n" + "\n".join(lines) + "\n```", style={"font-size": "11px"})
+        # plain HTML, not Markdown: Solara's Markdown fetches KaTeX from a CDN, which an offline
+        # machine cannot reach (a 404 in the page)
+        solara.HTML(
+            tag="pre",
+            unsafe_innerHTML=html.escape("\n".join(lines)),
+            style={"font-size": "11px", "white-space": "pre-wrap"},
+            classes=["st-export-commands"],
+        )
 
 
 def _ledger_html(snap: Snapshot) -> str:
