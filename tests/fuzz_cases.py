@@ -196,9 +196,12 @@ class Hang(BaseException):
 
 
 @contextmanager
-def time_limit(seconds: int = CASE_LIMIT_S) -> Iterator[None]:
+def time_limit(seconds: int = CASE_LIMIT_S, error: type[BaseException] = Hang) -> Iterator[None]:
+    """Raise ``error`` in the block when it runs past ``seconds`` (SIGALRM; the previous handler is
+    put back)."""
+
     def expired(*_: object) -> None:
-        raise Hang(f"the case ran longer than {seconds} s")
+        raise error(f"the case ran longer than {seconds} s")
 
     previous = signal.signal(signal.SIGALRM, expired)
     signal.alarm(seconds)

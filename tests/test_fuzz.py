@@ -14,10 +14,8 @@ import copy
 import json
 import math
 import resource
-import signal
 import tomllib
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +27,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
+from fuzz_cases import time_limit
 from speedtrap.cli import app
 from speedtrap.config import Scenario
 from speedtrap.models import simulate
@@ -129,20 +128,6 @@ def _strict_json(text: str) -> Any:
     return json.loads(text, parse_constant=refuse)
 
 
-@contextmanager
-def _time_limit(seconds: int) -> Iterator[None]:
-    def expired(*_: object) -> None:
-        raise TimeoutError(f"the run took longer than {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 def _assert_one_line_error(result: Any, touched: list[str]) -> None:
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert result.exit_code == 2, (result.exit_code, result.output)
@@ -164,7 +149,7 @@ def check_case(text: str, touched: list[str], seed: int, tmp_path: Path) -> str:
         _assert_one_line_error(cli, touched)
         return "refused"
     try:
-        with _time_limit(RUN_LIMIT_S):
+        with time_limit(RUN_LIMIT_S, TimeoutError):
             result = simulate(scenario, seed)
     except ValueError:  # a scenario that cannot run (e.g. a request too large for the KV cache)
         _assert_one_line_error(cli, touched)
