@@ -56,7 +56,10 @@ MIN_FLIP_DENSITY = 0.5
 """… and disagree with the defaults in at least this share of its own samples …"""
 MIN_FLIP_SAMPLES = 2
 """… and hold at least this many of them (one sample is not a region)."""
-NO_ENSEMBLE = "not available: no calibrated ensemble yet"
+NO_ENSEMBLE = (
+    "not available: no ensemble given (--ensemble FILE); verdicts do not use the stored one, "
+    "which no target set accepts as a whole"
+)
 """The behavioural-uncertainty slot of a verdict without a calibrated ensemble."""
 VERDICTS = ("true", "false", "depends")
 RULE = (
