@@ -36,6 +36,7 @@ from speedtrap.analysis.history_matching import (
     Wave,
     bounding_box,
     candidate_sample,
+    cv_variance_scale,
     held_out_predictions,
     history_matching_wave,
     implausibility,
@@ -256,6 +257,7 @@ def test_diamond_wave_rules_out_the_analytic_share(diamond_waves: list[Wave]) ->
         "coverage",
         "false_exclusions",
         "noise_share",
+        "variance_scale",
         "used",
         "ruled_out_by",
     ]
@@ -388,3 +390,35 @@ def test_batches_top_up_until_enough_candidates_are_left() -> None:
     )
     assert wave.candidates > 1000 and (len(wave.non_implausible) >= 60 or wave.candidates == 8000)
     assert wave.remaining_share == pytest.approx(2 * 0.006 - 0.006**2, abs=4 * wave.remaining_se + 0.002)
+
+
+def test_cv_variance_scale_is_bachocs_estimator_and_only_widens() -> None:
+    y, mean = np.array([1.0, 2.0]), np.zeros(2)
+    assert cv_variance_scale(y, mean, np.array([0.25, 1.0])) == pytest.approx(4.0)  # z² = 4, 4
+    assert cv_variance_scale(y, mean, np.array([1.0, 16.0])) == pytest.approx(1.0)  # z² = 1, ¼: widened to 1
+    assert cv_variance_scale(y, y, np.zeros(2)) == 1.0  # exact predictions with no variance
+    assert cv_variance_scale(y, mean, np.array([0.0, 1.0])) == math.inf  # a miss claimed certain
+
+
+def test_an_overconfident_emulator_is_widened_until_its_held_out_errors_have_unit_mean_square() -> None:
+    """A rough output on few runs: the emulator's held-out errors are larger than its variance says.
+    The wave widens its variance by the CV scale, so that the standardized held-out errors (the same
+    folds) have mean square 1, and the wave's implausibility uses the widened variance."""
+    parameters = unit_parameters(3)
+    design = training_sample(32, 3, seed=3)
+    rng = np.random.default_rng(3)
+    rough = {"sum": np.sin(9.0 * design[:, 0]) * np.cos(7.0 * design[:, 1]) + rng.normal(0.0, 0.3, 32)}
+    target = [Target("sum", 0.0, obs_sd=0.05, discrepancy_sd=0.0)]
+    wave = history_matching_wave(design, rough, target, parameters, candidates=300, restarts=0)
+    te = wave.emulators[0]
+    assert te.emulator is not None
+    mean, variance = held_out_predictions(design, rough["sum"], te.emulator.gp.kernel_, seed=0)
+    noise = te.emulator.noise_share * float(np.var(rough["sum"]))
+    raw = float(np.mean((rough["sum"] - mean) ** 2 / (variance + noise)))
+    assert te.variance_scale == pytest.approx(max(1.0, raw), rel=1e-9)
+    x = design[:5]
+    assert te.variance(x) == pytest.approx(te.variance_scale * te.emulator.variance(x), rel=1e-12)
+    assert te.noise_variance == pytest.approx(te.variance_scale * noise, rel=1e-9)
+    assert wave.diagnostics().loc[0, "variance_scale"] == te.variance_scale
+    widened = (rough["sum"] - mean) ** 2 / (te.variance_scale * (variance + noise))
+    assert te.variance_scale > 1.0 and float(np.mean(widened)) == pytest.approx(1.0, rel=1e-9)

@@ -64,17 +64,30 @@ def test_workflow_statistics_returns_every_target_statistic() -> None:
     assert set(load_targets()["statistic"]) <= set(stats)
     assert all(isinstance(v, float) for v in stats.values())
     assert math.isfinite(stats["agent_stretch_median"]) and math.isfinite(stats["manual_task_time_median"])
-    # The carrier holds the METR scenario's values; a parameter the calibration varies for both eras
-    # takes one value in both, so with the headline's values of those made the METR scenario's the
-    # carrier's own point runs the scenarios as they are.
+    # The carrier holds every varied parameter at its range's low end (the scenarios' own values of
+    # those never reach a run), so its own point runs the scenarios with those values.
+    setup = calibration_setup(scenarios)
+    low = workflow_statistics(setup.unvaried("headline"), setup.unvaried("metr"), seed=3)
+    assert setup.model(setup.carrier, 3) == low
+    table = load_parameters()
+    first = table.iloc[0]
+    assert scenario_value(setup.unvaried("metr"), str(first.path)) == pytest.approx(float(first.low))
+
+
+def test_the_identity_ignores_the_scenarios_values_of_varied_parameters() -> None:
+    """A scenario file may hold a calibrated member's values: the identity (and the carrier the run
+    stores see) change with what the calibration keeps fixed, not with what it varies."""
+    scenarios = tiny(developers=2, days=1.0)
     setup = calibration_setup(scenarios)
     table = load_parameters()
-    both = table.loc[table["scenarios"] == "both", "path"].tolist()
-    shared = {path: scenario_value(scenarios["metr"], path) for path in both}
-    aligned = {**scenarios, "headline": scenarios["headline"].with_overrides(shared)}
-    stats = workflow_statistics(aligned["headline"], aligned["metr"], seed=3)
-    setup = calibration_setup(aligned)
-    assert setup.model(setup.carrier, 3) == stats
+    varied = str(table.loc[table["scenarios"] == "both", "path"].iloc[0])
+    moved = {
+        name: s.with_overrides({varied: scenario_value(s, varied) * 1.5}) for name, s in scenarios.items()
+    }
+    again = calibration_setup(moved)
+    assert again.identity() == setup.identity() and again.carrier == setup.carrier
+    fixed = {**scenarios, "metr": scenarios["metr"].with_overrides({"developers": 3})}
+    assert calibration_setup(fixed).identity() != setup.identity()
 
 
 def test_the_recorded_shares_are_the_headline_runs_own() -> None:

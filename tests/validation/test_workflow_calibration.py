@@ -96,3 +96,32 @@ def test_metr_scenario_pairs_tasks_with_and_without_ai(quick_check) -> None:  # 
     # every replication paired some tasks and measured a finite time ratio
     assert metr["ai_vs_manual_time_ratio"].notna().all()
     assert (metr["ai_vs_manual_time_ratio"] > 0.3).all() and (metr["ai_vs_manual_time_ratio"] < 3).all()
+
+
+def test_swe_bench_statistic_is_the_success_curves_resolve_rate() -> None:
+    """The SWE-bench targets' statistic is 1 − the mean failure over SWE-bench Verified's buckets
+    (closed form here) of the backend the policy routes to: the calibrated defaults reproduce the
+    scores they were set from (Opus 4.6 76.8%, Claude 3.7 Sonnet 62.3%), and a multi-backend policy
+    has none."""
+    import math
+
+    from speedtrap.validation.workflow import swe_bench_resolved
+
+    scenarios = default_scenarios(ROOT, names=("headline", "metr"))
+    buckets = ((7.5, 194 / 500), (30.0, 261 / 500), (120.0, 45 / 500))
+
+    def closed_form(horizon: float, slope: float) -> float:
+        return sum(w / (1.0 + (t / horizon) ** (slope / math.log(2.0))) for t, w in buckets)
+
+    assert swe_bench_resolved(scenarios["headline"]) == pytest.approx(0.768, abs=5e-4)
+    assert swe_bench_resolved(scenarios["metr"]) == pytest.approx(0.623, abs=5e-4)
+    assert swe_bench_resolved(scenarios["metr"]) == pytest.approx(closed_form(60.4 * 0.6287, 0.598), rel=1e-12)
+    longer = scenarios["headline"].with_overrides({"backends.gpu-batched.quality.horizon_min": 2000.0})
+    assert swe_bench_resolved(longer) > swe_bench_resolved(scenarios["headline"])
+    routed = scenarios["headline"].with_overrides(
+        {
+            "backends.fast": {"preset": "gpu-fast"},
+            "policy": {"kind": "escalate", "first": {"backend": "fast"}, "then": {"backend": "gpu-batched"}},
+        }
+    )
+    assert math.isnan(swe_bench_resolved(routed))

@@ -34,7 +34,17 @@ the simulated output places below the cut-off for this target but the emulator w
 check of Andrianakis et al. 2015 (§ "Emulator validation"). An emulator that would rule out a run
 the simulator itself keeps, or whose coverage is too low for Pukelsheim's ≥ 95% (a binomial test at
 :data:`COVERAGE_TEST_LEVEL`: :func:`overconfident`), is not used to rule anything out in that wave,
-and its target is left to later waves and to the final check. Q² alone is not the criterion: in
+and its target is left to later waves and to the final check.
+
+**Variance from cross-validation.** With one run per point and dozens of inputs, maximum likelihood
+often shrinks the GP's white-noise term to its bound and its variance with it: the emulator then
+predicts well (high Q²) but claims more certainty than it has, and the coverage check would set it
+aside. Each emulator's variance (and its noise term) is therefore multiplied by
+``variance_scale = max(1, mean z²)``, the mean squared standardized held-out error
+``z = (y − ŷ₋ᵢ) / sd₋ᵢ``: Bachoc's cross-validation estimator of the GP's variance (F. Bachoc 2013,
+"Cross validation and maximum likelihood estimations of hyper-parameters of Gaussian processes
+with model misspecification", Computational Statistics & Data Analysis 66: 55–69), used only to
+widen, never to narrow. Coverage and false exclusions are checked with the widened variance. Q² alone is not the criterion: in
 later waves the outputs vary little inside the shrunken region, so an emulator accurate on the
 target's scale can have a low Q².
 
@@ -79,6 +89,7 @@ __all__ = [
     "Wave",
     "bounding_box",
     "candidate_sample",
+    "cv_variance_scale",
     "held_out_predictions",
     "history_matching_wave",
     "implausibility",
@@ -304,6 +315,13 @@ class TargetEmulator:
     used: bool
     n_train: int
     noise_variance: float = math.nan
+    variance_scale: float = 1.0
+    """The factor on the emulator's variance from cross-validation (see the module docstring)."""
+
+    def variance(self, x: np.ndarray) -> np.ndarray:
+        """The emulator's variance of the expected output at ``x``, widened by ``variance_scale``."""
+        assert self.emulator is not None
+        return self.variance_scale * self.emulator.variance(x)
 
 
 @dataclass(frozen=True)
@@ -347,9 +365,7 @@ class Wave:
             assert te.emulator is not None
             t = te.target
             columns.append(
-                implausibility(
-                    t.value, te.emulator.predict(x), t.obs_sd**2, t.discrepancy_sd**2, te.emulator.variance(x)
-                )
+                implausibility(t.value, te.emulator.predict(x), t.obs_sd**2, t.discrepancy_sd**2, te.variance(x))
             )
         return np.column_stack(columns)
 
@@ -369,7 +385,7 @@ class Wave:
                         "point": np.arange(len(unit)),
                         "target": te.target.name,
                         "mean": em.predict(x) if em is not None else nan,
-                        "variance": em.variance(x) if em is not None else nan,
+                        "variance": te.variance(x) if em is not None else nan,
                         "noise_variance": te.noise_variance,
                         "used": te.used,
                     }
@@ -385,7 +401,7 @@ class Wave:
 
     def diagnostics(self) -> pd.DataFrame:
         """One row per target: ``wave``, ``target``, ``n_train``, ``q2``, ``coverage``,
-        ``false_exclusions``, ``noise_share``, ``used``, ``ruled_out_by`` (share of the whole space it
+        ``false_exclusions``, ``noise_share``, ``variance_scale``, ``used``, ``ruled_out_by`` (share of the whole space it
         alone rules out in this wave)."""
         return pd.DataFrame(
             [
@@ -397,6 +413,7 @@ class Wave:
                     "coverage": te.coverage,
                     "false_exclusions": te.false_exclusions,
                     "noise_share": te.emulator.noise_share if te.emulator is not None else math.nan,
+                    "variance_scale": te.variance_scale,
                     "used": te.used,
                     "ruled_out_by": self.ruled_out_by.get(te.target.name, 0.0),
                 }
@@ -458,12 +475,26 @@ def _fit_target(
     spread = float(((y - y.mean()) ** 2).sum())
     q2 = 1.0 - float(((y - mean) ** 2).sum()) / spread if spread > 0.0 else math.nan
     noise = emulator.noise_share * float(np.var(y))  # the scatter of one training output, outcome units
+    scale = cv_variance_scale(y, mean, variance + noise)
+    variance, noise = scale * variance, scale * noise
     inside = np.abs(y - mean) <= CUTOFF * np.sqrt(variance + noise)
     simulated = implausibility(target.value, y, target.obs_sd**2, target.discrepancy_sd**2, noise)
     emulated = implausibility(target.value, mean, target.obs_sd**2, target.discrepancy_sd**2, variance)
     false = float(np.mean((simulated <= cutoff) & (emulated > cutoff)))
-    used = false == 0.0 and not overconfident(int((~inside).sum()), len(y))
-    return TargetEmulator(target, emulator, q2, float(inside.mean()), false, used, n, noise)
+    used = math.isfinite(scale) and false == 0.0 and not overconfident(int((~inside).sum()), len(y))
+    return TargetEmulator(target, emulator, q2, float(inside.mean()), false, used, n, noise, scale)
+
+
+def cv_variance_scale(y: np.ndarray, held_out_mean: np.ndarray, held_out_variance: np.ndarray) -> float:
+    """``max(1, mean((y − ŷ)² / v))`` over held-out runs: the factor that makes the emulator's
+    standardized cross-validation errors have mean square at least 1 (Bachoc 2013's CV estimator of
+    the GP variance, used only to widen; see the module docstring). Runs with zero predicted
+    variance and an exact prediction count as 0; with a miss, they make the scale infinite."""
+    err = (np.asarray(y, dtype=float) - np.asarray(held_out_mean, dtype=float)) ** 2
+    v = np.asarray(held_out_variance, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z2 = np.where(err == 0.0, 0.0, err / v)
+    return max(1.0, float(np.mean(z2))) if len(z2) else 1.0
 
 
 def overconfident(misses: int, n: int, *, level: float = COVERAGE_TEST_LEVEL) -> bool:

@@ -14,7 +14,9 @@ the calibration scenarios its ``scenarios`` column names (``both``, ``headline``
 before running them (:func:`workflow_statistics`). The carrier itself is never simulated. The
 result store's identity covers the carrier and the model's name; ``calibration.json`` in the
 calibration's directory covers the rest (both scenarios, the parameter and target tables, the
-settings), and a rerun with any of them changed is refused, naming what changed.
+settings), and a rerun with any of them changed is refused, naming what changed. The scenarios
+enter it without the values the calibration varies (:meth:`CalibrationSetup.unvaried`): every run
+replaces them, so the scenario files may hold a calibrated member's values.
 
 **Waves, stored and resumable** (:func:`run_history_matching`). Everything lives in
 ``<results_dir>/<name>/``: wave ``k``'s design (``wave<k>-design.csv``: unit coordinates and
@@ -164,6 +166,19 @@ def carrier_scenario(scenarios: Mapping[str, Scenario]) -> Scenario:
     return Scenario.model_validate(data)
 
 
+def unvaried_scenario(base: Scenario, name: str, parameters: pd.DataFrame) -> Scenario:
+    """``base`` (calibration scenario ``name``) with every parameter of ``parameters`` that applies
+    to it set to its range's low end: what its runs depend on, since every run replaces those values
+    (so a scenario file may hold a calibrated member's values without changing a calibration's
+    identity or its stores')."""
+    overrides = {
+        str(row.path): float(row.low)
+        for row in parameters.itertuples(index=False)
+        if name in applies_to(str(row.scenarios))
+    }
+    return base.with_overrides(overrides) if overrides else base
+
+
 @dataclass(frozen=True)
 class CalibrationSetup:
     """What a calibration varies and compares: the ``parameters`` (with the tables they came from),
@@ -189,12 +204,17 @@ class CalibrationSetup:
             }
         )
 
+    def unvaried(self, name: str) -> Scenario:
+        """Calibration scenario ``name`` with every parameter it varies set to its range's low end
+        (:func:`unvaried_scenario`)."""
+        base = self.model.headline if name == "headline" else self.model.metr
+        return unvaried_scenario(base, name, self.parameter_table)
+
     def identity(self) -> dict[str, Any]:
         """What a calibration directory's runs depend on besides the settings (calibration.json)."""
         record = {
             "scenarios": {
-                "headline": self.model.headline.model_dump(mode="json", exclude={"value"}),
-                "metr": self.model.metr.model_dump(mode="json", exclude={"value"}),
+                name: self.unvaried(name).model_dump(mode="json", exclude={"value"}) for name in SCENARIOS
             },
             "parameters": self.parameter_table[["path", "low", "high", "scale", "scenarios"]].to_dict(
                 "records"
@@ -228,7 +248,7 @@ def calibration_setup(
         specs,
         tuple(calibration_targets(target_table)),
         model,
-        carrier_scenario(scenarios),
+        carrier_scenario({name: unvaried_scenario(scenarios[name], name, table) for name in SCENARIOS}),
         table,
         target_table,
     )

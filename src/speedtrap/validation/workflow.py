@@ -38,6 +38,7 @@ __all__ = [
     "load_targets",
     "run_plan",
     "run_statistics",
+    "swe_bench_resolved",
     "validate_workflow",
 ]
 
@@ -47,6 +48,12 @@ HEADLINE_SHARES = {"headline_waiting_share": "waiting_share", "headline_fixing_s
 copies: the headline's waiting and fixing shares of the whole day (all developer-seconds, as
 ``speedtrap run`` and the headline experiment report them; :func:`speedtrap.models.results.summarize`).
 They are no targets; the sensitivity report (``validate workflow --sensitivity``) apportions them."""
+
+
+SWE_BENCH = "swe_bench_resolved"
+"""The ``headline`` rows' statistic of :func:`swe_bench_resolved`; the era scenarios' rows record it as
+:data:`ERA_SWE_BENCH` (one name per scenario: a calibration merges both scenarios' statistics)."""
+ERA_SWE_BENCH = "era_model_swe_bench_resolved"
 
 
 def load_targets() -> pd.DataFrame:
@@ -154,6 +161,19 @@ def metr_statistics(with_ai: RunResult, by_hand: RunResult) -> dict[str, float]:
     }
 
 
+def swe_bench_resolved(scenario: Scenario) -> float:
+    """Share of SWE-bench Verified's task lengths that the success curve of the backend the
+    scenario's policy routes to resolves: ``1 − Quality.reference_failure`` (the mean over
+    SWE-bench Verified's difficulty buckets, :data:`speedtrap.config.tier.REFERENCE_LENGTHS_MIN`).
+    A function of the curve's parameters alone, no simulation; NaN where the policy routes to more
+    than one backend (or none)."""
+    routes = scenario.policy.references(scenario.backends) if scenario.backends else {}
+    names = {backend for backend, _ in routes.values()}
+    if len(names) != 1:
+        return math.nan
+    return 1.0 - float(scenario.backends[names.pop()].quality.reference_failure)
+
+
 ERAS = ("metr", "agentic-2026")
 """The era scenarios, each run with AI and by hand: METR's 2025 trial (``metr``, with targets) and
 today's agentic developers in the same design (``agentic-2026``, with no target: held back)."""
@@ -171,12 +191,15 @@ def run_statistics(
     for done, seed in enumerate(seeds, start=1):
         if "headline" in scenarios:
             result = simulate(scenarios["headline"], seed)
-            rows.append({"scenario": "headline", "seed": seed, **headline_statistics(result)})
+            resolved = swe_bench_resolved(scenarios["headline"])
+            rows.append(
+                {"scenario": "headline", "seed": seed, **headline_statistics(result), SWE_BENCH: resolved}
+            )
         for era in ERAS:
             if era in scenarios:
                 trial = scenarios[era]
                 stats_ = metr_statistics(simulate(trial, seed), simulate(trial.with_backend("manual"), seed))
-                rows.append({"scenario": era, "seed": seed, **stats_})
+                rows.append({"scenario": era, "seed": seed, **stats_, ERA_SWE_BENCH: swe_bench_resolved(trial)})
         if progress is not None:
             progress(done, len(seeds))
     return pd.DataFrame(rows)
