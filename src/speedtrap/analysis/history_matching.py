@@ -34,7 +34,9 @@ the simulated output places below the cut-off for this target but the emulator w
 check of Andrianakis et al. 2015 (§ "Emulator validation"). An emulator that would rule out a run
 the simulator itself keeps, or whose coverage is too low for Pukelsheim's ≥ 95% (a binomial test at
 :data:`COVERAGE_TEST_LEVEL`: :func:`overconfident`), is not used to rule anything out in that wave,
-and its target is left to later waves and to the final check.
+and its target is left to later waves and to the final check. Q² alone is not the criterion: in
+later waves the outputs vary little inside the shrunken region, so an emulator accurate on the
+target's scale can have a low Q².
 
 **Variance from cross-validation.** With one run per point and dozens of inputs, maximum likelihood
 often shrinks the GP's white-noise term to its bound and its variance with it: the emulator then
@@ -44,9 +46,7 @@ aside. Each emulator's variance (and its noise term) is therefore multiplied by
 ``z = (y − ŷ₋ᵢ) / sd₋ᵢ``: Bachoc's cross-validation estimator of the GP's variance (F. Bachoc 2013,
 "Cross validation and maximum likelihood estimations of hyper-parameters of Gaussian processes
 with model misspecification", Computational Statistics & Data Analysis 66: 55–69), used only to
-widen, never to narrow. Coverage and false exclusions are checked with the widened variance. Q² alone is not the criterion: in
-later waves the outputs vary little inside the shrunken region, so an emulator accurate on the
-target's scale can have a low Q².
+widen, never to narrow. Coverage and false exclusions are checked with the widened variance.
 
 **The space left.** The share of the original space still non-implausible is estimated from the
 candidates: the box's volume times the share of its candidates kept (a binomial estimate; its
@@ -365,7 +365,9 @@ class Wave:
             assert te.emulator is not None
             t = te.target
             columns.append(
-                implausibility(t.value, te.emulator.predict(x), t.obs_sd**2, t.discrepancy_sd**2, te.variance(x))
+                implausibility(
+                    t.value, te.emulator.predict(x), t.obs_sd**2, t.discrepancy_sd**2, te.variance(x)
+                )
             )
         return np.column_stack(columns)
 
@@ -401,8 +403,8 @@ class Wave:
 
     def diagnostics(self) -> pd.DataFrame:
         """One row per target: ``wave``, ``target``, ``n_train``, ``q2``, ``coverage``,
-        ``false_exclusions``, ``noise_share``, ``variance_scale``, ``used``, ``ruled_out_by`` (share of the whole space it
-        alone rules out in this wave)."""
+        ``false_exclusions``, ``noise_share``, ``variance_scale``, ``used``, ``ruled_out_by`` (share
+        of the whole space it alone rules out in this wave)."""
         return pd.DataFrame(
             [
                 {

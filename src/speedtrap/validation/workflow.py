@@ -199,7 +199,8 @@ def run_statistics(
             if era in scenarios:
                 trial = scenarios[era]
                 stats_ = metr_statistics(simulate(trial, seed), simulate(trial.with_backend("manual"), seed))
-                rows.append({"scenario": era, "seed": seed, **stats_, ERA_SWE_BENCH: swe_bench_resolved(trial)})
+                resolved = swe_bench_resolved(trial)
+                rows.append({"scenario": era, "seed": seed, **stats_, ERA_SWE_BENCH: resolved})
         if progress is not None:
             progress(done, len(seeds))
     return pd.DataFrame(rows)
