@@ -2,7 +2,7 @@
 
 ``python experiments/calibrate.py [--quick] [--executor serial|processes|dask] [--workers N]
 [--results-dir DIR] [--waves N] [--points N] [--replications N] [--check-points N]
-[--check-replications N] [--days D] [--out DIR]``
+[--check-replications N] [--days D] [--out DIR] [--store]``
 
 Varies every uncertain behavioural parameter of src/speedtrap/validation/data/behaviour_parameters.csv
 over its range at once, runs the two calibration scenarios (experiments/scenarios/headline.toml and
@@ -20,7 +20,9 @@ emulator_check.csv, check.csv, ensemble.csv and three figures to ``--out`` (defa
 experiments/calibration/; with ``--quick``, ``<results-dir>/calibration-quick/outputs/``), and
 prints the share ruled out per wave, the final check and the wall time. ``--quick``: 2 waves of 8
 points of 3 developers × 1 day, 4 checked points (seconds; a smoke run whose region means nothing).
-``--days D``: every calibration scenario cut to D working days (its developers kept), stored apart
+``--store``: keep the result as the stored calibrated ensemble every command uses (the sets every
+target accepts; when there are none, the 50 least implausible checked sets, ``least_implausible.csv``,
+as a stand-in, and it says so). ``--days D``: every calibration scenario cut to D working days (its developers kept), stored apart
 (``<results-dir>/calibration-<D>d/``): shorter runs, noisier statistics (the final check's replications
 average them).
 """
@@ -46,12 +48,20 @@ from speedtrap.experiments.calibration import (
     QUICK,
     run_history_matching,
 )
-from speedtrap.experiments.calibration_outputs import calibration_finding, write_calibration
+from speedtrap.experiments.calibration_outputs import (
+    ENSEMBLE_AIM,
+    calibration_finding,
+    stored_members,
+    write_calibration,
+)
 from speedtrap.experiments.canonical import EXPERIMENTS_DIR
+from speedtrap.experiments.ensemble import DEFAULT_ENSEMBLE, write_ensemble
 from speedtrap.experiments.executors import EXECUTOR_KINDS
 from speedtrap.validation.workflow import default_scenarios
 
 OUT = Path(__file__).resolve().parent / "calibration"
+STORED = Path(__file__).resolve().parents[1] / "src" / "speedtrap" / "validation" / "data" / DEFAULT_ENSEMBLE
+"""Where ``--store`` keeps the calibrated ensemble: the package data every command reads."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,7 +95,16 @@ def main(argv: list[str] | None = None) -> int:
         "--days", type=float, default=None, help="cut each calibration scenario to this many working days"
     )
     parser.add_argument("--out", type=Path, default=None, help="where tables and figures go")
+    parser.add_argument(
+        "--store",
+        action="store_true",
+        help="keep the result as the stored calibrated ensemble that every command uses "
+        f"(src/speedtrap/validation/data/{DEFAULT_ENSEMBLE}): the accepted sets, else the "
+        f"{ENSEMBLE_AIM} least implausible as a stand-in, said so",
+    )
     args = parser.parse_args(argv)
+    if args.store and args.quick:
+        parser.error("--store keeps a full calibration, not a --quick smoke run")
     if args.days is not None and (args.quick or not args.days > 0 or args.days != args.days):
         parser.error("--days must be a positive number of working days, without --quick")
     quick = args.quick
@@ -168,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
         print("Quick variant: a smoke run; its region and ensemble mean nothing.")
     print(f"Waves, emulators and the final check in {wall_s / 60:.1f} min wall ({executor}).")
     print("Wrote " + ", ".join(str(p) for p in written))
+    if args.store:
+        members, why = stored_members(result)
+        print(f"Stored {write_ensemble(members, STORED)}: {why}.")
     return 0
 
 

@@ -4,6 +4,7 @@ ensemble file."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import runpy
@@ -20,7 +21,12 @@ from speedtrap.experiments.calibration import (
     run_history_matching,
     workflow_statistics,
 )
-from speedtrap.experiments.calibration_outputs import calibration_finding, write_calibration
+from speedtrap.experiments.calibration_outputs import (
+    ENSEMBLE_AIM,
+    calibration_finding,
+    stored_members,
+    write_calibration,
+)
 from speedtrap.experiments.ensemble import load_ensemble, write_ensemble
 from speedtrap.experiments.share_sensitivity import load_calibration_runs
 from speedtrap.models.workflow import simulate
@@ -148,6 +154,7 @@ def test_quick_script_runs_end_to_end_and_a_rerun_recomputes_nothing(
         "emulator_check.csv",
         "check.csv",
         "ensemble.csv",
+        "least_implausible.csv",
     ):
         assert (out / name).is_file(), name
     for figure in ("ruled_out.png", "emulator_check.png", "non_implausible_pairs.png"):
@@ -166,6 +173,9 @@ def test_quick_script_runs_end_to_end_and_a_rerun_recomputes_nothing(
     assert len(ensemble) == int(check["kept"].sum())
     first = capsys.readouterr().out
     assert "History matching: wave 1:" in first and "min wall (serial)" in first
+    with pytest.raises(SystemExit):  # a smoke run is never kept as the calibrated ensemble
+        module["main"](["--quick", "--store", "--results-dir", str(tmp_path)])
+    assert "--store keeps a full calibration" in capsys.readouterr().err
 
     stored = stored_files(state / "wave1") | stored_files(state / "check2")
     designs = {p.name: p.read_text() for p in state.glob("*-design.csv")}
@@ -185,6 +195,26 @@ def test_write_calibration_and_the_finding_from_a_micro_run(tmp_path: Path) -> N
     assert {p.name for p in written} >= {"waves.csv", "wave1.csv", "parameters.csv", "ruled_out.png"}
     text = calibration_finding(result)
     assert text.startswith("History matching: wave 1: ") and "of the space ruled out" in text
+    # the least implausible checked sets, least first, and what --store keeps
+    least = pd.read_csv(tmp_path / "out" / "least_implausible.csv")
+    check = result.check
+    assert len(least) == min(ENSEMBLE_AIM, len(check))
+    assert least["max_implausibility"].is_monotonic_increasing
+    assert least["max_implausibility"].iloc[0] == pytest.approx(check["max_implausibility"].min())
+    first = check.iloc[int(least["point"].iloc[0])]
+    for p in result.setup.parameters:
+        assert least[p.name].iloc[0] == pytest.approx(first[p.name])
+    members, why = stored_members(result)
+    assert list(members.columns) == ["member", *[p.name for p in result.setup.parameters]]
+    if result.ensemble.empty:
+        assert "stand-in" in why and len(members) == len(least)
+    else:
+        assert "every target accepts" in why and len(members) == len(result.ensemble)
+    kept_none = dataclasses.replace(result, ensemble=result.ensemble.iloc[0:0])
+    members, why = stored_members(kept_none)
+    assert "stand-in" in why and members[result.setup.parameters[0].name].tolist() == least[
+        result.setup.parameters[0].name
+    ].tolist()
     # the recorded shares travel with the runs, and the outputs read back on their own ranges
     wave1 = pd.read_csv(tmp_path / "out" / "wave1.csv")
     for share in HEADLINE_SHARES:

@@ -13,6 +13,9 @@
 * ``parameters.csv``: the parameters as this calibration varied them (``path``, ``low``, ``high``,
   ``scale``, ``integer``, ``source``), so the runs can be read back on their own ranges;
 * ``ensemble.csv``: the kept parameter sets (:mod:`speedtrap.experiments.ensemble`);
+* ``least_implausible.csv``: the :data:`ENSEMBLE_AIM` checked sets of least maximum implausibility,
+  least first (:func:`least_implausible`: ``member``, ``point``, ``max_implausibility``, the
+  parameters), the stand-in ``experiments/calibrate.py --store`` keeps when no set passed;
 * ``ruled_out.png``, ``emulator_check.png``, ``non_implausible_pairs.png``
   (:mod:`speedtrap.plots.history_matching`).
 """
@@ -33,10 +36,40 @@ from speedtrap.plots.history_matching import (
     plot_ruled_out,
 )
 
-__all__ = ["ENSEMBLE_AIM", "calibration_finding", "write_calibration"]
+__all__ = ["ENSEMBLE_AIM", "calibration_finding", "least_implausible", "stored_members", "write_calibration"]
 
 ENSEMBLE_AIM = 50
 """Members the calibration aims at (the issue's "at least 50 non-implausible parameter sets")."""
+
+
+def least_implausible(result: HistoryMatchingResult, count: int = ENSEMBLE_AIM) -> pd.DataFrame:
+    """The ``count`` parameter sets of the final check with the smallest maximum implausibility over
+    the targets, least first: ``member`` (0, 1, …), ``point`` (its row of the check),
+    ``max_implausibility`` and one column per parameter path (empty without a final check)."""
+    names = [p.name for p in result.setup.parameters]
+    if result.check.empty:
+        return pd.DataFrame(columns=["member", "point", "max_implausibility", *names])
+    check = result.check.reset_index(drop=True)
+    order = check["max_implausibility"].sort_values(kind="stable").index[:count]
+    rows = check.loc[order, ["max_implausibility", *names]].reset_index(names="point")
+    rows.insert(0, "member", range(len(rows)))
+    return rows
+
+
+def stored_members(result: HistoryMatchingResult) -> tuple[pd.DataFrame, str]:
+    """What ``experiments/calibrate.py --store`` keeps as the calibrated ensemble, and why: the
+    ensemble (the sets every target accepts) when it has members, else the :func:`least_implausible`
+    stand-in (``member`` and the parameters), said as such."""
+    if not result.ensemble.empty:
+        return result.ensemble, f"the {len(result.ensemble)} parameter sets every target accepts"
+    stand_in = least_implausible(result).drop(columns=["point", "max_implausibility"])
+    if stand_in.empty:
+        raise ValueError("the calibration has no final check: nothing to store")
+    worst = least_implausible(result)["max_implausibility"]
+    return stand_in, (
+        f"no parameter set is accepted by every target: the {len(stand_in)} least implausible checked sets "
+        f"(maximum implausibility {worst.min():.2f} to {worst.max():.2f}) as a stand-in"
+    )
 
 
 def write_calibration(result: HistoryMatchingResult, out: str | Path) -> list[Path]:
@@ -80,6 +113,8 @@ def write_calibration(result: HistoryMatchingResult, out: str | Path) -> list[Pa
     csv(result.emulator_check, "emulator_check.csv")
     if not result.check.empty:
         csv(result.check, "check.csv")
+    if not result.check.empty:
+        csv(least_implausible(result), "least_implausible.csv")
     if result.ensemble.empty:  # the header alone: load_ensemble says that no member passed
         csv(result.ensemble, ENSEMBLE_FILE)
     else:
