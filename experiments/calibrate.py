@@ -22,9 +22,9 @@ prints the share ruled out per wave, the final check and the wall time. ``--quic
 points of 3 developers × 1 day, 4 checked points (seconds; a smoke run whose region means nothing).
 ``--store``: keep the result as the stored calibrated ensemble every command uses (the sets every
 target accepts; when there are none, the 50 least implausible checked sets, ``least_implausible.csv``,
-as a stand-in, and it says so). ``--days D``: every calibration scenario cut to D working days (its developers kept), stored apart
-(``<results-dir>/calibration-<D>d/``): shorter runs, noisier statistics (the final check's replications
-average them).
+as a stand-in, and it says so). ``--days D``: every calibration scenario cut to D working days (its
+developers kept), stored apart (``<results-dir>/calibration-<D>d/``): shorter runs, noisier
+statistics (the final check's replications average them).
 """
 
 from __future__ import annotations

@@ -212,9 +212,11 @@ def test_write_calibration_and_the_finding_from_a_micro_run(tmp_path: Path) -> N
         assert "every target accepts" in why and len(members) == len(result.ensemble)
     kept_none = dataclasses.replace(result, ensemble=result.ensemble.iloc[0:0])
     members, why = stored_members(kept_none)
-    assert "stand-in" in why and members[result.setup.parameters[0].name].tolist() == least[
-        result.setup.parameters[0].name
-    ].tolist()
+    assert (
+        "stand-in" in why
+        and members[result.setup.parameters[0].name].tolist()
+        == least[result.setup.parameters[0].name].tolist()
+    )
     # the recorded shares travel with the runs, and the outputs read back on their own ranges
     wave1 = pd.read_csv(tmp_path / "out" / "wave1.csv")
     for share in HEADLINE_SHARES:
