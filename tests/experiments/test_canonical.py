@@ -61,6 +61,7 @@ def quick_script(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Qu
                 sys.executable,
                 str(EXPERIMENTS_DIR / f"{name}.py"),
                 "--quick",
+                "--single",  # the scenario file's own parameter set: one store, read back below
                 "--results-dir",
                 str(root),
             ]
@@ -84,7 +85,9 @@ def test_quick_script_writes_its_files_and_a_finding(name: str, quick_script: Ca
 
 
 def test_headline_finding_reports_every_backend_against_the_baseline(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["experiment", "headline", "--quick", "--results-dir", str(tmp_path)])
+    result = runner.invoke(
+        app, ["experiment", "headline", "--quick", "--single", "--results-dir", str(tmp_path)]
+    )
     assert result.exit_code == 0, result.output
     written(tmp_path / "headline-quick", "headline")
     assert "gpu-fast: " in result.stdout and "wafer-distilled: " in result.stdout
@@ -267,3 +270,90 @@ def test_externality_economics_of_the_team_and_each_group_against_no_adoption(
     )
     words = economics_finding(again, stored, spec.scenario.value.usd_per_dev_hour)
     assert "recorded no group's inference spend" in words and "left out" in words
+
+
+def test_behaviour_table_splits_each_contrast_into_the_two_intervals() -> None:
+    """Two members × three seeds, two arms: the table's differences are those of
+    ``two_intervals`` on the member-and-seed pairs; a contrast over two columns names its levels by
+    both values, and only the levels it says go into the finding's lines."""
+    import numpy as np
+
+    from speedtrap.analysis.intervals import two_intervals
+    from speedtrap.experiments.canonical import Contrast, behaviour_lines, behaviour_table
+
+    rng = np.random.default_rng(4)
+    rows = []
+    for member, effect in ((3, 1.0), (8, 2.5)):
+        for seed in range(3):
+            base = float(rng.normal(10.0, 1.0))
+            for arm, speed, add in (("slow", 1.0, 0.0), ("fast", 2.0, effect + float(rng.normal(0, 0.2)))):
+                rows.append(
+                    {
+                        "member": member,
+                        "seed": 100 * member + seed,
+                        "arm": arm,
+                        "speed": speed,
+                        "mult": 1.0,
+                        "tasks": base + add,
+                    }
+                )
+    table = pd.DataFrame(rows)
+    out = behaviour_table(table, [Contrast("arm", "slow", ("tasks",))])
+    fast = table[table["arm"] == "fast"].set_index(["member", "seed"])["tasks"]
+    slow = table[table["arm"] == "slow"].set_index(["member", "seed"])["tasks"]
+    d = (fast - slow).sort_index()
+    expected = two_intervals(d.to_numpy(), d.index.get_level_values("member").to_numpy())
+    row = out.iloc[0]
+    assert row["arm"] == "fast" and row["baseline"] == "slow"
+    assert row["mean"] == pytest.approx(expected.mean) and row["ci_low"] == pytest.approx(expected.seed_low)
+    assert row["behaviour_high"] == pytest.approx(expected.behaviour_high)
+    assert math.isfinite(row["behaviour_low"]) and row["members"] == 2
+    pair = behaviour_table(
+        table, [Contrast(("speed", "mult"), (1.0, 1.0), ("tasks",), label="as is", said=((3.0, 1.0),))]
+    )
+    assert list(pair["arm"]) == ["2 × 1"] and not pair["said"].any()
+    assert behaviour_lines(pair) == []
+    assert (
+        "behavioural interval" in behaviour_lines(out)[0] and "fast against slow" in behaviour_lines(out)[0]
+    )
+
+
+def test_a_canonical_experiment_runs_under_an_ensemble_with_both_intervals(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Four replications under a two-member ensemble: 2 members × 2 seeds, each member on its own
+    seeds with its values applied (the experiment's factor kept), stored apart, and both intervals
+    in behaviour.csv and the finding."""
+    import speedtrap.experiments.canonical as canonical
+    from speedtrap.experiments.ensemble import write_ensemble
+
+    quick = load_spec("headline", quick=True)
+    small = quick.model_copy(
+        update={
+            "replications": 4,
+            "scenario": quick.scenario.with_overrides({"developers": 2, "horizon_s": 4 * 3600.0}),
+        }
+    )
+    monkeypatch.setattr(canonical, "load_spec", lambda name, quick=False: small)
+    patience = "developer.attention.patience_s.median"
+    ensemble = write_ensemble(
+        pd.DataFrame({"member": [0, 1, 2], patience: [15.0, 300.0, 60.0]}), tmp_path / "ens.csv"
+    )
+    report = canonical.run_canonical(
+        "headline", quick=True, results_dir=tmp_path / "results", ensemble=ensemble, progress=False
+    )
+    stores = sorted(p.name for p in (tmp_path / "results" / f"{small.name}-members").iterdir())
+    assert stores == ["member-0", "member-2"]  # 2 of the 3 members, evenly spread
+    behaviour = pd.read_csv(tmp_path / "results" / small.name / "behaviour.csv")
+    tasks = behaviour[(behaviour["arm"] == "gpu-fast") & (behaviour["outcome"] == "tasks_per_dev_day")].iloc[
+        0
+    ]
+    assert tasks["members"] == 2 and tasks["seeds_per_member"] == 2 and tasks["n"] == 4
+    assert math.isfinite(tasks["behaviour_low"]) and math.isfinite(tasks["ci_low"])
+    assert "2 of them × 2 seeds each" in report.finding and "applied: " + patience in report.finding
+    assert "Seed and behavioural intervals (behaviour.csv):" in report.finding
+    seeds = {
+        p.name: set(pd.read_parquet(p / "runs").seed)
+        for p in (tmp_path / "results" / f"{small.name}-members").iterdir()
+    }
+    assert not seeds["member-0"] & seeds["member-2"]  # each member on seeds of its own

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from pydantic import ValidationError
 
+from speedtrap.cli.behaviour import EnsembleOption, SingleOption
 from speedtrap.cli.common import (
     JSON_SCHEMA_VERSION,
     MAX_REPLICATIONS,
@@ -268,9 +269,13 @@ def experiment(
     results_dir: Annotated[Path, typer.Option("--results-dir", help="Results go to DIR/<name>/.")] = Path(
         "results"
     ),
+    ensemble: EnsembleOption = None,
+    single: SingleOption = False,
 ) -> None:
     """Run a canonical experiment (experiments/<name>.toml): its runs, CSV tables and PNG + SVG
-    figures go to results/<name>/, and it prints its finding in words with the numbers.
+    figures go to results/<name>/, and it prints its finding in words with the numbers. It runs
+    under the stored calibrated ensemble (K members × r seeds for the replications; behaviour.csv
+    gives both intervals) unless --single or --ensemble FILE says otherwise.
     The same as: python experiments/<name>.py"""
     from speedtrap.experiments import StoreMismatchError
     from speedtrap.experiments.canonical import CANONICAL, run_and_report
@@ -286,8 +291,10 @@ def experiment(
             workers=workers,
             scheduler=scheduler,
             results_dir=results_dir,
+            ensemble=ensemble,
+            single=single,
         )
-    except (StoreMismatchError, ImportError) as exc:
+    except (StoreMismatchError, ImportError, FileNotFoundError) as exc:
         fail(str(exc))
     except (ValidationError, ValueError, KeyError) as exc:
         fail(one_line(exc))

@@ -6,22 +6,35 @@ caveat that every interval of the finding shares is said once, first).
 :func:`run_canonical`, which runs (or resumes) the experiment through the engine, writes the runs
 and ``spec.json`` to ``results/<name>/`` (quick: ``results/<name>-quick/``), then the analysis
 writes its CSV tables and PNG + SVG figures beside them and returns a plain-language finding.
+
+**Under the calibrated ensemble** (the default, as for ``compare``; ``--ensemble FILE`` another,
+``--single`` the scenario file's own parameter set): the experiment's replications N become K = N // 2
+members of the ensemble × r = N // K seeds (:func:`speedtrap.experiments.ensemble.choose_members`).
+Each member runs as its own experiment — the scenario with the member's values (the experiment's
+factors kept), its own seeds (root seed ``seed + 1 + member``), stored in
+``results/<name>-members/member-<i>/`` — and the analysis reads all of them as one table with a
+``member`` column (replications numbered ``k·r + j``). Its tables and figures then pool the K × r
+runs, so their intervals carry seed noise and behaviour together (the finding says so first); each
+module's :data:`contrasts` are split into the two intervals of :mod:`speedtrap.analysis.intervals`
+in ``behaviour.csv``, and the finding ends with them.
 """
 
 from __future__ import annotations
 
 import importlib
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
+import pandas as pd
 import typer
 
 from speedtrap.analysis.statistics import caveat_once
 from speedtrap.config.experiment import Experiment
-from speedtrap.experiments.executors import EXECUTOR_KINDS
+from speedtrap.experiments.executors import EXECUTOR_KINDS, make_executor
 from speedtrap.experiments.files import experiments_dir
 from speedtrap.experiments.runner import run_experiment
 from speedtrap.experiments.store import ANOTHER_DIRECTORY, ResultStore, StoreError
@@ -40,6 +53,22 @@ class Report:
 
     finding: str
     files: list[Path] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """A difference the finding reports, split into seed and behavioural intervals under an ensemble:
+    each level of the table's column ``factor`` minus the ``baseline`` level, on ``outcomes``."""
+
+    factor: str | tuple[str, ...]
+    """A column of the table, or several: their values joined (``a × b``) name a level."""
+    baseline: object
+    """A level of ``factor`` (a tuple of values for several columns)."""
+    outcomes: tuple[str, ...]
+    label: str = ""
+    """How the finding names the baseline (default: the baseline level itself)."""
+    said: tuple[object, ...] | None = None
+    """The levels whose differences the finding says (``behaviour.csv`` holds all); None: all."""
 
 
 def experiment_file(name: str) -> Path:
@@ -64,33 +93,152 @@ def run_canonical(
     scheduler: str | None = None,
     results_dir: str | Path = "results",
     progress: bool = True,
+    ensemble: str | Path | None = None,
+    single: bool = False,
 ) -> Report:
-    """Run (or resume) canonical experiment ``name`` and analyse it into ``results_dir/<spec name>/``.
+    """Run (or resume) canonical experiment ``name`` and analyse it into ``results_dir/<spec name>/``,
+    under the stored calibrated ensemble (``ensemble``: another file; ``single``: the scenario's own
+    parameter set; see the module docstring).
 
     A results directory that cannot take the tables and figures (a complete store on a read-only
     disk is still read) raises :class:`~speedtrap.experiments.store.StoreError` in one line naming
     it, before the analysis; so does a failure while they are written (a full disk)."""
+    from speedtrap.experiments.ensemble import resolve_ensemble
+
     spec = load_spec(name, quick=quick)
     module = importlib.import_module(f"speedtrap.experiments.canonical.{name}")
-    table = run_experiment(
-        spec,
-        executor=executor,
-        workers=workers,
-        scheduler=scheduler,
-        results_dir=results_dir,
-        progress=progress,
-        model=module.MODEL,
-    )
+    choice = resolve_ensemble(ensemble, single=single)
+    made = make_executor(executor, workers, scheduler)
+    with made:
+        if choice.members:
+            table, lines = _member_runs(spec, module.MODEL, choice, made, Path(results_dir), progress)
+        else:
+            table = run_experiment(
+                spec, executor=made, results_dir=results_dir, progress=progress, model=module.MODEL
+            )
+            lines = [choice.note]
     out = Path(results_dir) / spec.name
     reason = ResultStore(out).unwritable()
     if reason is not None:
         raise _unwritable(out, reason)
     try:
         report: Report = module.analyze(table, spec, out)
+        files = list(report.files)
+        if "member" in table.columns:
+            behaviour = behaviour_table(table, module.contrasts(table, spec))
+            files.append(out / "behaviour.csv")
+            behaviour.to_csv(files[-1], index=False)
+            if table["member"].nunique() > 1:
+                lines.append(
+                    "The tables, figures and intervals below pool every member's runs: their 95% "
+                    "intervals carry seed noise and behaviour together; the last lines split the two."
+                )
+            split = ["Seed and behavioural intervals (behaviour.csv):", *behaviour_lines(behaviour)]
+            finding_text = "\n".join([report.finding, *split])
+        else:
+            finding_text = report.finding
     except OSError as exc:
         where = f" ({os.fsdecode(exc.filename)})" if exc.filename is not None else ""
         raise _unwritable(out, f"{exc.strerror or type(exc).__name__}{where}") from None
-    return Report(caveat_once(report.finding, spec.replications), report.files)
+    runs = int(table.groupby("point")["replication"].nunique().min()) if len(table) else spec.replications
+    return Report("\n".join([*lines, caveat_once(finding_text, runs)]), files)
+
+
+MEMBER_ROOT_OFFSET = 1
+"""Member ``i`` of the ensemble runs with root seed ``seed + MEMBER_ROOT_OFFSET + i``: its own seeds
+(the nested design of :mod:`speedtrap.analysis.intervals`), the same whatever the other members."""
+
+
+def _member_runs(
+    spec: Experiment, model: Any, choice: Any, executor: Any, results_dir: Path, progress: bool
+) -> tuple[pd.DataFrame, list[str]]:
+    """Every chosen member's runs of ``spec`` (see the module docstring) as one table with a
+    ``member`` column, and the lines that say what ran."""
+    from speedtrap.experiments.ensemble import choose_members, member_overrides
+
+    index, r = choose_members(len(choice.members), spec.replications)
+    frames: list[pd.DataFrame] = []
+    applied: set[str] = set()
+    left: dict[str, str] = {}
+    for k, i in enumerate(index):
+        overrides, out = member_overrides(spec.scenario, choice.members[i], keep=spec.factor_paths)
+        applied.update(overrides)
+        left.update(out)
+        member_spec = spec.model_copy(
+            update={
+                "name": f"member-{i}",
+                "scenario": spec.scenario.with_overrides(overrides),
+                "replications": r,
+                "seed": spec.seed + MEMBER_ROOT_OFFSET + i,
+            }
+        )
+        table = run_experiment(
+            member_spec,
+            executor=executor,
+            results_dir=results_dir / f"{spec.name}-members",
+            progress=progress,
+            model=model,
+        )
+        attrs = dict(table.attrs)
+        frames.append(table.assign(member=i, replication=k * r + table["replication"]))
+    table = pd.concat(frames, ignore_index=True).sort_values(["point", "replication"], ignore_index=True)
+    table.attrs = attrs
+    lines = [
+        f"{choice.note}: {len(index)} of them × {r} seeds each ({len(index) * r} runs per design point; "
+        f"stored in {results_dir / (spec.name + '-members')}/)"
+    ]
+    if len(index) < 2:
+        lines.append("one member only: no behavioural interval (4 or more replications give two members)")
+    lines.append(f"applied: {', '.join(sorted(applied)) or 'none'}")
+    if left:
+        lines.append("left out: " + "; ".join(f"{p} ({why})" for p, why in sorted(left.items())))
+    return table, lines
+
+
+def behaviour_table(table: pd.DataFrame, contrasts: Sequence[Contrast]) -> pd.DataFrame:
+    """Each contrast's differences with both intervals
+    (:func:`speedtrap.analysis.intervals.two_interval_differences`, paired on member and seed), with
+    a ``baseline`` column naming what they are measured from."""
+    from speedtrap.analysis.intervals import two_interval_differences
+
+    frames = []
+    for c in contrasts:
+        runs, factor, baseline = table, c.factor, c.baseline
+        if isinstance(factor, tuple):  # several columns: one level per combination of their values
+            runs = table.assign(level=[_level(row) for row in table[list(factor)].to_numpy()])
+            factor, baseline = "level", _level(baseline)
+        if baseline not in set(runs[factor]):
+            continue
+        diff = two_interval_differences(runs, factor, baseline, list(c.outcomes))
+        said = [_level(v) if isinstance(v, tuple) else v for v in c.said] if c.said is not None else None
+        diff = diff.assign(
+            baseline=c.label or str(c.baseline), said=diff["arm"].isin(said) if said is not None else True
+        )
+        frames.append(diff)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _level(values: Any) -> str:
+    return " × ".join(f"{float(v):g}" for v in values)
+
+
+def behaviour_lines(behaviour: pd.DataFrame) -> list[str]:
+    """One line per difference of :func:`behaviour_table` that the finding says (``said``): its mean
+    with the seed and behavioural 95% intervals and which dominates."""
+    lines = []
+    for row in behaviour.to_dict("records"):
+        if not row.get("said", True):
+            continue
+        behavioural = (
+            f"behavioural interval {row['behaviour_low']:+.4g} to {row['behaviour_high']:+.4g}; "
+            if math.isfinite(row["behaviour_low"])
+            else ""
+        )
+        lines.append(
+            f"  {row['arm']} against {row['baseline']}, {row['outcome']}: {row['mean']:+.4g} "
+            f"(seed interval {row['ci_low']:+.4g} to {row['ci_high']:+.4g}; {behavioural}{row['dominance']})"
+        )
+    return lines
 
 
 def _unwritable(out: Path, reason: str) -> StoreError:
@@ -108,6 +256,8 @@ def run_and_report(
     workers: int | None,
     scheduler: str | None,
     results_dir: Path,
+    ensemble: Path | None = None,
+    single: bool = False,
 ) -> Report:
     """Run canonical experiment ``name`` (:func:`run_canonical`) after checking the executor's name,
     and print its finding and the files it wrote: what ``speedtrap experiment NAME`` and
@@ -116,7 +266,14 @@ def run_and_report(
         known = ", ".join(EXECUTOR_KINDS)
         raise ValueError(f"--executor: unknown executor {executor!r} (known: {known})")
     report = run_canonical(
-        name, quick=quick, executor=executor, workers=workers, scheduler=scheduler, results_dir=results_dir
+        name,
+        quick=quick,
+        executor=executor,
+        workers=workers,
+        scheduler=scheduler,
+        results_dir=results_dir,
+        ensemble=ensemble,
+        single=single,
     )
     typer.echo(report.finding)
     typer.echo("Wrote " + ", ".join(str(p) for p in report.files))
@@ -143,6 +300,14 @@ def main(name: str, argv: Sequence[str] | None = None) -> int:
         results_dir: Annotated[
             Path, typer.Option("--results-dir", help="Where results/<name>/ is written.")
         ] = Path("results"),
+        ensemble: Annotated[
+            Path | None,
+            typer.Option("--ensemble", help="Run under this calibrated ensemble instead of the stored one."),
+        ] = None,
+        single: Annotated[
+            bool,
+            typer.Option("--single", help="The scenario file's own parameter set: no behavioural interval."),
+        ] = False,
     ) -> None:
         try:
             run_and_report(
@@ -152,8 +317,10 @@ def main(name: str, argv: Sequence[str] | None = None) -> int:
                 workers=workers,
                 scheduler=scheduler,
                 results_dir=results_dir,
+                ensemble=ensemble,
+                single=single,
             )
-        except (ValueError, ImportError) as exc:  # bad input, a store of another spec, a missing extra
+        except (ValueError, ImportError, FileNotFoundError) as exc:  # bad input, another spec's store, …
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
 
@@ -167,7 +334,10 @@ def main(name: str, argv: Sequence[str] | None = None) -> int:
 __all__ = [
     "CANONICAL",
     "EXPERIMENTS_DIR",
+    "Contrast",
     "Report",
+    "behaviour_lines",
+    "behaviour_table",
     "experiment_file",
     "load_spec",
     "main",

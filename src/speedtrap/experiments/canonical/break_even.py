@@ -35,7 +35,7 @@ from speedtrap.analysis.statistics import caveat_suffix, mean_ci
 from speedtrap.analysis.value import VALUE_COLUMNS, arm_value, paired_runs, value_sentence
 from speedtrap.config.experiment import Experiment
 from speedtrap.config.value import LOADED_USD_PER_DEV_HOUR
-from speedtrap.experiments.canonical import Report
+from speedtrap.experiments.canonical import Contrast, Report
 from speedtrap.models.workflow import simulate_summary
 from speedtrap.plots import figure_of, interval_note, save_figure
 
@@ -293,6 +293,21 @@ def _article_cell(
     if not len(i) or not len(j):
         return None
     return (x_edges[i[0]], x_edges[i[0] + 1]), (y_edges[j[0]], y_edges[j[0] + 1])
+
+
+def contrasts(table: pd.DataFrame, spec: Experiment) -> list[Contrast]:
+    """The differences split into seed and behavioural intervals under an ensemble: every cell
+    against the backend as it is (speed-up 1, multiplier 1), on tasks per developer-day and $ per task."""
+    speed, mult = spec.factor_paths
+    return [
+        Contrast(
+            (speed, mult),
+            REFERENCE,
+            ("tasks_per_dev_day", "usd_per_task"),
+            label="the backend as is (speed-up × failure multiplier 1 × 1)",
+            said=(ARTICLE_POINT, (2.0, 1.0), (6.0, 1.0), (1.0, 1.2)),
+        )
+    ]
 
 
 def analyze(table: pd.DataFrame, spec: Experiment, out: Path) -> Report:

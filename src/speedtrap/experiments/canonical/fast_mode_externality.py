@@ -30,7 +30,7 @@ from speedtrap.analysis.value import VALUE_COLUMNS, arm_value, net_phrase, paire
 from speedtrap.config.experiment import Experiment
 from speedtrap.config.ledger import WAITING_CATEGORIES
 from speedtrap.config.scenario import Scenario
-from speedtrap.experiments.canonical import Report
+from speedtrap.experiments.canonical import Contrast, Report
 from speedtrap.models.results import COMPLETED_OUTCOMES
 from speedtrap.models.workflow import simulate
 from speedtrap.plots import LOG_CUT_NOTE, band_handle, interval_note, plot_lines, save_figure
@@ -136,6 +136,19 @@ def _long(table: pd.DataFrame, measure: str, groups: tuple[str, ...], hue: str) 
         for g in groups
     ]
     return pd.concat(frames, ignore_index=True).dropna(subset=[measure])
+
+
+def contrasts(table: pd.DataFrame, spec: Experiment) -> list[Contrast]:
+    """The differences split into seed and behavioural intervals under an ensemble: every adoption
+    share against none, on the standard tier's tasks and first-token time, all developers' tasks and
+    the provider's revenue per GPU-hour."""
+    outcomes = (
+        "standard_tasks_per_dev_day",
+        "standard_ttft_s",
+        "tasks_per_dev_day",
+        "revenue_usd_per_gpu_hour",
+    )
+    return [Contrast(SHARE, 0.0, outcomes, label="no adoption")]
 
 
 def analyze(table: pd.DataFrame, spec: Experiment, out: Path) -> Report:

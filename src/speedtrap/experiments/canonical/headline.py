@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 
 from speedtrap.analysis.statistics import caveat_suffix, paired_differences, summarize
 from speedtrap.config.experiment import Experiment
-from speedtrap.experiments.canonical import Report
+from speedtrap.experiments.canonical import Contrast, Report
 from speedtrap.models.workflow import simulate_summary
 from speedtrap.plots import figure_of, plot_ledger, plot_outcome, save_figure
 
@@ -68,6 +68,15 @@ def analyze(table: pd.DataFrame, spec: Experiment, out: Path) -> Report:
     if not economics.empty:
         text += "\n" + economics_finding(economics, scenario.value.usd_per_dev_hour)
     return Report(text, files)
+
+
+def contrasts(table: pd.DataFrame, spec: Experiment) -> list[Contrast]:
+    """The differences split into seed and behavioural intervals under an ensemble: every backend
+    against ``gpu-batched`` (tasks, waiting and fixing shares, $ per task) and against no AI (tasks)."""
+    return [
+        Contrast("backend", BASELINE, ("tasks_per_dev_day", "waiting_share", "fixing_share", "usd_per_task")),
+        Contrast("backend", NO_AI, ("tasks_per_dev_day",)),
+    ]
 
 
 OUTCOME_PANELS: tuple[tuple[str, str], ...] = (
