@@ -103,20 +103,18 @@ def run_canonical(
     A results directory that cannot take the tables and figures (a complete store on a read-only
     disk is still read) raises :class:`~speedtrap.experiments.store.StoreError` in one line naming
     it, before the analysis; so does a failure while they are written (a full disk)."""
-    from speedtrap.experiments.ensemble import resolve_ensemble
-
-    spec = load_spec(name, quick=quick)
+    spec, table, lines = canonical_runs(
+        name,
+        quick=quick,
+        executor=executor,
+        workers=workers,
+        scheduler=scheduler,
+        results_dir=results_dir,
+        progress=progress,
+        ensemble=ensemble,
+        single=single,
+    )
     module = importlib.import_module(f"speedtrap.experiments.canonical.{name}")
-    choice = resolve_ensemble(ensemble, single=single)
-    made = make_executor(executor, workers, scheduler)
-    with made:
-        if choice.members:
-            table, lines = _member_runs(spec, module.MODEL, choice, made, Path(results_dir), progress)
-        else:
-            table = run_experiment(
-                spec, executor=made, results_dir=results_dir, progress=progress, model=module.MODEL
-            )
-            lines = [choice.note]
     out = Path(results_dir) / spec.name
     reason = ResultStore(out).unwritable()
     if reason is not None:
@@ -142,6 +140,39 @@ def run_canonical(
         raise _unwritable(out, f"{exc.strerror or type(exc).__name__}{where}") from None
     runs = int(table.groupby("point")["replication"].nunique().min()) if len(table) else spec.replications
     return Report("\n".join([*lines, caveat_once(finding_text, runs)]), files)
+
+
+def canonical_runs(
+    name: str,
+    *,
+    quick: bool = False,
+    executor: str = "serial",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    results_dir: str | Path = "results",
+    progress: bool = True,
+    ensemble: str | Path | None = None,
+    single: bool = False,
+) -> tuple[Experiment, pd.DataFrame, list[str]]:
+    """The runs of canonical experiment ``name`` (run or resumed; under the stored ensemble unless
+    ``ensemble``/``single`` say otherwise): its spec, the runs table (with a ``member`` column under
+    an ensemble) and the lines that say which parameter sets ran — what :func:`run_canonical` analyses
+    and what the notebooks read."""
+    from speedtrap.experiments.ensemble import resolve_ensemble
+
+    spec = load_spec(name, quick=quick)
+    module = importlib.import_module(f"speedtrap.experiments.canonical.{name}")
+    choice = resolve_ensemble(ensemble, single=single)
+    made = make_executor(executor, workers, scheduler)
+    with made:
+        if choice.members:
+            table, lines = _member_runs(spec, module.MODEL, choice, made, Path(results_dir), progress)
+        else:
+            table = run_experiment(
+                spec, executor=made, results_dir=results_dir, progress=progress, model=module.MODEL
+            )
+            lines = [choice.note]
+    return spec, table, lines
 
 
 MEMBER_ROOT_OFFSET = 1
@@ -338,6 +369,7 @@ __all__ = [
     "Report",
     "behaviour_lines",
     "behaviour_table",
+    "canonical_runs",
     "experiment_file",
     "load_spec",
     "main",
