@@ -6,8 +6,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from speedtrap.analysis.value import net_value_per_dev_day
@@ -92,3 +94,45 @@ def test_replicated_economics_are_those_of_compare_on_the_same_seeds() -> None:
     assert ours.n == 3 and ours.net_ci_low <= ours.net_usd_per_dev_day <= ours.net_ci_high
     (line,) = economics_lines([ours], "gpu-batched", first.value.usd_per_dev_hour)
     assert "95% CI" in line and "only 3 replications" in line
+
+
+def test_replicated_economics_under_an_ensemble_are_those_of_compare(tmp_path: Path) -> None:
+    """Under an ensemble the app runs what ``compare`` runs — the same members, seeds and values —
+    and keeps a behavioural parameter the user moved at the user's value."""
+    from speedtrap.cli.behaviour import behaviour_runs, plan_behaviour
+    from speedtrap.experiments.ensemble import load_ensemble, write_ensemble
+
+    patience, detect = "developer.attention.patience_s.median", "developer.review.detect_prob"
+    frame = pd.DataFrame({"member": [0, 1, 2], patience: [20.0, 400.0, 90.0], detect: [0.5, 0.65, 0.6]})
+    path = write_ensemble(frame, tmp_path / "ens.csv")
+    members = load_ensemble(path)
+    arms = build_arms(SMALL)
+    assert arms.seed is not None
+    runs = replicate(arms.scenarios, arms.seed, 4, members=members)
+    assert sorted(set(runs["member"])) == [0, 2] and len(runs) == 2 * 2 * 2  # K 2 × r 2 × 2 arms
+    plan = plan_behaviour(arms.scenarios, 4, ensemble=path, single=False)
+    theirs_runs = behaviour_runs(
+        plan, replication_seeds(arms.seed, 4), lambda s, sd: simulate(s, sd).summary(), progress=False
+    )
+    first = arms.scenarios["gpu-batched"]
+    (ours,) = arm_values(runs, first.value, first.workday_s)
+    (theirs,) = arm_values(theirs_runs, first.value, first.workday_s)
+    assert ours == theirs and ours.members == 2 and math.isfinite(ours.net_behaviour_low)
+    (line,) = economics_lines([ours], "gpu-batched", first.value.usd_per_dev_hour)
+    assert "behavioural interval over the ensemble" in line and "dominates" in line
+    # a value the user set stays: every run of the replicated arms has the user's detection probability
+    kept = replicate(
+        arms.scenarios, arms.seed, 4, members=members, keep={a: [detect] for a in arms.scenarios}
+    )
+    same_seeds = replicate(arms.scenarios, arms.seed, 4, members=[{patience: m[patience]} for m in members])
+    pd.testing.assert_frame_equal(kept, same_seeds)
+
+
+def test_the_sliders_a_user_moved_are_kept_from_the_ensemble() -> None:
+    from speedtrap.app.settings import user_set_paths
+
+    base = load_base(SMALL)
+    own = settings_for(base, SMALL)
+    assert user_set_paths(own, base) == []  # the scenario's own values: the members' replace them
+    moved = dataclasses.replace(own, patience_s=own.patience_s * 2)
+    assert user_set_paths(moved, base) == ["developer.attention.patience_s.median"]

@@ -303,14 +303,21 @@ def pays_phrase(pays: str, usd_per_dev_hour: float) -> str:
 
 def net_phrase(value: Mapping[str, Any], *, against: str = "") -> str:
     """Net value per developer-day with its 95% CI (and its caveat) in words: "+12 USD per
-    developer-day against gpu-batched (95% CI +3 to +21)", or "(no interval from 1 value)";
-    ``value`` holds :data:`VALUE_COLUMNS`."""
+    developer-day against gpu-batched (95% CI +3 to +21)", or "(no interval from 1 value)"; under an
+    ensemble (a finite behavioural interval) the seed interval and then the behavioural one, with which
+    dominates. ``value`` holds :data:`VALUE_COLUMNS`."""
     n, low, high = int(value["n"]), value["net_ci_low"], value["net_ci_high"]
     where = f" against {against}" if against else ""
     if math.isnan(low) or math.isnan(high):  # one value: no interval, only the caveat
         interval = caveat_suffix(n, low, high).removeprefix("; ")
     else:
         interval = f"95% CI {low:+,.0f} to {high:+,.0f}{caveat_suffix(n, low, high)}"
+    b_low, b_high = value.get("net_behaviour_low", math.nan), value.get("net_behaviour_high", math.nan)
+    if math.isfinite(b_low) and math.isfinite(b_high):  # under an ensemble: the seed interval, then this
+        interval = (
+            f"seed noise: {interval}; behavioural interval over the ensemble {b_low:+,.0f} to "
+            f"{b_high:+,.0f}, {value.get('dominant', 'n/a')} dominates"
+        )
     return f"{value['net_usd_per_dev_day']:+,.0f} USD per developer-day{where} ({interval})"
 
 

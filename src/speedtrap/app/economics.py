@@ -3,9 +3,10 @@
 Pure (no Solara): the runs' tasks and inference dollars per developer-day in, the economics of
 :mod:`speedtrap.analysis.value` out, in words. The live run gives one seed, whose economics have no
 interval; :func:`replicate` runs the arms over more seeds — the seeds ``speedtrap compare --seed S
---replications N`` uses — for a 95% confidence interval paired by seed. The value of developer
-time prices the outputs without changing any run, so the economics follow the developer-cost field
-without running again.
+--replications N`` uses — under the stored calibrated ensemble as ``compare`` does (K members × r
+seeds: a seed interval and a behavioural interval over the members), or over seeds alone. The
+value of developer time prices the outputs without changing any run, so the economics follow the
+developer-cost field without running again.
 """
 
 from __future__ import annotations
@@ -56,20 +57,43 @@ def replicate(
     seed: int,
     replications: int,
     *,
+    members: Sequence[Mapping[str, float]] | None = None,
+    keep: Mapping[str, Sequence[str]] | None = None,
     on_run: Callable[[int, int], None] | None = None,
 ) -> pd.DataFrame:
-    """Every arm on the same ``replications`` seeds spawned from ``seed`` (common random numbers;
+    """Every arm on the same seeds spawned from ``seed`` (common random numbers;
     :func:`speedtrap.experiments.seeds.replication_seeds`, as ``speedtrap compare``): one row per
-    arm × seed with :data:`RUN_COLUMNS`. ``on_run(runs done, runs)`` is called after each run."""
-    rows = []
-    total = replications * len(scenarios)
-    for s in replication_seeds(seed, replications):
-        for arm, scenario in scenarios.items():
-            summary = simulate_summary(scenario, s)
-            rows.append({"arm": arm, "seed": s} | {k: summary[k] for k in RUN_COLUMNS[2:]})
-            if on_run is not None:
-                on_run(len(rows), total)
-    return pd.DataFrame(rows, columns=list(RUN_COLUMNS))
+    arm × seed with :data:`RUN_COLUMNS` and ``member``. Without ``members``, ``replications`` seeds
+    under the scenarios as they are (member −1); with an ensemble's members, K of them × r seeds
+    (:func:`speedtrap.experiments.ensemble.choose_members`; member k on seeds k·r … k·r + r − 1, as
+    ``speedtrap compare``), each arm with the member's values except the paths ``keep[arm]`` (what the
+    user set). ``on_run(runs done, runs)`` is called after each run."""
+    from speedtrap.experiments.ensemble import choose_members, member_overrides
+
+    seeds = replication_seeds(seed, replications)
+    if members:
+        index, r = choose_members(len(members), replications)
+    else:
+        index, r = [-1], replications
+    rows: list[dict[str, object]] = []
+    total = len(index) * r * len(scenarios)
+    for k, member in enumerate(index):
+        arms = dict(scenarios)
+        if member >= 0:
+            assert members is not None
+            for arm, scenario in scenarios.items():
+                overrides, _ = member_overrides(scenario, members[member], keep=(keep or {}).get(arm, ()))
+                arms[arm] = scenario.with_overrides(overrides)
+        for s in seeds[k * r : (k + 1) * r]:
+            for arm, scenario in arms.items():
+                summary = simulate_summary(scenario, s)
+                rows.append(
+                    {"arm": arm, "seed": s, "member": member} | {c: summary[c] for c in RUN_COLUMNS[2:]}
+                )
+                if on_run is not None:
+                    on_run(len(rows), total)
+    frame = pd.DataFrame(rows, columns=[*RUN_COLUMNS, "member"])
+    return frame if members else frame.drop(columns="member")
 
 
 def arm_values(runs: pd.DataFrame, value: Value, workday_s: float) -> list[ArmValue]:

@@ -46,6 +46,7 @@ from speedtrap.app.settings import (
     dev_hour_value,
     load_base,
     settings_for,
+    user_set_paths,
 )
 from speedtrap.config.ledger import LEDGER_CATEGORIES
 from speedtrap.config.presets import BACKEND_PRESETS
@@ -84,6 +85,8 @@ class Replicated:
     replications: int
     value: Value
     workday_s: float
+    behaviour: str = ""
+    """Which parameter sets ran, in words."""
 
 
 replicated: solara.Reactive[Replicated | None] = solara.reactive(None)
@@ -141,18 +144,33 @@ def step_once() -> None:
 
 
 @solara.lab.task(prefer_threaded=True)
-def replicate_runs(scenarios: dict[str, Scenario], seed: int, replications: int) -> None:
-    """Run the arms over ``replications`` seeds for the economics, in a worker thread."""
+def replicate_runs(
+    scenarios: dict[str, Scenario],
+    seed: int,
+    replications: int,
+    members: list[dict[str, float]] | None = None,
+    keep: list[str] | None = None,
+) -> None:
+    """Run the arms ``replications`` times for the economics (under ``members`` of the calibrated
+    ensemble, the paths in ``keep`` left at the controls' values), in a worker thread."""
 
     def done(runs: int, total: int) -> None:
         if replicate_runs.is_current():
             replicate_progress.value = (runs, total)
             replicate_runs.progress = 100 * runs / total
 
-    runs = replicate(scenarios, seed, replications, on_run=done)
+    kept = {arm: keep or [] for arm in scenarios}
+    runs = replicate(scenarios, seed, replications, members=members, keep=kept, on_run=done)
     if replicate_runs.is_current():
         first = next(iter(scenarios.values()))
-        replicated.value = Replicated(runs, seed, replications, first.value, first.workday_s)
+        if members and "member" in runs.columns:
+            k = runs["member"].nunique()
+            behaviour = f"{k} members of the calibrated ensemble × {replications // k} seeds each" + (
+                f"; kept at your values: {', '.join(keep)}" if keep else ""
+            )
+        else:
+            behaviour = "the scenario's own parameter set"
+        replicated.value = Replicated(runs, seed, replications, first.value, first.workday_s, behaviour)
 
 
 def on_run() -> None:
@@ -165,9 +183,16 @@ def on_replicate() -> None:
     arms = build_arms(settings.value)
     field_errors.value = arms.errors
     if arms.ok and arms.seed is not None:
+        from speedtrap.experiments.ensemble import choose_members, default_ensemble
+
+        n = settings.value.replications
+        members = default_ensemble() if settings.value.ensemble else None
+        keep = user_set_paths(settings.value, load_base(settings.value)) if members else []
+        index, r = choose_members(len(members), n) if members else ([-1], n)
+        runs = len(index) * r
         replicated.value = None
-        replicate_progress.value = (0, len(arms.scenarios) * settings.value.replications)
-        replicate_runs(arms.scenarios, arms.seed, settings.value.replications)
+        replicate_progress.value = (0, len(arms.scenarios) * runs)
+        replicate_runs(arms.scenarios, arms.seed, n, members, keep)
 
 
 def on_step() -> None:
@@ -527,10 +552,15 @@ def Economics(snap: Snapshot) -> None:
         n = settings.value.replications
         with solara.Row():
             solara.Button(
-                f"Replicate over {n} seeds",
+                f"Replicate {n} runs per arm",
                 on_click=on_replicate,
                 disabled=replicate_runs.pending,
                 classes=["st-replicate"],
+            )
+            solara.Checkbox(
+                label="over the calibrated ensemble (seed and behavioural intervals)",
+                value=settings.value.ensemble,
+                on_value=lambda v: update(ensemble=bool(v)),
             )
             counts = replicate_progress.value
             if replicate_runs.pending and counts is not None:
@@ -543,8 +573,9 @@ def Economics(snap: Snapshot) -> None:
                 arm_values(done.runs, priced, done.workday_s), str(done.runs["arm"].iloc[0]), usd
             )
             title = (
-                f"Economics over {done.replications} seeds paired by seed (spawned from seed {done.seed}, "
-                f"as speedtrap compare --seed {done.seed} --replications {done.replications})"
+                f"Economics over {done.replications} runs per arm, paired by seed: {done.behaviour} "
+                f"(spawned from seed {done.seed}, as speedtrap compare --seed {done.seed} --replications "
+                f"{done.replications}{'' if settings.value.ensemble else ' --single'})"
             )
             solara.HTML(tag="div", unsafe_innerHTML=_economics_html(title, lines, "st-economics-replicated"))
 

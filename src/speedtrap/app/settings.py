@@ -91,8 +91,9 @@ class Settings:
     keeps open) and ``fast_share`` (share of developers on the fast tier, policy ``fast_share``).
 
     ``usd_per_dev_hour`` (text, US$ per developer-hour, ``value.usd_per_dev_hour``) prices the
-    runs' outputs without changing them; ``replications`` is the number of seeds the economics are
-    replicated over on demand.
+    runs' outputs without changing them; ``replications`` is the number of runs per arm the economics
+    are replicated over on demand, under the stored calibrated ensemble when ``ensemble`` (K members
+    × r seeds, as ``speedtrap compare``) or over seeds of the scenario's own parameter set.
     """
 
     scenario: str = "headline"
@@ -111,6 +112,7 @@ class Settings:
     fast_share: float = 0.0
     usd_per_dev_hour: str = f"{LOADED_USD_PER_DEV_HOUR:g}"
     replications: int = 5
+    ensemble: bool = True
 
 
 @dataclass(frozen=True)
@@ -289,6 +291,25 @@ def slider_overrides(settings: Settings, base: Scenario | None = None) -> dict[s
         if attention is not None and attention.parallel_sessions_probs is not None:
             out["developer.attention.parallel_sessions_probs"] = [0.0] * (n - 1) + [1.0]
     return out
+
+
+BEHAVIOUR_SLIDERS = {
+    "review_detection": "developer.review.detect_prob",
+    "patience_s": "developer.attention.patience_s.median",
+}
+"""The sliders that set a calibrated behavioural parameter (control → scenario path)."""
+
+
+def user_set_paths(settings: Settings, base: Scenario) -> list[str]:
+    """The calibrated behavioural parameters the sliders moved away from ``base``'s own values: an
+    ensemble member's values replace every other one (:func:`speedtrap.app.economics.replicate`)."""
+    from speedtrap.validation.parameters import scenario_value
+
+    return [
+        path
+        for control, path in BEHAVIOUR_SLIDERS.items()
+        if getattr(settings, control) != scenario_value(base, path)
+    ]
 
 
 def common_overrides(settings: Settings, base: Scenario) -> dict[str, Any]:
