@@ -112,15 +112,20 @@ def test_a_rerun_resumes_from_the_store(quick_run: tuple[dict, Path]) -> None:
 
 def test_the_behavioural_interval_comes_from_an_ensemble(tmp_path: Path) -> None:
     path = tmp_path / "ensemble.csv"
+    metr_only = "backends.sonnet-2025.quality.horizon_min"
     pd.DataFrame(
-        {"member": [0, 1], "developer.review.detect_prob": [0.5, 0.7], "not.a.field": [1.0, 2.0]}
+        {"member": [0, 1], "developer.review.detect_prob": [0.5, 0.7], metr_only: [50.0, 70.0]}
     ).to_csv(path, index=False)
     claim = load_claim("c7_fast_primitive")
     done = run_claim(claim, quick=True, results_dir=tmp_path / "results", ensemble=read_ensemble(path))
     for part in done.result.parts:
         assert part.behavioural["available"] and part.behavioural["members"] == 2
         assert part.behavioural["low"] <= part.behavioural["high"]
-    assert any("not.a.field" in note for note in done.result.notes)
+    assert any(metr_only in note and "metr scenarios only" in note for note in done.result.notes)
+    # read as every command reads an ensemble: a path outside the parameters table is refused
+    pd.DataFrame({"member": [0], "not.a.field": [1.0]}).to_csv(tmp_path / "bad.csv", index=False)
+    with pytest.raises(ValueError, match="not a parameter of the ranges table"):
+        read_ensemble(tmp_path / "bad.csv")
 
 
 # --- the verdict rule on synthetic runs -----------------------------------------------------------

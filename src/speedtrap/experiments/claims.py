@@ -38,8 +38,6 @@ from speedtrap.config.experiment import (
     Design,
     Experiment,
     Factor,
-    UnknownFieldError,
-    check_scenario_path,
     value_label,
 )
 from speedtrap.config.scenario import Scenario
@@ -138,15 +136,16 @@ def with_sample_and_arm(table: pd.DataFrame, arms: int) -> pd.DataFrame:
 
 
 def read_ensemble(path: str | Path) -> pd.DataFrame:
-    """A calibrated ensemble: a CSV with a ``member`` column (whole numbers, unique) and one column
-    per scenario path; ``ValueError`` naming the file otherwise."""
-    frame = pd.read_csv(path)
-    if frame.empty or list(frame.columns[:1]) != [MEMBER] or frame.shape[1] < 2:
-        raise ValueError(
-            f"{path}: an ensemble needs a first column {MEMBER!r}, parameter columns and members"
-        )
-    if frame[MEMBER].duplicated().any():
-        raise ValueError(f"{path}: {MEMBER} repeats")
+    """A calibrated ensemble as a frame (``member`` 0, 1, … and one column per parameter path), read
+    and checked as every command reads one (:func:`speedtrap.experiments.ensemble.load_ensemble`
+    against the behaviour parameters table: known paths, values in their ranges); ``ValueError`` or
+    ``FileNotFoundError`` naming the file otherwise."""
+    from speedtrap.experiments.ensemble import load_ensemble
+    from speedtrap.validation.parameters import load_parameters
+
+    members = load_ensemble(path, parameters=load_parameters())
+    frame = pd.DataFrame(members)
+    frame.insert(0, MEMBER, range(len(members)))
     return frame
 
 
@@ -154,19 +153,21 @@ def _ensemble_runs(
     claim: ClaimSpec, spec: Experiment, members: pd.DataFrame, run: Callable[..., pd.DataFrame]
 ) -> tuple[pd.DataFrame, list[str]]:
     """The defaults under every member (each arm, the same seeds): runs with ``sample`` = member
-    index, and the member columns left out because the claim's scenario has no such field."""
-    paths, skipped = [], []
-    for column in members.columns[1:]:
-        try:
-            check_scenario_path(spec.scenario, str(column))
-            paths.append(str(column))
-        except UnknownFieldError:
-            skipped.append(str(column))
+    index, and the member's paths left out, with why (as ``compare`` applies a member:
+    :func:`speedtrap.experiments.ensemble.member_overrides`, the claim's compared path kept)."""
+    from speedtrap.experiments.ensemble import member_overrides
+
+    applied, left = [], {}
+    for row in members.drop(columns=MEMBER).to_dict(orient="records"):
+        overrides, out = member_overrides(spec.scenario, row, keep=(claim.compare.path,))
+        applied.append(overrides)
+        left.update(out)
+    paths = sorted(set().union(*applied))
     if not paths:
         raise ValueError("the ensemble names no field of this claim's scenario")
     factors = [
         Factor(path=claim.compare.path, values=claim.compare.values),
-        *(Factor(path=p, values=sorted(set(members[p].tolist()))) for p in paths),
+        *(Factor(path=p, values=sorted({o[p] for o in applied})) for p in paths),
     ]
     data = spec.model_dump(mode="python", exclude={"quick"})
     data.update(name=f"{spec.name}-ensemble", scenario=spec.scenario, factors=factors)
@@ -175,13 +176,13 @@ def _ensemble_runs(
     arms = claim.compare.values
     points = pd.DataFrame(
         [
-            {"point": m * len(arms) + a, claim.compare.path: value_label(value), **{p: row[p] for p in paths}}
-            for m, row in enumerate(members.to_dict(orient="records"))
+            {"point": m * len(arms) + a, claim.compare.path: value_label(value), **{p: o[p] for p in paths}}
+            for m, o in enumerate(applied)
             for a, value in enumerate(arms)
         ]
     )
     table = run(ensemble_spec, points)
-    return with_sample_and_arm(table, len(arms)), skipped
+    return with_sample_and_arm(table, len(arms)), [f"{p} ({why})" for p, why in sorted(left.items())]
 
 
 @dataclass(frozen=True)
@@ -229,7 +230,7 @@ def run_claim(
     if ensemble is not None:
         ensemble_runs, skipped = _ensemble_runs(claim, spec, ensemble, run)
         if skipped:
-            notes.append(f"ensemble columns not in this claim's scenario, left out: {', '.join(skipped)}")
+            notes.append(f"ensemble values not applied to this claim's scenario: {', '.join(skipped)}")
     result = judge_claim(claim, runs, ensemble_runs)
     result.notes.extend(notes)
     wall_s = time.monotonic() - start
