@@ -206,17 +206,18 @@ def test_write_calibration_and_the_finding_from_a_micro_run(tmp_path: Path) -> N
         assert least[p.name].iloc[0] == pytest.approx(first[p.name])
     members, why = stored_members(result)
     assert list(members.columns) == ["member", *[p.name for p in result.setup.parameters]]
-    if result.ensemble.empty:
-        assert "stand-in" in why and len(members) == len(least)
-    else:
-        assert "every target accepts" in why and len(members) == len(result.ensemble)
+    assert len(members) == len(least) and "stand-in" in why  # fewer accepted than the 50 aimed at
     kept_none = dataclasses.replace(result, ensemble=result.ensemble.iloc[0:0])
     members, why = stored_members(kept_none)
-    assert (
-        "stand-in" in why
-        and members[result.setup.parameters[0].name].tolist()
-        == least[result.setup.parameters[0].name].tolist()
-    )
+    path0 = result.setup.parameters[0].name
+    assert why.startswith("no parameter set is accepted") and members[path0].tolist() == least[path0].tolist()
+    one = dataclasses.replace(result, ensemble=members.iloc[:1])  # one accepted: topped up, least first
+    members, why = stored_members(one)
+    assert why.startswith("1 parameter set accepted by every target, topped up with the next")
+    assert len(members) == len(least)
+    many = pd.concat([members.iloc[:1]] * ENSEMBLE_AIM, ignore_index=True).assign(member=range(ENSEMBLE_AIM))
+    members, why = stored_members(dataclasses.replace(result, ensemble=many))
+    assert why == f"the {ENSEMBLE_AIM} parameter sets every target accepts" and len(members) == ENSEMBLE_AIM
     # the recorded shares travel with the runs, and the outputs read back on their own ranges
     wave1 = pd.read_csv(tmp_path / "out" / "wave1.csv")
     for share in HEADLINE_SHARES:

@@ -58,17 +58,25 @@ def least_implausible(result: HistoryMatchingResult, count: int = ENSEMBLE_AIM) 
 
 def stored_members(result: HistoryMatchingResult) -> tuple[pd.DataFrame, str]:
     """What ``experiments/calibrate.py --store`` keeps as the calibrated ensemble, and why: the
-    ensemble (the sets every target accepts) when it has members, else the :func:`least_implausible`
-    stand-in (``member`` and the parameters), said as such."""
-    if not result.ensemble.empty:
-        return result.ensemble, f"the {len(result.ensemble)} parameter sets every target accepts"
-    stand_in = least_implausible(result).drop(columns=["point", "max_implausibility"])
-    if stand_in.empty:
+    ensemble (the sets every target accepts) when it has :data:`ENSEMBLE_AIM` members or more; else
+    the :func:`least_implausible` :data:`ENSEMBLE_AIM` (``member`` and the parameters) — the accepted
+    sets first, topped up with the next least implausible — said as such (fewer members would leave
+    the behavioural interval to one or a few parameter sets)."""
+    kept = len(result.ensemble)
+    if kept >= ENSEMBLE_AIM:
+        return result.ensemble, f"the {kept} parameter sets every target accepts"
+    least = least_implausible(result)
+    if least.empty:
         raise ValueError("the calibration has no final check: nothing to store")
-    worst = least_implausible(result)["max_implausibility"]
-    return stand_in, (
-        f"no parameter set is accepted by every target: the {len(stand_in)} least implausible checked sets "
-        f"(maximum implausibility {worst.min():.2f} to {worst.max():.2f}) as a stand-in"
+    worst = least["max_implausibility"]
+    accepted = (
+        f"{kept} parameter set{'' if kept == 1 else 's'} accepted by every target, topped up with the next "
+        if kept
+        else "no parameter set is accepted by every target: the "
+    )
+    return least.drop(columns=["point", "max_implausibility"]), (
+        f"{accepted}{len(least) - kept} least implausible checked sets (maximum implausibility "
+        f"{worst.min():.2f} to {worst.max():.2f}) as a stand-in for the {ENSEMBLE_AIM} the method aims at"
     )
 
 
