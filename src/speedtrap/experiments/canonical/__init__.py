@@ -258,7 +258,7 @@ def behaviour_lines(behaviour: pd.DataFrame) -> list[str]:
     with the seed and behavioural 95% intervals and which dominates."""
     lines = []
     for row in behaviour.to_dict("records"):
-        if not row.get("said", True):
+        if not row.get("said", True) or not math.isfinite(row["mean"]):  # e.g. a group with nobody in it
             continue
         behavioural = (
             f"behavioural interval {row['behaviour_low']:+.4g} to {row['behaviour_high']:+.4g}; "
