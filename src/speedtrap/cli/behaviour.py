@@ -57,7 +57,7 @@ def plan_behaviour(
     """Which members every arm runs under, for ``replications`` runs per arm (K members × r seeds,
     :func:`speedtrap.experiments.ensemble.choose_members`); ``kept``: per arm, the paths the user set
     (left at the user's values). Raises ``FileNotFoundError``/``ValueError`` naming a bad file."""
-    from speedtrap.experiments.ensemble import choose_members, member_overrides, resolve_ensemble
+    from speedtrap.experiments.ensemble import choose_members, member_overrides, plan_lines, resolve_ensemble
 
     choice = resolve_ensemble(ensemble, single=single)
     if not choice.members:
@@ -73,15 +73,11 @@ def plan_behaviour(
             applied.update(overrides)
             left.update(out)
             planned[label].append((i, scenario.with_overrides(overrides)))
-    lines = [
+    first = (
         f"{choice.note}: {len(index)} of them × {r} seeds each "
         f"({len(index) * r} runs per arm, members paired across arms)"
-    ]
-    if len(index) < 2:
-        lines.append("one member only: no behavioural interval (give --replications 4 or more)")
-    lines.append(f"applied: {', '.join(sorted(applied)) or 'none'}")
-    if left:
-        lines.append("left out: " + "; ".join(f"{p} ({why})" for p, why in sorted(left.items())))
+    )
+    lines = plan_lines(first, len(index), applied, left, fewer="give --replications 4 or more")
     return BehaviourPlan(planned, r, lines, len(choice.members))
 
 

@@ -38,6 +38,7 @@ __all__ = [
     "default_ensemble",
     "load_ensemble",
     "member_overrides",
+    "plan_lines",
     "resolve_ensemble",
     "write_ensemble",
 ]
@@ -212,6 +213,21 @@ def resolve_ensemble(path: str | Path | None, *, single: bool) -> EnsembleChoice
             f"(speedtrap/validation/data/{DEFAULT_ENSEMBLE}): the scenario's own single parameter set",
         )
     return EnsembleChoice(members, "default", f"behaviour: {len(members)} members of the calibrated ensemble")
+
+
+def plan_lines(
+    first: str, members: int, applied: set[str], left: Mapping[str, str], *, fewer: str
+) -> list[str]:
+    """The lines a command prints about the members it runs: ``first`` (which members, how many
+    seeds), ``fewer`` when only one member runs (no behavioural interval), the paths ``applied``
+    and those ``left`` out with why."""
+    lines = [first]
+    if members < 2:
+        lines.append(f"one member only: no behavioural interval ({fewer})")
+    lines.append(f"applied: {', '.join(sorted(applied)) or 'none'}")
+    if left:
+        lines.append("left out: " + "; ".join(f"{p} ({why})" for p, why in sorted(left.items())))
+    return lines
 
 
 def choose_members(count: int, replications: int) -> tuple[list[int], int]:

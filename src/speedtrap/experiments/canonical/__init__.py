@@ -185,7 +185,7 @@ def _member_runs(
 ) -> tuple[pd.DataFrame, list[str]]:
     """Every chosen member's runs of ``spec`` (see the module docstring) as one table with a
     ``member`` column, and the lines that say what ran."""
-    from speedtrap.experiments.ensemble import choose_members, member_overrides
+    from speedtrap.experiments.ensemble import choose_members, member_overrides, plan_lines
 
     index, r = choose_members(len(choice.members), spec.replications)
     frames: list[pd.DataFrame] = []
@@ -214,15 +214,11 @@ def _member_runs(
         frames.append(table.assign(member=i, replication=k * r + table["replication"]))
     table = pd.concat(frames, ignore_index=True).sort_values(["point", "replication"], ignore_index=True)
     table.attrs = attrs
-    lines = [
+    first = (
         f"{choice.note}: {len(index)} of them × {r} seeds each ({len(index) * r} runs per design point; "
         f"stored in {results_dir / (spec.name + '-members')}/)"
-    ]
-    if len(index) < 2:
-        lines.append("one member only: no behavioural interval (4 or more replications give two members)")
-    lines.append(f"applied: {', '.join(sorted(applied)) or 'none'}")
-    if left:
-        lines.append("left out: " + "; ".join(f"{p} ({why})" for p, why in sorted(left.items())))
+    )
+    lines = plan_lines(first, len(index), applied, left, fewer="4 or more replications give two members")
     return table, lines
 
 
