@@ -80,7 +80,9 @@ def test_the_wheel_runs_outside_the_checkout(tmp_path: Path) -> None:
     assert "headline: means over" in demo  # the shipped headline scenario, not the built-in defaults
     assert (work / "demo" / "summary.csv").is_file()
     headline = _run([str(bin_dir / "speedtrap"), "experiment", "headline", "--quick"], work, env)
-    assert "Wrote" in headline and (work / "results" / "headline-quick" / "spec.json").is_file()
+    assert "Wrote" in headline and (work / "results" / "headline-quick" / "behaviour.csv").is_file()
+    # under the stored ensemble, each member's runs are a store of their own
+    assert list((work / "results" / "headline-quick-members").glob("member-*/spec.json"))
 
 
 DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "notebooks" / "README.md")

@@ -39,14 +39,11 @@ later waves the outputs vary little inside the shrunken region, so an emulator a
 target's scale can have a low Q².
 
 **Variance from cross-validation.** With one run per point and dozens of inputs, maximum likelihood
-often shrinks the GP's white-noise term to its bound and its variance with it: the emulator then
-predicts well (high Q²) but claims more certainty than it has, and the coverage check would set it
-aside. Each emulator's variance (and its noise term) is therefore multiplied by
-``variance_scale = max(1, mean z²)``, the mean squared standardized held-out error
-``z = (y − ŷ₋ᵢ) / sd₋ᵢ``: Bachoc's cross-validation estimator of the GP's variance (F. Bachoc 2013,
-"Cross validation and maximum likelihood estimations of hyper-parameters of Gaussian processes
-with model misspecification", Computational Statistics & Data Analysis 66: 55–69), used only to
-widen, never to narrow. Coverage and false exclusions are checked with the widened variance.
+often shrinks the noise term to its bound: the emulator predicts well but claims more certainty than
+it has. Its variance (and noise term) is multiplied by ``variance_scale = max(1, mean z²)`` of the
+standardized held-out errors ``z = (y − ŷ₋ᵢ) / sd₋ᵢ`` — Bachoc's CV estimator of the GP variance
+(F. Bachoc 2013, Computational Statistics & Data Analysis 66: 55–69), used only to widen — before
+coverage and false exclusions are checked.
 
 **The space left.** The share of the original space still non-implausible is estimated from the
 candidates: the box's volume times the share of its candidates kept (a binomial estimate; its
@@ -315,8 +312,7 @@ class TargetEmulator:
     used: bool
     n_train: int
     noise_variance: float = math.nan
-    variance_scale: float = 1.0
-    """The factor on the emulator's variance from cross-validation (see the module docstring)."""
+    variance_scale: float = 1.0  # the factor from cross-validation (see the module docstring)
 
     def variance(self, x: np.ndarray) -> np.ndarray:
         """The emulator's variance of the expected output at ``x``, widened by ``variance_scale``."""
@@ -488,10 +484,8 @@ def _fit_target(
 
 
 def cv_variance_scale(y: np.ndarray, held_out_mean: np.ndarray, held_out_variance: np.ndarray) -> float:
-    """``max(1, mean((y − ŷ)² / v))`` over held-out runs: the factor that makes the emulator's
-    standardized cross-validation errors have mean square at least 1 (Bachoc 2013's CV estimator of
-    the GP variance, used only to widen; see the module docstring). Runs with zero predicted
-    variance and an exact prediction count as 0; with a miss, they make the scale infinite."""
+    """``max(1, mean((y − ŷ)² / v))`` over held-out runs (see the module docstring); a run with zero
+    predicted variance counts 0 when predicted exactly and makes the scale infinite otherwise."""
     err = (np.asarray(y, dtype=float) - np.asarray(held_out_mean, dtype=float)) ** 2
     v = np.asarray(held_out_variance, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
