@@ -19,8 +19,9 @@ from speedtrap.serving.replica import ReplicaPhysics
 runner = CliRunner()
 
 BACKEND_KEYS = {
-    "name", "hardware", "model", "chips_per_replica", "replicas", "typical_batch", "typical_context_tokens",
-    "kv_batch_cap", "tok_s_per_stream", "ttft_s", "tok_s_per_chip", "bound", "tier", "price_multiplier",
+    "name", "hardware", "model", "chips_per_replica", "serving_chips", "replicas", "typical_batch",
+    "typical_context_tokens", "kv_batch_cap", "tok_s_per_stream", "ttft_s", "tok_s_per_chip", "bound", "tier",
+    "price_multiplier",
     "input_usd_per_mtok", "output_usd_per_mtok", "failure_multiplier", "tool_error_prob",
 }  # fmt: skip
 
@@ -41,6 +42,10 @@ def test_backends_json_matches_the_physics() -> None:
         assert row["tok_s_per_chip"] == pytest.approx(physics.throughput_tok_s_per_chip(batch, context))
         assert row["ttft_s"] == pytest.approx(physics.ttft_s(2000))
         assert row["chips_per_replica"] == backend.chips
+        assert row["serving_chips"] == backend.chips + (
+            0 if backend.disaggregation is None else backend.disaggregation.prefill_chips
+        )
+    assert rows["gpu-batched"]["serving_chips"] == 24  # 8 decode GPUs and a 16-GPU prefill pool
     assert rows["gpu-fast"]["output_usd_per_mtok"] == 150.0
     assert rows["gpu-fast"]["price_multiplier"] == 6.0
     assert rows["wafer-distilled"]["failure_multiplier"] == 1.2

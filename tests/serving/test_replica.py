@@ -2,7 +2,8 @@ import dataclasses
 
 import pytest
 
-from speedtrap.config import backend_preset
+from speedtrap.config import Backend, backend_preset
+from speedtrap.config.parallel import Parallelism
 from speedtrap.serving.replica import ReplicaPhysics
 from speedtrap.serving.speed import SpeedModel
 
@@ -31,8 +32,14 @@ def test_empty_batch_counts_as_one_stream() -> None:
     assert physics.decode_rate_tok_s(0, 96_000) == physics.decode_rate_tok_s(1, 96_000)
 
 
+def _tensor_parallel(name: str) -> Backend:
+    """The preset laid out plainly: tensor parallel over its chips, prefill on them, no drafting."""
+    plain = {"parallel": Parallelism(), "disaggregation": None, "speculative": None}
+    return backend_preset(name).model_copy(update=plain)
+
+
 def test_rates_and_throughputs_agree() -> None:
-    physics = ReplicaPhysics.from_backend(backend_preset("gpu-batched"))
+    physics = ReplicaPhysics.from_backend(_tensor_parallel("gpu-batched"))
     rate = physics.decode_rate_tok_s(16, 50_000)
     assert rate == pytest.approx(1 / physics.decode_step_s(16, 50_000))
     assert physics.throughput_tok_s(16, 50_000) == pytest.approx(16 * rate)
@@ -40,19 +47,20 @@ def test_rates_and_throughputs_agree() -> None:
 
 
 def test_prefill_is_overhead_plus_compute_on_uncached_tokens() -> None:
-    backend = backend_preset("gpu-batched")
+    backend = _tensor_parallel("gpu-batched")
     physics = ReplicaPhysics.from_backend(backend)
-    assert physics.prefill_s(0) == backend.ttft_overhead_s
+    assert physics.prefill_s(0) == backend.ttft_overhead_s + backend.hardware.request_overhead_s
     # Large prompts are compute-bound: at least 2 x active params x tokens / (chips x F x eta_f); attention,
     # the tensor-parallel collectives of 8 chips and one read of the weights come on top.
     flop_s = backend.chips * backend.hardware.effective_flop_s(backend.llm.compute_dtype)
     tokens = 20_000
     matmul = 2 * backend.llm.active_params * tokens / flop_s
     assert matmul < physics.prefill_compute_s(tokens) < 3 * matmul
-    assert physics.prefill_s(tokens) == backend.ttft_overhead_s + physics.prefill_compute_s(tokens)
-    # A one-token prompt reads the weights one token uses, computes one token and pays the latencies.
+    assert physics.prefill_s(tokens) == physics.prefill_s(0) + physics.prefill_compute_s(tokens)
+    # A one-token prompt reads the weights one token uses, computes one token (at the small-matrix
+    # efficiency of the fitted hardware, so no faster than at full efficiency) and pays the latencies.
     one = physics.weight_read_s + physics.compute_s_per_token + physics.fixed_s
-    assert physics.prefill_compute_s(1) == pytest.approx(one + physics.steps.collective_s_per_token)
+    assert one + physics.steps.collective_s_per_token <= physics.prefill_compute_s(1) < 2 * one
     assert physics.ttft_s(4_000) == physics.prefill_s(4_000)
     # prefill time never falls as the uncached input grows
     times = [physics.prefill_s(n) for n in (0, 1, 10, 1_000, 10_000, 100_000)]
@@ -77,3 +85,21 @@ def test_decode_speedup_scales_decode_rate_but_not_ttft() -> None:
 def test_decode_speedup_must_be_positive() -> None:
     with pytest.raises(ValueError, match="decode_speedup"):
         backend_preset("gpu-batched").with_overrides({"decode_speedup": 0.0})
+
+
+def test_drafting_and_a_separate_prefill_pool_as_the_gpu_presets_run() -> None:
+    backend = backend_preset("gpu-batched")
+    physics, plain = (
+        ReplicaPhysics.from_backend(backend),
+        ReplicaPhysics.from_backend(_tensor_parallel("gpu-batched")),
+    )
+    # a draft-then-verify step emits (1 − α^(γ+1)) / (1 − α) tokens per stream
+    assert physics.tokens_per_step == pytest.approx((1 - 0.65**4) / (1 - 0.65))
+    rate = physics.decode_rate_tok_s(16, 50_000)
+    assert rate == pytest.approx(physics.tokens_per_step / physics.decode_step_s(16, 50_000))
+    # throughput per chip counts the 16 prefill GPUs beside the 8 that decode
+    assert physics.counted_chips == 24
+    assert physics.throughput_tok_s_per_chip(16, 50_000) == pytest.approx(16 * rate / 24)
+    # the prompt is prefilled on the other pool and its KV cache moved: no decode steps carry it
+    assert physics.prefill_pool is not None and plain.prefill_pool is None
+    assert physics.prefill_s(0) == backend.ttft_overhead_s + backend.hardware.request_overhead_s

@@ -58,6 +58,7 @@ def backend_row(backend: Backend, *, uncached_tokens: int) -> dict[str, Any]:
         "hardware": backend.hardware.name,
         "model": backend.llm.name,
         "chips_per_replica": backend.chips,
+        "serving_chips": backend.serving_chips,
         "replicas": backend.replicas,
         "typical_batch": batch,
         "typical_context_tokens": context,
@@ -79,7 +80,7 @@ _BACKEND_TABLE: list[tuple[str, str]] = [
     ("backend", "name"),
     ("hardware", "hardware"),
     ("model", "model"),
-    ("chips/replica", "chips_per_replica"),
+    ("chips/replica (+ prefill)", "serving_chips"),
     ("batch (streams)", "typical_batch"),
     ("context (tok)", "typical_context_tokens"),
     ("tok/s per stream", "tok_s_per_stream"),
@@ -111,8 +112,9 @@ def backends(
     context), at the default tier; TTFT is without queueing.
 
     JSON (--json), schema_version 1: {"schema_version": 1, "uncached_tokens": int, "backends": [
-    {"name", "hardware", "model": str, "chips_per_replica", "replicas", "typical_batch" (streams),
-    "typical_context_tokens", "kv_batch_cap" (streams at the typical context): int,
+    {"name", "hardware", "model": str, "chips_per_replica" (decoding), "serving_chips" (with the
+    prefill pool), "replicas", "typical_batch" (streams), "typical_context_tokens", "kv_batch_cap"
+    (streams at the typical context): int,
     "tok_s_per_stream", "ttft_s", "tok_s_per_chip": float, "bound": "memory"|"compute"|"latency",
     "tier": str, "price_multiplier", "input_usd_per_mtok", "output_usd_per_mtok" (tier price, USD per
     million tokens), "failure_multiplier", "tool_error_prob": float}]}.

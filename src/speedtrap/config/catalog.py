@@ -4,8 +4,7 @@ Every number carries its source; "assumption" marks numbers without one. A backe
 hardware and model by these names (:mod:`speedtrap.config.backend` reads this catalogue), and the
 backend presets of :mod:`speedtrap.config.presets` are built from it. The efficiencies, overheads and
 latencies of GPUs (NVIDIA and AMD apart), wafers and LPUs are the refit to published serving
-measurements (``speedtrap.config.hardware.FITTED_*``); the backend presets replace them with the
-factors they were calibrated with (``speedtrap.config.presets.preset_hardware``).
+measurements (``speedtrap.config.hardware.FITTED_*``), and the backend presets run on them.
 """
 
 from __future__ import annotations

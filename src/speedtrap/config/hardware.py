@@ -143,26 +143,6 @@ class Hardware(Spec):
         return tflop_s * FLOP_PER_TFLOP * self.eta_flop
 
 
-# --- the fit the backend presets were calibrated with ---------------------------------------------
-# The backend presets (config/presets.py) keep the factors and the physics of the 2026-11-25 fit
-# until the workflow model is recalibrated against the refit below (their speeds set the workflow's
-# golden results). ``speedtrap.serving.consistency`` shows what they would become under the refit.
-PRESET_FIT_DATE = "2026-11-25"
-PRESET_GPU_ETA_MEM = 0.864188
-"""Achieved / peak HBM bandwidth of GPUs in the 2026-11-25 fit (the backend presets use it)."""
-PRESET_GPU_ETA_FLOP = 0.412773
-"""Achieved / peak dense FLOP/s of GPUs in the 2026-11-25 fit (the backend presets use it)."""
-PRESET_GPU_STEP_OVERHEAD_S = 0.000248846
-"""Per-step overhead on GPUs in the 2026-11-25 fit, s (the backend presets use it)."""
-PRESET_GPU_LAYER_LATENCY_S = 5e-6
-"""Assumption of the 2026-11-25 fit: kernel latency per layer on GPUs, s (not fitted then)."""
-PRESET_GPU_COLLECTIVE_LATENCY_S = 5e-6
-"""Assumption of the 2026-11-25 fit: latency per log2 step of a collective on NVLink, s (not fitted then)."""
-PRESET_WAFER_LAYER_S = 1.42794e-05
-"""Pipeline latency per layer per step on a WSE-3 in the 2026-11-25 fit, s (the backend presets use it)."""
-PRESET_WAFER_HOP_S = 0.0
-"""Wafer-boundary time per step in the 2026-11-25 fit, s (fitted to its lower bound, 0)."""
-
 # --- factors fitted to published serving measurements -----------------------------------------
 # Fitted by ``speedtrap.validation.serving_fit.fit_factors`` (scipy least squares on the log errors of
 # tok/s per user, tok/s per GPU and time to first token) on every configuration group of

@@ -2,34 +2,39 @@
 catalogue (:mod:`speedtrap.config.catalog`).
 
 Every number carries its source; "assumption" marks numbers without one. The backends' speeds are
-not stored here: they come out of the roofline (``speedtrap.serving.replica``) at each backend's
-typical load, and ``tests/validation/test_calibration.py`` checks them against docs/design.md §2:
+not stored here: they come out of the roofline (``speedtrap.serving.replica``) on the catalogue's
+hardware, whose factors are fitted to published serving measurements (``speedtrap validate
+serving``), at each backend's typical load, and ``tests/validation/test_calibration.py`` checks them
+against docs/design.md §2:
 
 * ``gpu-batched`` (as of 2026-02) — a hypothetical frontier mixture of experts (1T parameters, 64B
   active, 384 routed experts with 8 per token, NVFP4 weights, 84 layers, fp8 KV cache: 172
-  KB/token) on one 8× B200 node, at 26 streams of 96k-token agent contexts (median agent input
-  ≈96k tokens, SemiAnalysis). A step reads the KV caches (≈430 GB) and the ≈161 distinct experts
-  that 26 tokens route to per layer: ≈64 tok/s per stream (target ≈65, docs/design.md §5).
-* ``gpu-fast`` (as of 2026-02) — the same fleet; its fast tier caps replicas at 5 streams, so a step
-  reads a fifth of the KV cache and ≈38 experts per layer: ≈163 tok/s (≈2.5×, Anthropic fast-mode
-  docs), at 6× the price and with the same time to first token.
+  KB/token) on one 8× B200 node laid out as SGLang and DeepSeek serve large MoE models: attention
+  data-parallel over the 8 GPUs and the experts split over them (EP8), prefill on a separate 16-GPU
+  pool (disaggregated, so prompts never share a decode step: the serving pool's decode-only steps
+  are then exactly the rule the serving fit uses), and speculative decoding (γ 3, α 0.65 assumed).
+  At 33 streams of 96k-token agent contexts (the KV cap of a data-parallel group; median agent input
+  ≈96k tokens, SemiAnalysis): ≈67 tok/s per stream (target ≈65, docs/design.md §5).
+* ``gpu-fast`` (as of 2026-02) — the same fleet; its fast tier caps replicas at 3 streams: ≈137
+  tok/s (2.06×; Anthropic fast-mode docs: "up to 2.5×", a miss stated in
+  tests/validation/test_calibration.py), at 6× the price, which pays for the 5.4× fewer tokens a
+  replica then emits.
 * ``wafer-distilled`` (as of 2026-02) — a hypothetical distilled model (100B parameters, 10B
-  active, 50 layers, bf16) resident in the aggregate SRAM of 8 Cerebras WSE-3s at 8 streams of 96k
-  tokens. SRAM bandwidth makes memory time negligible; the per-layer pipeline latency fitted to the
-  published Cerebras speeds bounds a step: ≈1400 tok/s (Codex-Spark: >1000 tok/s), with 1.2× the
-  failures.
+  active, 50 layers, bf16) resident in the aggregate SRAM of Cerebras WSE-3s at 8 streams of 96k
+  tokens, with the fitted wafer terms (per-layer pipeline latency, per-wafer hop, active-parameter
+  and context terms): ≈900 tok/s (Codex-Spark: ">1000 tok/s", reported; the miss is stated in
+  tests/validation/test_calibration.py), with 1.2× the failures.
 
-What changed with the corrected physics (issue 9): routed experts make the weight read grow with
-the batch, so the standard tier's typical load fell from 40 to 26 streams and the fast tier's cap
-from 8 to 5 streams to keep the seed's ≈65 tok/s and ≈2.5×; the frontier model gained an expert
-count (384 / 8, an assumption) and the distilled model one (64 / 4). GPU η_mem, η_f and step
-overhead and the wafer per-layer latency are now fitted to published serving measurements
-(``speedtrap.config.hardware``), which moved the wafer preset from ≈1150 to ≈1400 tok/s.
-
-The presets keep those factors (the 2026-11-25 fit, :data:`PRESET_FACTORS_DATE`) and that physics
-(:func:`preset_hardware`) while the hardware catalogue carries the refit on the grown table; they move
-to the refit together with the workflow model's recalibration (docs/serving_validation.md shows what
-they would become).
+What changed with the refit (issue 24): the presets used the 2026-11-25 factors with assumed 5 µs
+per layer and per collective step and decode steps free of other requests' prompts. On the refitted
+catalogue hardware the old layout (tensor parallel over 8 GPUs, prompts in the decode steps) runs
+≈20 tok/s per stream at 26 streams under the fit's rule (44 with decode-only steps) and a single
+stream at most ≈76 tok/s, so neither ≈65 nor 2.5× is reachable that way. What a provider has to do
+to serve ≈65 tok/s to agent requests — keep prompts out of the decode steps, spread attention
+data-parallel, draft tokens — is now the preset's configuration (docs/serving_validation.md, "The
+presets"). Without drafting (fitted terms only) the two tiers
+would run 41.9 and 83.1 tok/s (1.98×): the ratio rests on the fitted physics, the absolute speeds
+on the assumed acceptance rate.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from speedtrap.config.backend import Backend
+from speedtrap.config.backend import DEFAULT_TTFT_OVERHEAD_S, Backend, SpeculativeDecoding
 from speedtrap.config.catalog import (
     HARDWARE_PRESETS,
     LLM_PRESETS,
@@ -46,17 +51,7 @@ from speedtrap.config.catalog import (
     llm_preset,
     preset_lookup,
 )
-from speedtrap.config.hardware import (
-    PRESET_FIT_DATE,
-    PRESET_GPU_COLLECTIVE_LATENCY_S,
-    PRESET_GPU_ETA_FLOP,
-    PRESET_GPU_ETA_MEM,
-    PRESET_GPU_LAYER_LATENCY_S,
-    PRESET_GPU_STEP_OVERHEAD_S,
-    PRESET_WAFER_HOP_S,
-    PRESET_WAFER_LAYER_S,
-    Hardware,
-)
+from speedtrap.config.parallel import Disaggregation, Parallelism
 from speedtrap.config.tier import Price, Quality, Tier
 
 __all__ = [
@@ -67,7 +62,6 @@ __all__ = [
     "backend_preset",
     "hardware_preset",
     "llm_preset",
-    "preset_hardware",
 ]
 """The hardware and model presets live in :mod:`speedtrap.config.catalog`; they are named here too
 because a backend preset is read beside them."""
@@ -75,47 +69,17 @@ because a backend preset is read beside them."""
 
 # --- backends ---------------------------------------------------------------------------------
 
-_PRESET_FACTORS: dict[str, dict[str, object]] = {
-    # The factors and physics the backend presets were calibrated with (the fit of PRESET_FIT_DATE;
-    # config/hardware.py): GPU efficiencies and overhead, the assumed 5 µs per layer and per
-    # collective step, no request scheduling time, matrix multiplies at η_f whatever their size; on
-    # the wafer the fitted per-layer latency over the whole replica's capacity. The catalogue's
-    # hardware carries the newer fit (FITTED_*); the presets move to it together with the workflow
-    # model's recalibration (speedtrap.serving.consistency shows how far).
-    "hbm": {
-        "eta_mem": PRESET_GPU_ETA_MEM,
-        "eta_flop": PRESET_GPU_ETA_FLOP,
-        "step_overhead_s": PRESET_GPU_STEP_OVERHEAD_S,
-        "layer_latency_s": PRESET_GPU_LAYER_LATENCY_S,
-        "collective_latency_s": PRESET_GPU_COLLECTIVE_LATENCY_S,
-        "request_overhead_s": 0.0,
-        "gemm_half_tokens": 0.0,
-    },
-    "sram": {
-        "layer_latency_s": PRESET_WAFER_LAYER_S,
-        "wafer_hop_s": PRESET_WAFER_HOP_S,
-        "spatial_layers": False,
-    },
-}
-PRESET_FACTORS_DATE = PRESET_FIT_DATE
-"""The fit whose factors the backend presets carry."""
-
-
-def preset_hardware(name: str) -> Hardware:
-    """The catalogue's hardware ``name`` with the factors the backend presets were calibrated with."""
-    hardware = hardware_preset(name)
-    return hardware.with_overrides(_PRESET_FACTORS[hardware.memory_kind])
-
-
 AGENT_CONTEXT_TOKENS = 96_000
 """Typical context of an agent request: median input ≈96k tokens (SemiAnalysis agent traces)."""
 
 _STANDARD_TIER = Tier(name="standard", priority=0, batch_cap=64, price_multiplier=1.0)
 # Fast mode as announced for Opus 4.6 (February 2026): 6× the list price ($30/$150 vs $5/$25,
 # Anthropic fast-mode docs); later fast modes were announced at other multiples — override
-# ``price_multiplier`` and ``as_of`` to model one. The batch cap of 5 is an assumption sized so that
-# per-stream speed is ≈2.5× the standard tier's (Anthropic: "up to 2.5×").
-_FAST_TIER = Tier(name="fast", priority=1, batch_cap=5, price_multiplier=6.0, as_of="2026-02")
+# ``price_multiplier`` and ``as_of`` to model one. The batch cap of 3 is an assumption: the smallest
+# cap whose lost throughput the 6× price still pays for (at 3 streams a replica emits 5.4× fewer
+# tokens per second than at the standard tier's 33; at 2, 7.6×). A stream then runs 2.06× the
+# standard tier's speed; no cap reaches Anthropic's "up to 2.5×" on this layout (1 stream: 2.34×).
+_FAST_TIER = Tier(name="fast", priority=1, batch_cap=3, price_multiplier=6.0, as_of="2026-02")
 
 _SLOW_TIER = Tier(name="slow", priority=-1, batch_cap=128, price_multiplier=0.5, as_of="2026-02")
 # A slow tier for background agents (the "give me a slow mode that's cheaper" ask): admitted after
@@ -123,29 +87,56 @@ _SLOW_TIER = Tier(name="slow", priority=-1, batch_cap=128, price_multiplier=0.5,
 # ("slower response times and occasional resource unavailability", priced at Batch API rates, 50% of
 # standard), Gemini's Flex tier (50%) and the Batch APIs of OpenAI and Anthropic (50%). Its batch cap,
 # twice the standard tier's, is an assumption: a replica of only slow work may batch up to what KV
-# memory holds (at 96k-token contexts, 44 streams; shorter contexts fit more). At the preset's typical
+# memory holds (at 96k-token contexts, 33 streams; shorter contexts fit more). At the preset's typical
 # load a slow stream decodes at the standard tier's speed: the tier changes who waits and what it
 # costs, not the physics of a step. (The pool's capacity_streams counts replicas × the largest tier
 # cap, so gpu-slow's backend_utilization reads half gpu-batched's for the same streams.)
 
-_FRONTIER_STANDARD_BATCH = 26
-"""Assumption: streams per replica at the standard tier's typical load, sized so that a stream runs at
-the seed's ≈65 tok/s. KV memory caps the batch at 44 at 96k-token contexts; with the routed-expert
-term the weight read grows with the batch (26 streams read ≈161 of 384 experts per layer), so the
-provider runs at ≈60% of that cap rather than close to it (the earlier, expert-blind physics put the
-typical load at 40)."""
+_FRONTIER_STANDARD_BATCH = 33
+"""Assumption: streams per replica at the standard tier's typical load: the KV cap of the layout at
+96k-token contexts (each data-parallel attention group holds its own streams' KV beside a copy of the
+always-read weights). Without drafting a stream would run ≈42 tok/s here; the provider cannot batch
+more at these contexts (docs/serving_validation.md, "The presets")."""
+
+_FRONTIER_PARALLEL = Parallelism(attention_data_parallel=8, expert_parallel=8)
+"""DP attention over the node's 8 GPUs with the routed experts split over them (EP8), as SGLang and
+DeepSeek serve large MoE models (LMSYS blog, 2025; DeepSeek inference system overview): each GPU's
+all-to-all carries its own tokens only."""
+
+_FRONTIER_PREFILL = Disaggregation(prefill_chips=16)
+"""Prefill/decode disaggregation (SGLang, Dynamo, DeepSeek): prompts are prefilled on two other 8-GPU
+nodes and their KV moved over the scale-out network, so decode steps carry no prompt tokens. Two
+nodes (assumption) is the prefill pool that maximizes output tok/s per GPU, both pools counted, at
+the standard tier's load of agent requests (9.6k new tokens in, 213 out, on a cached 96k context:
+one node queues prompts for ≈3 s, three leave GPUs idle); time to first token under that load is then
+1.46 s against 1.18 s for a prompt alone (``speedtrap.serving.consistency``)."""
+
+_FRONTIER_DRAFTING = SpeculativeDecoding(acceptance_rate=0.65, draft_tokens=3)
+"""Assumption: the fleet drafts tokens, γ 3 with a draft step 10% of a target step (SpeculativeDecoding's
+defaults), at an acceptance rate α of 0.65 — inside the 0.6–0.8 reported for draft models on code and
+chosen so that the standard tier runs at Opus 4.6's measured 65–68 tok/s at its full load (α 0.7
+gives 72). Frontier providers do not publish whether or how they draft; DeepSeek-V3's multi-token
+prediction accepts 85–90% of its one drafted token (DeepSeek-V3 report §5.4.3). Without drafting the
+two tiers would run 41.9 and 83.1 tok/s (1.98×)."""
 
 _FLEET_REPLICAS = 4
 """Assumption: replicas serving the simulated team (each also serves other customers)."""
+
+_GPU_TTFT_OVERHEAD_S = DEFAULT_TTFT_OVERHEAD_S
+"""Assumption: network, scheduling and prompt-cache lookup before a frontier API's first token (1 s);
+the hardware adds its fitted request scheduling time."""
 
 
 def _frontier_fleet(name: str, *, default_tier: str, typical_batch: int) -> Backend:
     """The GPU fleet behind gpu-batched and gpu-fast: the same hardware, model, tiers and quality."""
     return Backend(
         name=name,
-        hardware=preset_hardware("b200"),
+        hardware=hardware_preset("b200"),
         llm=llm_preset("frontier-moe"),
-        chips_per_replica=8,  # one 8-GPU B200 node
+        chips_per_replica=8,  # one 8-GPU B200 node decodes
+        parallel=_FRONTIER_PARALLEL,
+        disaggregation=_FRONTIER_PREFILL,
+        speculative=_FRONTIER_DRAFTING,
         replicas=_FLEET_REPLICAS,
         tiers=[_STANDARD_TIER, _FAST_TIER],
         default_tier=default_tier,
@@ -157,7 +148,7 @@ def _frontier_fleet(name: str, *, default_tier: str, typical_batch: int) -> Back
         typical_context_tokens=AGENT_CONTEXT_TOKENS,
         # The other customers fill each replica to the typical load around one simulated stream.
         background_streams_per_replica=typical_batch - 1,
-        ttft_overhead_s=1.0,  # assumption (see DEFAULT_TTFT_OVERHEAD_S)
+        ttft_overhead_s=_GPU_TTFT_OVERHEAD_S,
         cache_writes=True,
         as_of="2026-02",  # Opus 4.6 standard speed and fast mode (article; Anthropic fast-mode docs)
     )
@@ -170,7 +161,7 @@ _WAFER_BATCH = 8
 def _wafer_distilled() -> Backend:
     return Backend(
         name="wafer-distilled",
-        hardware=preset_hardware("wse-3"),
+        hardware=hardware_preset("wse-3"),
         llm=llm_preset("distilled-moe"),
         chips_per_replica=None,  # derived: enough wafers to hold weights + KV in aggregate SRAM
         replicas=_FLEET_REPLICAS,
@@ -191,8 +182,9 @@ def _wafer_distilled() -> Backend:
         typical_batch=_WAFER_BATCH,
         typical_context_tokens=AGENT_CONTEXT_TOKENS,
         background_streams_per_replica=_WAFER_BATCH - 1,
-        # Assumption: Codex-Spark's first token is ~50% faster (OpenAI, reported): half the GPU overhead.
-        ttft_overhead_s=0.5,
+        # Assumption: Codex-Spark's first token is ~50% faster (OpenAI, reported): half the GPU fleet's
+        # overhead before the first token (its 1 s assumed plus the B200's fitted request scheduling time).
+        ttft_overhead_s=0.5 * (_GPU_TTFT_OVERHEAD_S + hardware_preset("b200").request_overhead_s),
         cache_writes=True,
         as_of="2026-02",  # GPT-5.3-Codex-Spark announcement (OpenAI, reported)
     )

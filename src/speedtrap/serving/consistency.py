@@ -1,15 +1,14 @@
-"""The backend presets under the rule the serving fit uses: what their speeds would become.
+"""The backend presets under the rule the serving fit uses.
 
-The presets' speeds (``speedtrap backends``; docs/design.md §2) are decode-only steps at the typical
-batch and context: no prompt shares the step. The serving physics is fitted and validated with the
-steady-load rule of :func:`speedtrap.serving.pareto.steady_load`, in which every decode step also
-carries its share of the other requests' prompts (``(B − 1)·uncached/output`` tokens) and time to first
-token queues for the prefill. :func:`preset_under_steady_load` evaluates a preset both ways, with the
-factors it carries (the fit it was calibrated with) and with the refitted factors of the hardware
-catalogue; :func:`batch_for_speed` finds the load that would give a target speed under the rule.
-
-Nothing here changes a preset: they move to the consistent rule together with the workflow model's
-recalibration (their speeds set the workflow's golden results).
+The serving pool (``speedtrap.serving.pool``) times decode steps that carry no prompt tokens, and the
+presets' speeds (``speedtrap backends``; docs/design.md §2) are such decode-only steps at the typical
+batch and context. The serving physics is fitted and validated with the steady-load rule of
+:func:`speedtrap.serving.pareto.steady_load`, in which every decode step also carries its share of
+the other requests' prompts (``(B − 1)·uncached/output`` tokens) unless a separate prefill pool takes
+them, and time to first token queues for the prefill. :func:`preset_under_steady_load` evaluates a
+preset both ways, so that a test can hold them equal: the GPU presets prefill on a separate pool
+(disaggregated), which makes the two rules agree. :func:`batch_for_speed` finds the load that would
+give a target speed under the rule.
 """
 
 from __future__ import annotations
@@ -17,30 +16,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from speedtrap.config.backend import Backend
-from speedtrap.config.catalog import hardware_preset
 from speedtrap.serving.pareto import steady_load
 from speedtrap.serving.replica import ReplicaPhysics
 
-__all__ = ["ConsistentSpeed", "batch_for_speed", "preset_under_steady_load", "with_catalogue_hardware"]
+__all__ = ["ConsistentSpeed", "batch_for_speed", "preset_under_steady_load"]
 
 
 @dataclass(frozen=True, slots=True)
 class ConsistentSpeed:
-    """A backend's per-stream speed today (decode-only) and under the steady-load rule, tok/s."""
+    """A backend's per-stream speed as the pool times it (decode-only) and under the steady-load rule."""
 
     name: str
-    factors: str
-    """``preset`` (the factors the preset carries) or ``refit`` (the hardware catalogue's)."""
     batch: int
     decode_only_tok_s: float
+    """tok/s per stream, decode-only steps at the typical batch and context."""
     steady_tok_s: float
+    """tok/s per stream under the steady-load rule."""
     steady_ttft_s: float
+    """Time to first token under the steady-load rule, s (queueing for the prefill included)."""
     steady_tok_s_per_chip: float
-
-
-def with_catalogue_hardware(backend: Backend) -> Backend:
-    """``backend`` on the hardware catalogue's chip of the same name (the refitted factors)."""
-    return backend.model_copy(update={"hardware": hardware_preset(backend.hardware.name)})
+    """Output tok/s per chip under the steady-load rule (a separate prefill pool's chips counted)."""
 
 
 def _steady(backend: Backend, batch: int, uncached: float, output: float) -> tuple[float, float, float]:
@@ -51,19 +46,16 @@ def _steady(backend: Backend, batch: int, uncached: float, output: float) -> tup
 
 
 def preset_under_steady_load(
-    backend: Backend, *, uncached_tokens: float, output_tokens: float, refit: bool = False
+    backend: Backend, *, uncached_tokens: float, output_tokens: float
 ) -> ConsistentSpeed:
-    """``backend`` at its typical batch and context: decode-only (as the presets are derived today) and
-    under the steady-load rule with requests of ``uncached_tokens`` new input tokens on top of a cached
-    prefix (the rest of the typical context) and ``output_tokens`` output tokens. ``refit`` evaluates it
-    on the hardware catalogue's chip (the refitted factors) instead of the factors it carries."""
-    spec = with_catalogue_hardware(backend) if refit else backend
-    physics = ReplicaPhysics.from_backend(spec)
+    """``backend`` at its typical batch and context: decode-only (as the pool times it) and under the
+    steady-load rule with requests of ``uncached_tokens`` new input tokens on top of a cached prefix
+    (the rest of the typical context) and ``output_tokens`` output tokens."""
+    physics = ReplicaPhysics.from_backend(backend)
     batch = backend.typical_batch
-    per_user, ttft, per_chip = _steady(spec, batch, uncached_tokens, output_tokens)
+    per_user, ttft, per_chip = _steady(backend, batch, uncached_tokens, output_tokens)
     return ConsistentSpeed(
         name=backend.name,
-        factors="refit" if refit else "preset",
         batch=batch,
         decode_only_tok_s=physics.decode_rate_tok_s(batch, backend.typical_context_tokens),
         steady_tok_s=per_user,
@@ -73,20 +65,15 @@ def preset_under_steady_load(
 
 
 def batch_for_speed(
-    backend: Backend,
-    target_tok_s: float,
-    *,
-    uncached_tokens: float,
-    output_tokens: float,
-    refit: bool = False,
+    backend: Backend, target_tok_s: float, *, uncached_tokens: float, output_tokens: float
 ) -> int | None:
-    """The largest batch per replica at which a stream of ``backend`` runs at ``target_tok_s`` or
-    faster under the steady-load rule (``None`` when not even one stream does)."""
-    spec = with_catalogue_hardware(backend) if refit else backend
-    cap = ReplicaPhysics.from_backend(spec).max_batch(spec.typical_context_tokens)
+    """The largest batch per replica (up to the KV-memory cap at the typical context) at which a stream
+    of ``backend`` runs at ``target_tok_s`` or faster under the steady-load rule (``None`` when not even
+    one stream does)."""
+    cap = ReplicaPhysics.from_backend(backend).max_batch(backend.typical_context_tokens)
     best = None
     for batch in range(1, max(cap, 1) + 1):
-        if _steady(spec, batch, uncached_tokens, output_tokens)[0] >= target_tok_s:
+        if _steady(backend, batch, uncached_tokens, output_tokens)[0] >= target_tok_s:
             best = batch
         else:
             break

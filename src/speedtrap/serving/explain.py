@@ -94,7 +94,9 @@ def step_terms(
     osl: float | None = None,
     cached_tokens: float = 0.0,
 ) -> StepTerms:
-    """The terms of one plain (non-speculative) step of ``backend`` at ``batch`` (default: typical)."""
+    """The terms of one plain (non-speculative) step of ``backend`` at ``batch`` (default: typical):
+    a backend that drafts is split as if it did not (its verify steps carry γ + 1 tokens per stream)."""
+    backend = backend.model_copy(update={"speculative": None})
     physics = ReplicaPhysics.from_backend(backend)
     b = backend.typical_batch if batch is None else batch
     step, context, prompts = _load_step(physics, b, backend.typical_context_tokens, isl, osl, cached_tokens)

@@ -77,11 +77,6 @@ class SteadyLoad:
     """Streams decoding at once (the batch, or the KV-memory cap when the batch exceeds it)."""
 
 
-def _counted_chips(physics: ReplicaPhysics) -> int:
-    pool = physics.prefill_pool
-    return physics.chips + (0 if pool is None else pool.chips)
-
-
 def _own_prefill_s(
     physics: ReplicaPhysics, others: float, context: float, isl: float, prompt: float
 ) -> float:
@@ -123,7 +118,7 @@ def steady_load(
         step = physics.decode_step_s(b, context_tokens)
         ttft = physics.ttft_overhead_s + step_s(physics.steps, b - 1, context_tokens, context_tokens)
         per_user = tps / step
-        return SteadyLoad(step, ttft, per_user, b * per_user / physics.chips, 0.0, b)
+        return SteadyLoad(step, ttft, per_user, b * per_user / physics.counted_chips, 0.0, b)
     context = cached_tokens + isl + osl / 2.0
     prompt = 2.0 * cached_tokens + isl  # twice the mean attended span of a prompt token
     cap = physics.max_batch(context)
@@ -161,7 +156,7 @@ def steady_load(
         admitted_wait = b / rate - (ttft + decode_s)
         queue += max(admitted_wait, 0.0)
         ttft += max(admitted_wait, 0.0)
-    return SteadyLoad(step, ttft, per_user, rate * osl / _counted_chips(physics), queue, running)
+    return SteadyLoad(step, ttft, per_user, rate * osl / physics.counted_chips, queue, running)
 
 
 def default_batches(max_batch: int) -> list[int]:
@@ -210,7 +205,7 @@ def pareto_frontier(
             {
                 "batch": batch,
                 "tok_s_per_user": load.tok_s_per_user,
-                "tok_s_per_replica": load.tok_s_per_chip * _counted_chips(physics),
+                "tok_s_per_replica": load.tok_s_per_chip * physics.counted_chips,
                 "tok_s_per_chip": load.tok_s_per_chip,
                 "step_s": load.step_s,
                 "bound": physics.bound(batch, context, prefill),

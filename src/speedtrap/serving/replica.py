@@ -198,9 +198,14 @@ class ReplicaPhysics:
         """Output tokens/s of the whole replica (``batch`` × per-stream rate)."""
         return max(batch, 1) * self.decode_rate_tok_s(batch, context_tokens)
 
+    @property
+    def counted_chips(self) -> int:
+        """Chips throughput per chip is counted against: the replica's and its counted prefill pool's."""
+        return self.chips + (0 if self.prefill_pool is None else self.prefill_pool.chips)
+
     def throughput_tok_s_per_chip(self, batch: int, context_tokens: float) -> float:
-        """Output tokens/s per chip of the replica."""
-        return self.throughput_tok_s(batch, context_tokens) / self.chips
+        """Output tokens/s per chip of the replica (its prefill pool's chips counted too)."""
+        return self.throughput_tok_s(batch, context_tokens) / self.counted_chips
 
     def bound(self, batch: int, context_tokens: float, prefill_tokens: float = 0.0) -> Bound:
         """What limits a plain decode step at this load: ``memory``, ``compute`` or ``latency``."""

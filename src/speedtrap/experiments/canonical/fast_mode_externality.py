@@ -93,7 +93,7 @@ def fleet_outcomes(scenario: Scenario, seed: int) -> dict[str, float]:
             float(tasks.loc[tasks["developer"].isin(members), "cost_usd"].sum()) / dev_days
         )
     backend = scenario.backends[policy.references(scenario.backends)["fast_tier"][0]]
-    gpu_s = backend.replicas * backend.chips * result.horizon_s
+    gpu_s = backend.replicas * backend.serving_chips * result.horizon_s
     out["provider_tok_s_per_gpu"] = float(requests["output_tokens"].sum()) / gpu_s
     out["revenue_usd_per_gpu_hour"] = summary["usd_total"] / (gpu_s / SECONDS_PER_HOUR)
     return out
@@ -225,7 +225,7 @@ def plot_externality(table: pd.DataFrame, spec: Experiment) -> Figure:
     scenario = spec.scenario
     fleet = next(iter(scenario.backends.values()))
     fig.suptitle(
-        f"Fast-mode adoption on a fixed fleet ({fleet.replicas} × {fleet.chips} GPUs, "
+        f"Fast-mode adoption on a fixed fleet ({fleet.replicas} × {fleet.serving_chips} GPUs, "
         f"{scenario.developers} developers)"
     )
     return fig
