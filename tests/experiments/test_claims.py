@@ -17,7 +17,14 @@ from typer.testing import CliRunner
 from speedtrap.analysis.claim_verdicts import ARM, NO_ENSEMBLE, SAMPLE, VERDICTS, judge_claim
 from speedtrap.cli import app
 from speedtrap.config.claim import ClaimSpec
-from speedtrap.experiments.claims import claim_names, load_claim, read_ensemble, run_claim, stored_runs
+from speedtrap.experiments.claims import (
+    claim_names,
+    load_claim,
+    read_ensemble,
+    run_claim,
+    select_members,
+    stored_runs,
+)
 
 runner = CliRunner()
 
@@ -126,6 +133,22 @@ def test_the_behavioural_interval_comes_from_an_ensemble(tmp_path: Path) -> None
     pd.DataFrame({"member": [0], "not.a.field": [1.0]}).to_csv(tmp_path / "bad.csv", index=False)
     with pytest.raises(ValueError, match="not a parameter of the ranges table"):
         read_ensemble(tmp_path / "bad.csv")
+
+
+def test_members_are_chosen_as_compare_chooses_them(tmp_path: Path) -> None:
+    path = tmp_path / "ensemble.csv"
+    detect = [0.46, 0.49, 0.52, 0.55, 0.58, 0.61, 0.64]
+    pd.DataFrame({"member": range(7), "developer.review.detect_prob": detect}).to_csv(path, index=False)
+    ensemble = read_ensemble(path)
+    assert select_members(ensemble, None) is ensemble
+    three = select_members(ensemble, 3)
+    # evenly spaced through the file (first, middle, last), renumbered 0, 1, 2
+    assert three["developer.review.detect_prob"].tolist() == [0.46, 0.55, 0.64]
+    assert three["member"].tolist() == [0, 1, 2]
+    with pytest.raises(ValueError, match="--members 8: the ensemble has 7 members"):
+        select_members(ensemble, 8)
+    result = runner.invoke(app, ["claims", "--quick", "--members", "3"])
+    assert result.exit_code == 2 and "--members needs --ensemble" in result.output
 
 
 # --- the verdict rule on synthetic runs -----------------------------------------------------------

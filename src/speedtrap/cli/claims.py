@@ -44,13 +44,22 @@ def claims(
             "verdict's behavioural-uncertainty interval.",
         ),
     ] = None,
+    members: Annotated[
+        int | None,
+        typer.Option(
+            "--members",
+            min=1,
+            help="With --ensemble: run the defaults under K of its members, evenly spaced through the "
+            "file as compare chooses them (default: every member).",
+        ),
+    ] = None,
     json_out: JsonOption = False,
 ) -> None:
     """Run every claim (or those given with --only) and print its verdict — true, false or depends, by
     the rule printed with it — with the effect at the defaults and its 95% seed interval, the
-    behavioural-uncertainty interval (with --ensemble), and the PRIM box of assumptions in which it
-    flips, cross-checked by a CART tree. Runs are stored as they finish: run the same command again to
-    resume. The wall time is printed.
+    behavioural-uncertainty interval (with --ensemble; --members K runs K of its members), and the
+    PRIM box of assumptions in which it flips, cross-checked by a CART tree. Runs are stored as they
+    finish: run the same command again to resume. The wall time is printed.
 
     JSON (--json): {"schema_version", "quick", "wall_s", "claims": [each claim.json: name, statement,
     verdict, arm_verdicts, parts (test, arm, verdict, at_defaults, defaults {mean, ci_low, ci_high, n,
@@ -63,6 +72,7 @@ def claims(
         read_ensemble,
         result_payload,
         run_claim,
+        select_members,
     )
     from speedtrap.experiments.executors import EXECUTOR_KINDS
 
@@ -75,7 +85,9 @@ def claims(
         from speedtrap.experiments.claims import claim_names
 
         specs = [load_claim(name) for name in (only or claim_names())]
-        members = read_ensemble(ensemble) if ensemble is not None else None
+        if members is not None and ensemble is None:
+            raise ValueError("--members needs --ensemble (the ensemble whose members to run)")
+        chosen = select_members(read_ensemble(ensemble), members) if ensemble is not None else None
         payloads = []
         for claim in specs:
             done = run_claim(
@@ -86,7 +98,7 @@ def claims(
                 scheduler=scheduler,
                 results_dir=results_dir,
                 progress=not json_out,
-                ensemble=members,
+                ensemble=chosen,
             )
             if json_out:
                 payloads.append(result_payload(done.result, wall_s=done.wall_s, quick=quick))

@@ -149,6 +149,22 @@ def read_ensemble(path: str | Path) -> pd.DataFrame:
     return frame
 
 
+def select_members(ensemble: pd.DataFrame, count: int | None) -> pd.DataFrame:
+    """``count`` members of ``ensemble`` (a :func:`read_ensemble` frame), evenly spaced through the
+    file as ``compare`` chooses them (:func:`speedtrap.experiments.ensemble.choose_members`), renumbered
+    0, 1, …; ``None``: every member. ``ValueError`` when the file has fewer than ``count`` members."""
+    from speedtrap.experiments.ensemble import choose_members
+
+    if count is None:
+        return ensemble
+    if count < 1 or count > len(ensemble):
+        raise ValueError(f"--members {count}: the ensemble has {len(ensemble)} members")
+    index, _ = choose_members(len(ensemble), 2 * count)
+    chosen = ensemble.iloc[index].reset_index(drop=True)
+    chosen[MEMBER] = range(len(chosen))
+    return chosen
+
+
 def _ensemble_runs(
     claim: ClaimSpec, spec: Experiment, members: pd.DataFrame, run: Callable[..., pd.DataFrame]
 ) -> tuple[pd.DataFrame, list[str]]:
@@ -350,6 +366,7 @@ __all__ = [
     "result_payload",
     "run_claim",
     "run_claims",
+    "select_members",
     "stored_runs",
     "with_sample_and_arm",
     "write_result",
