@@ -42,9 +42,7 @@ def test_backends_json_matches_the_physics() -> None:
         assert row["tok_s_per_chip"] == pytest.approx(physics.throughput_tok_s_per_chip(batch, context))
         assert row["ttft_s"] == pytest.approx(physics.ttft_s(2000))
         assert row["chips_per_replica"] == backend.chips
-        assert row["serving_chips"] == backend.chips + (
-            0 if backend.disaggregation is None else backend.disaggregation.prefill_chips
-        )
+        assert row["serving_chips"] == physics.counted_chips
     assert rows["gpu-batched"]["serving_chips"] == 24  # 8 decode GPUs and a 16-GPU prefill pool
     assert rows["gpu-fast"]["output_usd_per_mtok"] == 150.0
     assert rows["gpu-fast"]["price_multiplier"] == 6.0

@@ -58,7 +58,7 @@ def backend_row(backend: Backend, *, uncached_tokens: int) -> dict[str, Any]:
         "hardware": backend.hardware.name,
         "model": backend.llm.name,
         "chips_per_replica": backend.chips,
-        "serving_chips": backend.serving_chips,
+        "serving_chips": physics.counted_chips,
         "replicas": backend.replicas,
         "typical_batch": batch,
         "typical_context_tokens": context,

@@ -200,13 +200,6 @@ class Backend(Spec):
             self.hardware, self.llm, batch=self.typical_batch, context_tokens=self.typical_context_tokens
         )
 
-    @property
-    def serving_chips(self) -> int:
-        """Chips one replica occupies: its decode chips plus its separate prefill pool, if any (the
-        chips a provider pays for and throughput per chip is counted against)."""
-        prefill = 0 if self.disaggregation is None else self.disaggregation.prefill_chips
-        return self.chips + prefill
-
     def tier(self, name: str | None = None) -> Tier:
         """The tier called ``name`` (the default tier when ``None``)."""
         name = self.default_tier if name is None else name

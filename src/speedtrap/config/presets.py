@@ -122,10 +122,6 @@ two tiers would run 41.9 and 83.1 tok/s (1.98×)."""
 _FLEET_REPLICAS = 4
 """Assumption: replicas serving the simulated team (each also serves other customers)."""
 
-_GPU_TTFT_OVERHEAD_S = DEFAULT_TTFT_OVERHEAD_S
-"""Assumption: network, scheduling and prompt-cache lookup before a frontier API's first token (1 s);
-the hardware adds its fitted request scheduling time."""
-
 
 def _frontier_fleet(name: str, *, default_tier: str, typical_batch: int) -> Backend:
     """The GPU fleet behind gpu-batched and gpu-fast: the same hardware, model, tiers and quality."""
@@ -148,7 +144,7 @@ def _frontier_fleet(name: str, *, default_tier: str, typical_batch: int) -> Back
         typical_context_tokens=AGENT_CONTEXT_TOKENS,
         # The other customers fill each replica to the typical load around one simulated stream.
         background_streams_per_replica=typical_batch - 1,
-        ttft_overhead_s=_GPU_TTFT_OVERHEAD_S,
+        ttft_overhead_s=DEFAULT_TTFT_OVERHEAD_S,  # assumption: network, scheduling, prompt-cache lookup (1 s)
         cache_writes=True,
         as_of="2026-02",  # Opus 4.6 standard speed and fast mode (article; Anthropic fast-mode docs)
     )
@@ -184,7 +180,7 @@ def _wafer_distilled() -> Backend:
         background_streams_per_replica=_WAFER_BATCH - 1,
         # Assumption: Codex-Spark's first token is ~50% faster (OpenAI, reported): half the GPU fleet's
         # overhead before the first token (its 1 s assumed plus the B200's fitted request scheduling time).
-        ttft_overhead_s=0.5 * (_GPU_TTFT_OVERHEAD_S + hardware_preset("b200").request_overhead_s),
+        ttft_overhead_s=0.5 * (DEFAULT_TTFT_OVERHEAD_S + hardware_preset("b200").request_overhead_s),
         cache_writes=True,
         as_of="2026-02",  # GPT-5.3-Codex-Spark announcement (OpenAI, reported)
     )

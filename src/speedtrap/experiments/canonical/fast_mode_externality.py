@@ -36,6 +36,7 @@ from speedtrap.models.workflow import simulate
 from speedtrap.plots import LOG_CUT_NOTE, band_handle, interval_note, plot_lines, save_figure
 from speedtrap.policies.fast_share import FastShareSpec
 from speedtrap.serving.economics import SECONDS_PER_HOUR
+from speedtrap.serving.replica import ReplicaPhysics
 from speedtrap.serving.request import decode_rate_tok_s
 
 TIERS = ("standard", "fast")
@@ -93,7 +94,7 @@ def fleet_outcomes(scenario: Scenario, seed: int) -> dict[str, float]:
             float(tasks.loc[tasks["developer"].isin(members), "cost_usd"].sum()) / dev_days
         )
     backend = scenario.backends[policy.references(scenario.backends)["fast_tier"][0]]
-    gpu_s = backend.replicas * backend.serving_chips * result.horizon_s
+    gpu_s = backend.replicas * ReplicaPhysics.from_backend(backend).counted_chips * result.horizon_s
     out["provider_tok_s_per_gpu"] = float(requests["output_tokens"].sum()) / gpu_s
     out["revenue_usd_per_gpu_hour"] = summary["usd_total"] / (gpu_s / SECONDS_PER_HOUR)
     return out
@@ -224,8 +225,9 @@ def plot_externality(table: pd.DataFrame, spec: Experiment) -> Figure:
     fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False, fontsize="small")
     scenario = spec.scenario
     fleet = next(iter(scenario.backends.values()))
+    gpus = ReplicaPhysics.from_backend(fleet).counted_chips  # decode and prefill GPUs of a replica
     fig.suptitle(
-        f"Fast-mode adoption on a fixed fleet ({fleet.replicas} × {fleet.serving_chips} GPUs, "
+        f"Fast-mode adoption on a fixed fleet ({fleet.replicas} × {gpus} GPUs, "
         f"{scenario.developers} developers)"
     )
     return fig
