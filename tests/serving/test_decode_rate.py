@@ -1,4 +1,5 @@
-"""The pool's flat decode-rate function gives ReplicaPhysics.decode_rate_tok_s bit for bit."""
+"""The pool's flat decode-rate function gives ReplicaPhysics.decode_rate_tok_s bit for bit, with and
+without speculative decoding."""
 
 from __future__ import annotations
 
@@ -29,24 +30,38 @@ def _layouts(chips: int) -> dict[str, Parallelism]:
     }
 
 
+DRAFTERS = {
+    "plain": None,
+    "draft-3": SpeculativeDecoding(draft_tokens=3, acceptance_rate=0.65, draft_cost=0.05),
+    "draft-7": SpeculativeDecoding(draft_tokens=7, acceptance_rate=0.83, draft_cost=0.13),
+}
+"""No drafting, and drafters whose verify steps and draft costs differ (the flat function has a branch
+for each)."""
+
+
 def _physics() -> dict[str, ReplicaPhysics]:
     """Every backend preset, and every catalogued model on every catalogued chip that computes in its
     number formats (dense, routed experts, MLA, sliding-window attention, SRAM pipelines), on 1, 8 and
-    144 chips (beyond every scale-up domain) in each layout of :func:`_layouts`."""
+    144 chips (beyond every scale-up domain) in each layout of :func:`_layouts`, plain and drafting
+    (:data:`DRAFTERS`)."""
     out = {f"preset {name}": ReplicaPhysics.from_backend(spec) for name, spec in BACKEND_PRESETS.items()}
     for hardware, llm, chips in itertools.product(HARDWARE_PRESETS, LLM_PRESETS, (1, 8, 144)):
         for layout_name, layout in _layouts(chips).items():
-            try:
-                out[f"{llm} on {chips} {hardware} {layout_name}"] = ReplicaPhysics.from_parts(
-                    HARDWARE_PRESETS[hardware],
-                    LLM_PRESETS[llm],
-                    chips,
-                    ttft_overhead_s=0.1,
-                    decode_speedup=1.7,
-                    parallel=layout,
-                )
-            except KeyError:  # the chip lacks one of the model's number formats
-                continue
+            for drafter_name, drafter in DRAFTERS.items():
+                try:
+                    out[f"{llm} on {chips} {hardware} {layout_name} {drafter_name}"] = (
+                        ReplicaPhysics.from_parts(
+                            HARDWARE_PRESETS[hardware],
+                            LLM_PRESETS[llm],
+                            chips,
+                            ttft_overhead_s=0.1,
+                            decode_speedup=1.7,
+                            parallel=layout,
+                            speculative=drafter,
+                        )
+                    )
+                except KeyError:  # the chip lacks one of the model's number formats
+                    continue
     return out
 
 
@@ -63,6 +78,11 @@ def test_the_catalogue_is_covered() -> None:
     assert any(PHYSICS[name].steps.overlap > 0 for name in NAMES)
     assert any(PHYSICS[name].steps.exchange_s_per_token > 0 for name in NAMES)
     assert any(PHYSICS[name].steps.window_layers > 0 for name in NAMES)
+    assert any(PHYSICS[name].draft_tokens == 0 for name in NAMES)
+    assert {PHYSICS[name].draft_tokens for name in NAMES} >= {3, 7}
+    assert any(p.draft_tokens for name, p in PHYSICS.items() if name.startswith("preset ")), (
+        "no backend preset drafts: the presets' own branch is not covered"
+    )
 
 
 def test_on_a_grid_of_loads() -> None:
@@ -100,12 +120,5 @@ def test_at_typical_loads_of_the_presets() -> None:
 
 
 def test_other_speed_models_keep_their_own_method() -> None:
-    speculative = ReplicaPhysics.from_parts(
-        HARDWARE_PRESETS["h100-sxm"],
-        LLM_PRESETS["llama-3.1-70b"],
-        8,
-        speculative=SpeculativeDecoding(draft_tokens=4, acceptance_rate=0.7, draft_cost=0.1),
-    )
-    assert pool_decode_rate(speculative) == speculative.decode_rate_tok_s
     fixed = FixedRate(50.0)
     assert pool_decode_rate(fixed) == fixed.decode_rate_tok_s

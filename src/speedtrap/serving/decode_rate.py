@@ -21,10 +21,10 @@ __all__ = ["pool_decode_rate"]
 
 
 def pool_decode_rate(speed: SpeedModel) -> Callable[[int, float], float]:
-    """``speed.decode_rate_tok_s`` as the pool calls it, ``(batch, context_tokens)``: for a plain
-    :class:`ReplicaPhysics` (no speculative decoding), a flat function that gives the same value bit
-    for bit; for any other speed model its own method."""
-    if type(speed) is not ReplicaPhysics or speed.draft_tokens:
+    """``speed.decode_rate_tok_s`` as the pool calls it, ``(batch, context_tokens)``: for a
+    :class:`ReplicaPhysics` (with or without speculative decoding), a flat function that gives the same
+    value bit for bit; for any other speed model its own method."""
+    if type(speed) is not ReplicaPhysics:
         return speed.decode_rate_tok_s
     c = speed.steps
     shared_read_s = c.shared_read_s
@@ -44,25 +44,41 @@ def pool_decode_rate(speed: SpeedModel) -> Callable[[int, float], float]:
     overlap = c.overlap
     floor_s = c.floor_s
     scale = speed.decode_speedup * speed.tokens_per_step
+    verify_tokens = speed.draft_tokens + 1  # tokens per stream of a verify step (as decode_step_s)
+    draft_share = speed.draft_tokens * speed.draft_cost  # speculative_step_s's factor on the plain step
 
-    def decode_rate_tok_s(batch: int, context_tokens: float) -> float:
-        """Output tokens/s of each of ``batch`` streams of mean context ``context_tokens``."""
-        if batch < 1:
-            batch = 1
-        # roofline.step_parts with one token per stream and no prefill tokens
-        tokens = batch * 1.0 + 0.0
+    def step(batch: int, tokens_per_stream: float, attended: float) -> float:
+        """roofline.step_s with no prefill tokens: step_parts, then _combine."""
+        decode_tokens = batch * tokens_per_stream
+        tokens = decode_tokens + 0.0
         weights_s = shared_read_s
         if experts:
             weights_s += experts * (1.0 - expert_keep ** max(tokens, 1.0)) * expert_read_s
-        attended = full_layers * context_tokens + window_layers * min(context_tokens, window)
         memory_s = weights_s + batch * attended * kv_read_s
-        compute_s = batch * 1.0 * (matmul_s + attended * attention_s) + matmul_fixed_s
+        compute_s = decode_tokens * (matmul_s + attended * attention_s) + matmul_fixed_s
         latency_s = fixed_s + tokens * collective_s
         exchange = tokens * exchange_s
-        # roofline._combine
         core = max(memory_s, compute_s) + 0.0
         core += exchange - overlap * min(core, exchange)
-        step_s = max(core + latency_s, floor_s)
-        return scale / step_s
+        return max(core + latency_s, floor_s)
 
-    return decode_rate_tok_s
+    if not speed.draft_tokens:
+
+        def decode_rate_tok_s(batch: int, context_tokens: float) -> float:
+            """Output tokens/s of each of ``batch`` streams of mean context ``context_tokens``."""
+            if batch < 1:
+                batch = 1
+            attended = full_layers * context_tokens + window_layers * min(context_tokens, window)
+            return scale / step(batch, 1.0, attended)
+
+        return decode_rate_tok_s
+
+    def speculative_rate_tok_s(batch: int, context_tokens: float) -> float:
+        """Output tokens/s of each of ``batch`` streams drafting and verifying together."""
+        if batch < 1:
+            batch = 1
+        attended = full_layers * context_tokens + window_layers * min(context_tokens, window)
+        plain_s = step(batch, 1.0, attended)
+        return scale / (step(batch, verify_tokens, attended) + draft_share * plain_s)
+
+    return speculative_rate_tok_s
