@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from itertools import chain
 from typing import Any, NoReturn
 
 import numpy as np
@@ -146,17 +147,18 @@ class WorkflowModel(EventModel):
                 "this run kept no tables (tables=False): ask for summary(), or run with tables=True"
             )
         self.settle()
-        return RunResult(
-            scenario=self.spec,
-            seed=self.seed,
-            horizon_s=float(self.time),
-            ledger=self.ledger.frame(),
-            tasks=tasks_frame(self.tasks),
-            requests=self.requests_frame(),
-            backend_stats=self.backend_stats_frame(),
-            trace=self.ledger.trace_frame(),
-            stretches=self.stretches_frame(),
-        )
+        with fewer_collections():  # large tables of new objects: as while events run
+            return RunResult(
+                scenario=self.spec,
+                seed=self.seed,
+                horizon_s=float(self.time),
+                ledger=self.ledger.frame(),
+                tasks=tasks_frame(self.tasks),
+                requests=self.requests_frame(),
+                backend_stats=self.backend_stats_frame(),
+                trace=self.ledger.trace_frame(),
+                stretches=self.stretches_frame(),
+            )
 
     def task_counts(self) -> TaskCounts:
         """The task aggregates of the summary, of every task started so far."""
@@ -189,7 +191,9 @@ class WorkflowModel(EventModel):
         frames = []
         for name, backend in self.backends.items():
             frame = backend.pool.requests_frame()
-            tags = np.array(frame.pop("tag").tolist(), dtype=np.int64).reshape(len(frame), 4)
+            # (developer, task, attempt, turn) of every request
+            flat = np.fromiter(chain.from_iterable(frame.pop("tag")), dtype=np.int64, count=4 * len(frame))
+            tags = flat.reshape(len(frame), 4)
             frame.insert(0, "backend", pd.Series([name] * len(frame), dtype="str", index=frame.index))
             for i, column in enumerate(("developer", "task", "attempt", "turn")):
                 frame[column] = pd.Series(tags[:, i], dtype="int64", index=frame.index)

@@ -142,40 +142,41 @@ def from_record(rec: Record) -> Request:
     return Request(**dict(zip(RECORD_FIELDS, rec, strict=True)))
 
 
+_OBJECT_FIELDS = frozenset({"tier", "tag", "priority", "batch_cap"})
+_RECORD_DTYPE = np.dtype(
+    [
+        (
+            name,
+            object
+            if name in _OBJECT_FIELDS
+            else np.float64
+            if name.endswith("_usd") or name.endswith("_s")
+            else np.int64,
+        )
+        for name in RECORD_FIELDS
+    ]
+)
+"""A record as one row of a structured array: numpy converts a list of records in one pass in C. The
+fields the request table leaves out stay Python objects (nothing is asked of their type); ``replica``
+is an integer in every finished request's record (set at admission)."""
+
+
 def records_frame(records: list[Record]) -> pd.DataFrame:
     """A tidy DataFrame (schema :data:`REQUEST_COLUMNS`) of finished requests' records (:func:`record`)."""
-    n = len(records)
-    columns = list(zip(*records, strict=True)) if n else [()] * len(RECORD_FIELDS)
-    col = dict(zip(RECORD_FIELDS, columns, strict=True))
-    id_, tier, input_tokens, cached_tokens, output_tokens = (
-        col[name] for name in ("id", "tier", "input_tokens", "cached_tokens", "output_tokens")
+    rows = np.array(records, dtype=_RECORD_DTYPE)
+    column = {name: np.ascontiguousarray(rows[name]) for name in RECORD_FIELDS if name not in _OBJECT_FIELDS}
+    arrival, admitted, first, done = (
+        column[t] for t in ("arrival_s", "admitted_s", "first_token_s", "done_s")
     )
-    times = ("arrival_s", "admitted_s", "first_token_s", "done_s")
-    tag, arrival, admitted, first, done, replica, cost = (
-        col[name] for name in ("tag", *times, "replica", "cost_usd")
-    )
-    arrival_a = np.array(arrival, dtype=np.float64)
-    admitted_a = np.array(admitted, dtype=np.float64)
-    first_a = np.array(first, dtype=np.float64)
-    done_a = np.array(done, dtype=np.float64)
     data = {
-        "id": np.array(id_, dtype=np.int64),
-        "tier": pd.Series(tier, dtype="str"),
-        "tag": pd.Series(tag, dtype="object"),
-        "replica": np.array(replica, dtype=np.int64),
-        "input_tokens": np.array(input_tokens, dtype=np.int64),
-        "cached_tokens": np.array(cached_tokens, dtype=np.int64),
-        "output_tokens": np.array(output_tokens, dtype=np.int64),
-        "arrival_s": arrival_a,
-        "admitted_s": admitted_a,
-        "first_token_s": first_a,
-        "done_s": done_a,
-        "queue_wait_s": admitted_a - arrival_a,
-        "ttft_s": first_a - arrival_a,
-        "prefill_s": first_a - admitted_a,
-        "decode_s": done_a - first_a,
-        "sojourn_s": done_a - arrival_a,
-        "cost_usd": np.array(cost, dtype=np.float64),
+        **column,
+        "tier": pd.Series(rows["tier"], dtype="str"),
+        "tag": pd.Series(rows["tag"], dtype="object"),
+        "queue_wait_s": admitted - arrival,
+        "ttft_s": first - arrival,
+        "prefill_s": first - admitted,
+        "decode_s": done - first,
+        "sojourn_s": done - arrival,
     }
     return pd.DataFrame({name: pd.Series(data[name], dtype=dtype) for name, dtype in REQUEST_COLUMNS.items()})
 
