@@ -4,6 +4,7 @@ without speculative decoding."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import numpy as np
 from hypothesis import given, settings
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 from speedtrap.config import BACKEND_PRESETS, HARDWARE_PRESETS, LLM_PRESETS
 from speedtrap.config.backend import SpeculativeDecoding
 from speedtrap.config.parallel import Parallelism
-from speedtrap.serving.decode_rate import pool_decode_rate
+from speedtrap.serving.decode_rate import pool_decode_rate, pool_prefill_s
 from speedtrap.serving.replica import ReplicaPhysics
 from speedtrap.serving.speed import FixedRate
 
@@ -119,6 +120,42 @@ def test_at_typical_loads_of_the_presets() -> None:
             assert flat(batch, context) == physics.decode_rate_tok_s(batch, context), (name, batch)
 
 
+def _prefill_physics() -> dict[str, ReplicaPhysics]:
+    """:data:`PHYSICS` (prompts prefilling in one step on the replica), with chunked prefill, and on a
+    separate prefill pool (the GPU presets' layout) with and without chunks."""
+    out = dict(PHYSICS)
+    pooled = ReplicaPhysics.from_backend(BACKEND_PRESETS["gpu-batched"])
+    assert pooled.prefill_pool is not None, "the gpu-batched preset prefills on a pool of its own"
+    pool = pooled.prefill_pool
+    for name in (
+        "preset gpu-batched",
+        "llama-3.1-70b on 8 h100-sxm tp plain",
+        "deepseek-r1 on 8 b200 dp8-ep plain",
+        "gpt-oss-120b on 144 h200 ep-overlap draft-3",
+    ):
+        physics = PHYSICS[name]
+        out[f"{name} chunked 2048"] = replace(physics, prefill_chunk_tokens=2048)
+        out[f"{name} chunked 300"] = replace(physics, prefill_chunk_tokens=300)
+    out["gpu-batched pool chunked 4096"] = replace(pooled, prefill_pool=replace(pool, chunk_tokens=4096))
+    return out
+
+
+PREFILL_PHYSICS = _prefill_physics()
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    name=st.sampled_from(sorted(PREFILL_PHYSICS)),
+    uncached=st.one_of(st.integers(-3, 300_000), st.sampled_from([0, 1, 299, 300, 301, 2048, 2049, 4096])),
+)
+def test_the_flat_prefill_is_the_physics_bit_for_bit(name: str, uncached: int) -> None:
+    physics = PREFILL_PHYSICS[name]
+    flat = pool_prefill_s(physics)
+    assert flat is not physics.prefill_s
+    assert flat(uncached).hex() == physics.prefill_s(uncached).hex()
+
+
 def test_other_speed_models_keep_their_own_method() -> None:
     fixed = FixedRate(50.0)
     assert pool_decode_rate(fixed) == fixed.decode_rate_tok_s
+    assert pool_prefill_s(fixed) == fixed.prefill_s

@@ -23,6 +23,7 @@ a base of the pool); pure Python, never imports Mesa.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from heapq import heapify, heappop, heappush
 
 from mypy_extensions import mypyc_attr
@@ -86,6 +87,7 @@ class Admission(Retiming):
     _loads: list[tuple[int, int]]  # (streams, index) heap of the replicas, stale entries included
     _loads_limit: int  # entries beyond which the heap is rebuilt from the replicas (stale ones dropped)
     _prefill_memo: dict[int, float]  # prefill_s by uncached tokens (a pure function)
+    _prefill_s: Callable[[int], float]  # the speed model's prefill_s (decode_rate.pool_prefill_s)
     _prefill_overhead_s: float  # the part of prefill_s that does not occupy the replica
 
     def _dispatch(self, now: float) -> None:
@@ -204,7 +206,7 @@ class Admission(Retiming):
         uncached = req.input_tokens - req.cached_tokens
         prefill_s = self._prefill_memo.get(uncached)
         if prefill_s is None:
-            prefill_s = self._speed.prefill_s(uncached)
+            prefill_s = self._prefill_s(uncached)
             if not 0 <= prefill_s < INF:
                 raise ValueError(f"prefill_s({uncached}) = {prefill_s}; need 0 <= seconds < inf")
             self._prefill_memo[uncached] = prefill_s

@@ -12,12 +12,13 @@ all-to-alls, SRAM pipelines): a change to the roofline that is not made here too
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from speedtrap.serving.replica import ReplicaPhysics
 from speedtrap.serving.speed import SpeedModel
 
-__all__ = ["pool_decode_rate"]
+__all__ = ["pool_decode_rate", "pool_prefill_s"]
 
 
 def pool_decode_rate(speed: SpeedModel) -> Callable[[int, float], float]:
@@ -82,3 +83,62 @@ def pool_decode_rate(speed: SpeedModel) -> Callable[[int, float], float]:
         return scale / (step(batch, verify_tokens, attended) + draft_share * plain_s)
 
     return speculative_rate_tok_s
+
+
+def pool_prefill_s(speed: SpeedModel) -> Callable[[int], float]:
+    """``speed.prefill_s`` as the pool calls it, ``(uncached_tokens)``: for a :class:`ReplicaPhysics`,
+    a flat function giving the same value bit for bit (``ReplicaPhysics.prefill_compute_s`` with no
+    cached tokens: chunks of one step each with no decode streams, on the replica or on its prefill
+    pool, plus the KV transfer, after the first-token overhead); for any other speed model its own
+    method."""
+    if type(speed) is not ReplicaPhysics:
+        return speed.prefill_s
+    pool = speed.prefill_pool
+    c, chunk = (speed.steps, speed.prefill_chunk_tokens) if pool is None else (pool.steps, pool.chunk_tokens)
+    transfer_s = 0.0 if pool is None else pool.transfer_s_per_token
+    overhead_s = speed.ttft_overhead_s
+    shared_read_s = c.shared_read_s
+    experts = c.experts
+    expert_keep = c.expert_keep
+    expert_read_s = c.expert_read_s
+    full_layers = c.full_layers
+    window_layers = c.window_layers
+    window = c.window_tokens
+    matmul_fixed_s = c.matmul_fixed_s
+    prefill_matmul_s = c.prefill_matmul_s_per_token
+    prefill_attention_s = c.prefill_attention_s_per_attended
+    fixed_s = c.fixed_s + c.collective_fixed_s  # the first two terms of the step's latency, as summed there
+    collective_s = c.collective_s_per_token
+    exchange_s = c.exchange_s_per_token
+    overlap = c.overlap
+    floor_s = c.floor_s
+    # a step's decode terms with no decode streams (batch 0, context 0), as step_parts computes them
+    attended_idle = full_layers * 0.0 + window_layers * min(0.0, window)
+    compute_idle = 0.0 * (c.matmul_s_per_token + attended_idle * c.attention_s_per_attended)
+    kv_idle = 0 * attended_idle * c.kv_read_s_per_attended
+
+    def prefill_s(uncached_tokens: int) -> float:
+        """Seconds from admission to the first token of a prompt of ``uncached_tokens`` new tokens."""
+        if uncached_tokens <= 0:
+            return overhead_s + 0.0
+        n = 1 if chunk is None else max(1, math.ceil(uncached_tokens / chunk))
+        prompt = 2.0 * 0.0 + uncached_tokens
+        tokens = uncached_tokens / n
+        # roofline.step_parts(steps, 0, 0.0, tokens, prompt), then roofline._combine
+        weights_s = shared_read_s
+        if experts:
+            weights_s += experts * (1.0 - expert_keep ** max(tokens, 1.0)) * expert_read_s
+        memory_s = weights_s + kv_idle
+        half = prompt / 2.0
+        seen = full_layers * half + window_layers * min(half, window)
+        prefill = tokens * (prefill_matmul_s + seen * prefill_attention_s) + matmul_fixed_s
+        latency_s = fixed_s + tokens * collective_s
+        exchange = tokens * exchange_s
+        core = max(memory_s, compute_idle) + prefill
+        core += exchange - overlap * min(core, exchange)
+        compute = n * max(core + latency_s, floor_s)
+        if pool is not None:
+            compute += uncached_tokens * transfer_s
+        return overhead_s + compute
+
+    return prefill_s

@@ -48,7 +48,7 @@ from mypy_extensions import mypyc_attr
 
 from speedtrap.config.tier import Price, Tier
 from speedtrap.serving.admission import Admission, PriorityLevel, TierAdmission
-from speedtrap.serving.decode_rate import pool_decode_rate
+from speedtrap.serving.decode_rate import pool_decode_rate, pool_prefill_s
 from speedtrap.serving.replica_clock import INF, Clock, ClockEvent, ReplicaState
 from speedtrap.serving.request import Record, Request, RequestTally, from_record, record, records_frame
 from speedtrap.serving.speed import SpeedModel
@@ -105,6 +105,7 @@ class ServingPool(Admission):
         self._decode_rate = pool_decode_rate(speed)  # the physics flattened where it can be
         self._schedule = clock.schedule_event
         self._prefill_memo: dict[int, float] = {}  # prefill_s by uncached tokens (a pure function)
+        self._prefill_s = pool_prefill_s(speed)  # flattened as the decode rate is
         # The part of prefill_s that does not occupy the replica (network, scheduling).
         self._prefill_overhead_s = float(getattr(speed, "ttft_overhead_s", 0.0))
         self._record = record
