@@ -34,8 +34,9 @@ counts overflow 64-bit integers (reached only by absurd spec values such as a hu
 
 def counts(draws: np.ndarray, *, low: int) -> np.ndarray:
     """Draws rounded to whole counts of at least ``low`` and at most :data:`MAX_COUNT`, as int64."""
-    rounded = np.nan_to_num(np.rint(draws), nan=MAX_COUNT, posinf=MAX_COUNT)
-    return np.clip(rounded, low, MAX_COUNT).astype(np.int64)
+    rounded = np.minimum(np.maximum(np.rint(draws), low), MAX_COUNT)  # NaN stays NaN through both
+    rounded[np.isnan(rounded)] = MAX_COUNT
+    return rounded.astype(np.int64)
 
 
 class TaskOwner(Protocol):
