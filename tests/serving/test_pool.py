@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import ast
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from speedtrap.config import Price, Tier
+from speedtrap.config import BACKEND_PRESETS, Price, Tier
 from speedtrap.models.base import EventModel
 from speedtrap.serving import pool as pool_module
 from speedtrap.serving import request as request_module
 from speedtrap.serving.pool import ServingPool
 from speedtrap.serving.pricing import request_cost_usd
+from speedtrap.serving.replica import ReplicaPhysics
 from speedtrap.serving.request import REQUEST_COLUMNS, Request
 from speedtrap.serving.speed import FixedRate, SharedRate
 
@@ -413,6 +416,48 @@ def test_pool_runs_on_any_clock_and_never_imports_mesa() -> None:
         }
         imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
         assert not any(name.split(".")[0] == "mesa" for name in imported)
+
+
+def test_a_replica_wakes_at_the_time_of_the_one_event_it_holds() -> None:
+    """The pool reads the time of a wake-up from the replica's own event (``event_s``), not from the
+    clock: every wake-up must run at exactly that time, with arrivals re-timing events to and fro."""
+    woken: list[float] = []
+
+    class CheckingClock(ListClock):
+        def run(self) -> None:
+            while live := [e for e in self.events if not e.cancelled]:
+                event = min(live, key=lambda e: e.at)
+                self.events.remove(event)
+                self.time = event.at
+                replica = getattr(event.fn, "__self__", None)  # a replica's wake-up, not an arrival
+                if replica is not None:
+                    assert replica.event_s == event.at and replica.event is event
+                    woken.append(event.at)
+                event.fn()
+
+    clock = CheckingClock()
+    physics = ReplicaPhysics.from_backend(BACKEND_PRESETS["gpu-batched"])
+    pool = ServingPool(
+        clock, physics, replicas=2, tiers=[STANDARD], price=Price(), background_streams_per_replica=3
+    )
+    rng = np.random.default_rng(8)
+    requests: list[Request] = []
+
+    def arrival(input_tokens: int, output_tokens: int) -> Callable[[], None]:
+        def submit() -> None:
+            requests.append(
+                pool.submit(
+                    tier="standard", input_tokens=input_tokens, cached_tokens=0, output_tokens=output_tokens
+                )
+            )
+
+        return submit
+
+    for at in np.cumsum(rng.exponential(0.5, 40)):
+        clock.schedule_event(arrival(int(rng.integers(1, 20_000)), int(rng.integers(1, 400))), at=float(at))
+    clock.run()
+    assert len(requests) == 40 and len(woken) > 40
+    assert all(r.done_s >= r.first_token_s >= r.admitted_s >= r.arrival_s for r in requests)
 
 
 @pytest.mark.parametrize("bad", [-1.0, math.nan, math.inf])

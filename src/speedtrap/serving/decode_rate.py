@@ -45,44 +45,43 @@ def pool_decode_rate(speed: SpeedModel) -> Callable[[int, float], float]:
     overlap = c.overlap
     floor_s = c.floor_s
     scale = speed.decode_speedup * speed.tokens_per_step
-    verify_tokens = speed.draft_tokens + 1  # tokens per stream of a verify step (as decode_step_s)
+    # tokens per stream of a verify step, as decode_step_s passes them (0: the replica does not draft)
+    verify_tokens = speed.draft_tokens + 1 if speed.draft_tokens else 0
     draft_share = speed.draft_tokens * speed.draft_cost  # speculative_step_s's factor on the plain step
 
-    def step(batch: int, tokens_per_stream: float, attended: float) -> float:
-        """roofline.step_s with no prefill tokens: step_parts, then _combine."""
-        decode_tokens = batch * tokens_per_stream
-        tokens = decode_tokens + 0.0
-        weights_s = shared_read_s
-        if experts:
-            weights_s += experts * (1.0 - expert_keep ** max(tokens, 1.0)) * expert_read_s
-        memory_s = weights_s + batch * attended * kv_read_s
-        compute_s = decode_tokens * (matmul_s + attended * attention_s) + matmul_fixed_s
-        latency_s = fixed_s + tokens * collective_s
-        exchange = tokens * exchange_s
-        core = max(memory_s, compute_s) + 0.0
-        core += exchange - overlap * min(core, exchange)
-        return max(core + latency_s, floor_s)
-
-    if not speed.draft_tokens:
-
-        def decode_rate_tok_s(batch: int, context_tokens: float) -> float:
-            """Output tokens/s of each of ``batch`` streams of mean context ``context_tokens``."""
-            if batch < 1:
-                batch = 1
-            attended = full_layers * context_tokens + window_layers * min(context_tokens, window)
-            return scale / step(batch, 1.0, attended)
-
-        return decode_rate_tok_s
-
-    def speculative_rate_tok_s(batch: int, context_tokens: float) -> float:
-        """Output tokens/s of each of ``batch`` streams drafting and verifying together."""
+    def decode_rate_tok_s(batch: int, context_tokens: float) -> float:
+        """Output tokens/s of each of ``batch`` streams of mean context ``context_tokens`` (drafting and
+        verifying together where the replica drafts)."""
         if batch < 1:
             batch = 1
         attended = full_layers * context_tokens + window_layers * min(context_tokens, window)
-        plain_s = step(batch, 1.0, attended)
-        return scale / (step(batch, verify_tokens, attended) + draft_share * plain_s)
+        kv_s = batch * attended * kv_read_s
+        per_token_s = matmul_s + attended * attention_s
+        # roofline.step_parts with one token per stream and no prefill tokens, then roofline._combine
+        tokens = batch * 1.0 + 0.0
+        weights_s = shared_read_s
+        if experts:
+            weights_s += experts * (1.0 - expert_keep ** max(tokens, 1.0)) * expert_read_s
+        compute_s = batch * 1.0 * per_token_s + matmul_fixed_s
+        core = max(weights_s + kv_s, compute_s) + 0.0
+        exchange = tokens * exchange_s
+        core += exchange - overlap * min(core, exchange)
+        plain_s = max(core + (fixed_s + tokens * collective_s), floor_s)
+        if not verify_tokens:
+            return scale / plain_s
+        # the verify step: verify_tokens per stream (speculative.speculative_step_s adds the drafts)
+        tokens = batch * verify_tokens + 0.0
+        weights_s = shared_read_s
+        if experts:
+            weights_s += experts * (1.0 - expert_keep ** max(tokens, 1.0)) * expert_read_s
+        compute_s = batch * verify_tokens * per_token_s + matmul_fixed_s
+        core = max(weights_s + kv_s, compute_s) + 0.0
+        exchange = tokens * exchange_s
+        core += exchange - overlap * min(core, exchange)
+        verify_s = max(core + (fixed_s + tokens * collective_s), floor_s)
+        return scale / (verify_s + draft_share * plain_s)
 
-    return speculative_rate_tok_s
+    return decode_rate_tok_s
 
 
 def pool_prefill_s(speed: SpeedModel) -> Callable[[int], float]:

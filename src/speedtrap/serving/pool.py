@@ -324,7 +324,7 @@ class ServingPool(Admission):
 
     def _on_wake(self, r: ReplicaState) -> None:
         """Handle a replica's due prefill ends and completions, then admit and re-time."""
-        now = self._clock.time
+        now = r.event_s  # the time of the one event the replica holds, which is running now
         if self._pending_notes:
             self._catch_up_notes(now)
         dt = now - self._stat_t  # integrate the time averages up to now (before counts change)
