@@ -205,3 +205,12 @@ def test_scenario_files_load_both_forms(tmp_path: Path) -> None:
     as_multiplier = Scenario.from_toml(other).backends["sonnet-2025"].quality
     assert as_multiplier.horizon_min == OPUS_46_HORIZON_MIN and as_multiplier.failure_multiplier > 1.0
     assert as_multiplier.reference_failure == pytest.approx(as_horizon.reference_failure, abs=1e-3)
+
+
+def test_a_multiplier_beyond_every_float_horizon_means_no_mistakes() -> None:
+    """At a shallow slope, 1e-5 × the mistakes needs a horizon of ≈10^500 minutes, beyond every float:
+    the solve answers infinity (no mistakes) rather than overflowing."""
+    assert horizon_for_multiplier(60.0, 0.01, 1e-5) == math.inf
+    finite = horizon_for_multiplier(60.0, 0.01, 1e-3)  # ≈2e230 minutes: still a float, solved
+    assert math.isfinite(finite)
+    assert reference_failure(finite, 0.01) == pytest.approx(1e-3 * reference_failure(60.0, 0.01), rel=1e-9)

@@ -97,6 +97,11 @@ def reference_failure(horizon_min: float, slope: float) -> float:
     return sum(w * (1.0 - success_prob(t, horizon_min, slope)) for t, w in REFERENCE_LENGTHS_MIN)
 
 
+_LOG2_HORIZON_MAX = 1000.0
+"""Longest horizon the solve tries, log2 minutes (2^1000 min: near the largest float). A multiplier so
+small that even this horizon makes more mistakes than it asks for (below ≈1e-300 of the base) gets an
+infinite horizon: no mistakes, which differs from what it asks for by less than any run could show."""
+
 HORIZON_XTOL = 1e-12
 """Tolerance of the multiplier → horizon solve, in log2 minutes (a relative error of ≈7e-13)."""
 
@@ -135,7 +140,9 @@ def horizon_for_multiplier(horizon_min: float, slope: float, multiplier: float) 
         step *= 2.0
     step = 1.0
     while excess(hi) > 0.0:  # fewer mistakes: a longer one
-        hi += step
+        if hi > _LOG2_HORIZON_MAX:  # fewer mistakes than any float horizon makes: none, in effect
+            return math.inf
+        hi = min(hi + step, _LOG2_HORIZON_MAX + 1.0)
         step *= 2.0
     return float(2.0 ** brentq(excess, lo, hi, xtol=HORIZON_XTOL, rtol=1e-15, maxiter=500))
 
