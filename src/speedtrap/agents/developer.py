@@ -195,12 +195,12 @@ class Developer(mesa.Agent):
     def _set(self, activity: Activity, focus: Session | None, task: Task | None = None) -> None:
         """Switch to ``activity`` on ``focus`` (or on ``task`` without a session) now, charging
         the previous activity."""
-        self.charge()
+        now = self.model.time
+        self._charge(now)
         if self.activity == OTHER_WORK and activity != OTHER_WORK:
-            self._other_left_s = self.model.time
+            self._other_left_s = now
         old = self.focus
         if old is not focus:
-            now = self.model.time
             if old is not None:
                 old.left_at = now
                 old.idle_at_leave_s = self._idle_total_s

@@ -228,12 +228,12 @@ class Session(mesa.Agent):
         else:
             tool_s = draws.tool_s[k]
         task.tool_s += tool_s
-        self.tool_end_s = now + tool_s
-        self.model.schedule_event(self._on_tool_done, after=tool_s)
+        self.tool_end_s = end = now + tool_s
+        self.model.schedule_event(self._on_tool_done, at=end)
 
     def _on_tool_done(self) -> None:
         dev = self.developer
-        now = self.model.time
+        now = self.tool_end_s  # the time of this event (scheduled at it)
         dev.note_turn_end(self, now - self.turn_start_s, now)
         self.turns_done = done = self.turns_done + 1
         self.request = None
