@@ -52,6 +52,7 @@ def tiny(overrides: dict[str, Any] | None = None, *, backend: str = "gpu-fast") 
             "output_tokens": {"median": 101.0, **fixed},  # the first comes with the prefill
             "tool_result_tokens": {"median": 10.0, **fixed},
             "tool_s": {"median": 5.0, **fixed},
+            "shared_prefix_tokens": 0,  # every new conversation cold (tests of the shared head set it)
         },
         "developer": {
             "prompt_s": {"median": 60.0, **fixed},

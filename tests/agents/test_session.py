@@ -8,7 +8,7 @@ import pytest
 
 from fixed_scenarios import bare_task, run, seconds, tiny
 from speedtrap.agents import Session
-from speedtrap.config import Scenario
+from speedtrap.config import BACKEND_PRESETS, Scenario
 from speedtrap.config.tier import success_prob
 from speedtrap.models import WorkflowModel, simulate
 
@@ -21,6 +21,38 @@ def test_context_grows_turn_by_turn_and_the_previous_input_is_cached() -> None:
     assert first["cached_tokens"].tolist() == [0, 1000]
     # the next task starts a new conversation: nothing of it is cached
     assert requests[requests["task"] == 1]["cached_tokens"].iloc[0] == 0
+
+
+def test_a_new_conversation_reads_the_shared_head_while_the_developer_kept_it_warm() -> None:
+    """The first request of the next task's conversation reads ``shared_prefix_tokens`` from the cache
+    (the developer's last request was within the TTL), the rest of its context is new; with the head
+    longer than the context, the whole context; with a TTL shorter than the gap, nothing."""
+    requests = run(tiny({"horizon_s": 200.0, "task_mix.shared_prefix_tokens": 400})).requests
+    second = requests[requests["task"] == 1]
+    assert second["input_tokens"].iloc[0] == 1000
+    assert second["cached_tokens"].tolist()[:2] == [400, 1000]  # the head, then the conversation's own
+    whole = run(tiny({"horizon_s": 200.0, "task_mix.shared_prefix_tokens": 5000})).requests
+    assert whole[whole["task"] == 1]["cached_tokens"].iloc[0] == 1000
+    gaps = run(tiny({"horizon_s": 200.0, "task_mix.shared_prefix_tokens": 400})).requests
+    first_of_task_1 = float(gaps[gaps["task"] == 1]["arrival_s"].iloc[0])
+    last_of_task_0 = float(gaps[gaps["task"] == 0]["done_s"].max())
+    ttl = (first_of_task_1 - last_of_task_0) * 0.99  # expires just before the next conversation starts
+    cold = run(tiny({"horizon_s": 200.0, "task_mix.shared_prefix_tokens": 400, "task_mix.cache_ttl_s": ttl}))
+    assert cold.requests[cold.requests["task"] == 1]["cached_tokens"].iloc[0] == 0
+
+
+def test_a_cache_living_beyond_five_minutes_bills_its_writes_at_the_one_hour_rate() -> None:
+    """Same requests (every gap is shorter than either lifetime); each uncached token costs the tier's
+    multiple of $10 instead of $6.25 per million."""
+    short = run(tiny({"horizon_s": 200.0, "task_mix.cache_ttl_s": 300.0})).requests
+    long = run(tiny({"horizon_s": 200.0, "task_mix.cache_ttl_s": 3600.0})).requests
+    tokens = ["input_tokens", "cached_tokens", "output_tokens", "tier"]
+    assert short[tokens].equals(long[tokens])
+    uncached = (short["input_tokens"] - short["cached_tokens"]).to_numpy()
+    multiple = BACKEND_PRESETS["gpu-fast"].tiers[0].price_multiplier
+    extra = (long["cost_usd"] - short["cost_usd"]).to_numpy()
+    assert extra == pytest.approx(uncached * (10.0 - 6.25) / 1e6 * multiple, rel=1e-12)
+    assert extra.sum() > 0
 
 
 def test_cache_expires_after_its_ttl() -> None:

@@ -42,6 +42,7 @@ def deterministic(**overrides: object) -> Scenario:
             "output_tokens": {"median": 250.0},
             "tool_result_tokens": {"median": 1_000.0},
             "tool_s": {"median": 5.0},
+            "shared_prefix_tokens": 0,
         },
         developer={
             "prompt_s": {"median": 60.0},
@@ -308,6 +309,7 @@ def test_the_calibrated_rules_are_outside_the_scope_and_named() -> None:
     problems = scope_problems(Scenario())
     assert any("task_mix.sizing" in p for p in problems)
     assert any("developer.attention.rule" in p for p in problems)
+    assert any("task_mix.shared_prefix_tokens" in p for p in problems)
     with pytest.raises(ValueError, match=r"outside the analytic model's scope: task_mix\.sizing"):
         expected_task_time(Scenario())
     assert scope_problems(HEADLINE) == []

@@ -214,3 +214,17 @@ def test_a_multiplier_beyond_every_float_horizon_means_no_mistakes() -> None:
     finite = horizon_for_multiplier(60.0, 0.01, 1e-3)  # ≈2e230 minutes: still a float, solved
     assert math.isfinite(finite)
     assert reference_failure(finite, 0.01) == pytest.approx(1e-3 * reference_failure(60.0, 0.01), rel=1e-9)
+
+
+def test_cache_writes_are_billed_at_the_rate_of_the_caches_lifetime() -> None:
+    price = Price()
+    assert price.for_cache_ttl(300.0) is price  # the 5-minute lifetime: 1.25× input
+    assert price.cache_write_usd_per_mtok == pytest.approx(1.25 * price.input_usd_per_mtok)
+    longer = price.for_cache_ttl(301.0)
+    assert (
+        longer.cache_write_usd_per_mtok
+        == price.long_cache_write_usd_per_mtok
+        == 2.0 * price.input_usd_per_mtok
+    )
+    assert longer.for_cache_ttl(math.inf).cache_write_usd_per_mtok == 10.0
+    assert (longer.input_usd_per_mtok, longer.cache_read_usd_per_mtok) == (5.0, 0.5)

@@ -20,6 +20,11 @@ And another: the backend presets moved to the serving physics fitted to publishe
 catalogue's hardware factors, a disaggregated, data-parallel-attention layout that drafts tokens; 67,
 137 and 897 tok/s per stream instead of 64, 163 and 1398), so every model number moved again; the
 stored values were regenerated with ``--write`` on that change.
+
+And another: a new conversation reads the harness's shared head (``TaskMix.shared_prefix_tokens``,
+19k tokens by default) from the prompt cache while the developer's other conversations keep it warm,
+so cached shares, prefill times and costs moved; the stored values were regenerated with ``--write``
+on that change (the speed work before it had left them bit for bit).
 """
 
 from __future__ import annotations

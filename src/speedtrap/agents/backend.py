@@ -7,6 +7,7 @@ from collections.abc import Callable
 import mesa
 
 from speedtrap.config.backend import Backend as BackendSpec
+from speedtrap.config.tier import SHORT_CACHE_TTL_S
 from speedtrap.serving.pool import ServingPool
 from speedtrap.serving.replica import ReplicaPhysics
 from speedtrap.serving.request import Request, RequestTally
@@ -19,7 +20,8 @@ class Backend(mesa.Agent):
     ``speed`` defaults to the roofline physics of ``spec`` (``ReplicaPhysics.from_backend``); pass a
     :class:`~speedtrap.serving.speed.SpeedModel` such as ``FixedRate`` to pin speeds in tests and
     what-if studies. ``record`` keeps every finished request (the run's request table); without
-    it the pool only tallies the numbers the summary needs (``tally``).
+    it the pool only tallies the numbers the summary needs (``tally``). ``cache_ttl_s``, the prompt
+    cache's lifetime (``TaskMix.cache_ttl_s``), sets the rate of cache writes (``Price.for_cache_ttl``).
     """
 
     def __init__(
@@ -30,6 +32,7 @@ class Backend(mesa.Agent):
         *,
         speed: SpeedModel | None = None,
         record: bool = True,
+        cache_ttl_s: float = SHORT_CACHE_TTL_S,
     ) -> None:
         super().__init__(model)
         self.name = name
@@ -41,7 +44,7 @@ class Backend(mesa.Agent):
             speed if speed is not None else ReplicaPhysics.from_backend(spec),
             replicas=spec.replicas,
             tiers=spec.tiers,
-            price=spec.price,
+            price=spec.price.for_cache_ttl(cache_ttl_s),  # the write rate of the cache's lifetime
             background_streams_per_replica=spec.background_streams_per_replica,
             cache_writes=spec.cache_writes,
             record=record,

@@ -118,6 +118,8 @@ class Developer(mesa.Agent):
         self.activity = IDLE
         self.since = model.time
         self.focus: Session | None = None
+        self.prompt_cache: dict[object, float] = {}
+        """When this developer's conversations last used each prompt-cache key (Session's shared prefix)."""
         self.sessions: list[Session] = []
         self.pending: deque[Session | Task] = deque()
         self._task_in_hand: Task | None = None

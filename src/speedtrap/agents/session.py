@@ -48,6 +48,9 @@ class SessionOwner(Protocol):
     task_mix: TaskMix
     policy: RoutingPolicy
     focus: Session | None
+    prompt_cache: dict[object, float]
+    """When the developer's conversations last used each prompt-cache key (s): the shared prefix
+    (``TaskMix.shared_prefix_tokens``) of a new conversation on that key is warm within the TTL."""
 
     def note_turn_end(self, session: Session, turn_s: float, now: float) -> None: ...
     def take_session(self, session: Session) -> None: ...
@@ -115,6 +118,7 @@ class Session(mesa.Agent):
         self._compact_at = mix.compact_at_fraction * backend.context_window_tokens
         self._compact_to = mix.compact_to_tokens
         self._cache_ttl_s = mix.cache_ttl_s
+        self._shared_prefix = mix.shared_prefix_tokens
         self._cache_per_tier = mix.cache_per_tier
         self._tier = route.tier
         self._cache_key: object = None
@@ -186,6 +190,10 @@ class Session(mesa.Agent):
             and task.cache_prefix_tokens <= context
         ):
             cached = task.cache_prefix_tokens
+        elif self._shared_prefix:  # a cold conversation: its head may be warm from the developer's others
+            last = self.developer.prompt_cache.get(key)
+            if last is not None and now - last <= self._cache_ttl_s:
+                cached = min(self._shared_prefix, context)
         self._cache_key = key
         self.turn_start_s = now
         self.tool_end_s = INF
@@ -209,9 +217,11 @@ class Session(mesa.Agent):
         draws = self._draws
         task = self.task
         now = request.done_s  # the time now: the request's last token
-        task.cache_key = self._cache_key
+        task.cache_key = key = self._cache_key
         task.cache_prefix_tokens = request.input_tokens
         task.cache_time_s = now
+        if self._shared_prefix:
+            self.developer.prompt_cache[key] = now
         task.context_tokens = request.input_tokens + request.output_tokens + draws.result[k]
         task.requests += 1
         task.turns += 1

@@ -19,10 +19,11 @@ ANALYTIC_RULES: dict[str, object] = {
     "developer.checkin_random": False,
     "developer.delegated_fraction": 1.0,
     "developer.attention.parallel_sessions_probs": None,
+    "task_mix.shared_prefix_tokens": 0,
 }
 """Overrides that put a scenario under the rules this model follows (those of the workflow model
-before effort sizing and expected waits, with its defaults of the time: an even split of breaks
-between other work and idleness, a check-in every 15 turns)."""
+before effort sizing, expected waits and a shared prompt-cache head, with its defaults of the time: an
+even split of breaks between other work and idleness, a check-in every 15 turns)."""
 
 
 def scope_problems(scenario: Scenario) -> list[str]:
@@ -41,6 +42,11 @@ def scope_problems(scenario: Scenario) -> list[str]:
         problems.append("developer.delegated_fraction must be 1 (hybrid hand work is not covered)")
     if dev.attention.parallel_sessions_probs is not None:
         problems.append("developer.attention.parallel_sessions_probs must be unset (one session at a time)")
+    if mix.shared_prefix_tokens:
+        problems.append(
+            "task_mix.shared_prefix_tokens must be 0 (a prompt-cache head shared between a developer's "
+            "conversations is not covered)"
+        )
     if scenario.policy.kind == "manual":
         problems.append("policy 'manual' (no AI) is not covered")
     return problems

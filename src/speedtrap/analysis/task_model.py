@@ -504,7 +504,8 @@ class TaskModel:
         self.interrupt(seconds)
         seconds["other_work"] = self.att.other_work_prob * self.away
         seconds["idle"] = (1.0 - self.att.other_work_prob) * self.away
-        price, mix = self.spec.price, self.mix
+        mix = self.mix
+        price = self.spec.price.for_cache_ttl(mix.cache_ttl_s)  # the write rate of the cache's lifetime
         uncached_usd = price.cache_write_usd_per_mtok if self.spec.cache_writes else price.input_usd_per_mtok
         output_total = self.turns * mix.output_tokens.mean
         usd = (

@@ -35,14 +35,33 @@ class Price(Spec):
     """List prices in US dollars per million tokens (MTok).
 
     Defaults: Anthropic's Opus 4.6 list price, $5 input / $25 output per MTok; cache reads 0.1×
-    input ($0.50/MTok), 5-minute cache writes 1.25× input ($6.25/MTok) (Anthropic pricing page,
-    docs/design.md §5).
+    input ($0.50/MTok), 5-minute cache writes 1.25× input ($6.25/MTok), 1-hour cache writes 2× input
+    ($10/MTok) (Anthropic pricing page and prompt-caching documentation, docs/design.md §5). Which
+    write rate applies follows the cache's lifetime (:meth:`for_cache_ttl`).
     """
 
     input_usd_per_mtok: float = Field(default=5.0, ge=0)
     output_usd_per_mtok: float = Field(default=25.0, ge=0)
     cache_read_usd_per_mtok: float = Field(default=0.50, ge=0)
     cache_write_usd_per_mtok: float = Field(default=6.25, ge=0)
+    long_cache_write_usd_per_mtok: float = Field(
+        default=10.0,
+        ge=0,
+        description="Cache writes of a cache living longer than 5 minutes (Anthropic's 1-hour lifetime: 2× "
+        "input), $/MTok.",
+    )
+
+    def for_cache_ttl(self, ttl_s: float) -> Price:
+        """This price with the write rate of a prompt cache living ``ttl_s`` seconds: the 5-minute rate
+        up to :data:`SHORT_CACHE_TTL_S`, the 1-hour rate beyond it (the two lifetimes Anthropic sells)."""
+        if ttl_s <= SHORT_CACHE_TTL_S:
+            return self
+        return self.model_copy(update={"cache_write_usd_per_mtok": self.long_cache_write_usd_per_mtok})
+
+
+SHORT_CACHE_TTL_S = 300.0
+"""The longest prompt-cache lifetime billed at the 5-minute write rate, s (Anthropic pricing: cache
+writes cost 1.25× input for the 5-minute lifetime, 2× for the 1-hour one)."""
 
 
 REFERENCE_LENGTHS_MIN: tuple[tuple[float, float], ...] = (

@@ -168,6 +168,17 @@ class TaskMix(Spec):
         allow_inf_nan=True,  # inf: the cache never expires
         description="Prompt-cache lifetime since the last request: 5 minutes (Anthropic pricing).",
     )
+    shared_prefix_tokens: int = Field(
+        default=19_000,
+        ge=0,
+        description="Tokens at the head of every conversation that are the same in all of a developer's "
+        "conversations (the harness's system prompt and tool definitions), so that a new conversation "
+        "reads them from the prompt cache while any of the developer's conversations on the same "
+        "backend (and tier) has used it within cache_ttl_s. Part of initial_context_tokens, never more "
+        "than it. ≈19k tokens for Claude Code (system prompt and tool definitions, measured on the wire: "
+        "hpfreilabs.com/blog/anatomy-of-claude-code-session); 12k–20k typical (markalston.net Claude Code "
+        "wiki, 'The System Prompt'); 0: every new conversation starts cold.",
+    )
     cache_per_tier: StrictBool = Field(
         default=True,
         description="The tier is part of the cache key, so switching tier starts a cold cache (Claude "

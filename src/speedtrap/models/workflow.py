@@ -73,7 +73,14 @@ class WorkflowModel(EventModel):
                 f"speeds names unknown backend {unknown[0]!r} (known: {', '.join(scenario.backends)})"
             )
         self.backends: dict[str, Backend] = {
-            name: Backend(self, name, spec, speed=speeds.get(name), record=tables)
+            name: Backend(
+                self,
+                name,
+                spec,
+                speed=speeds.get(name),
+                record=tables,
+                cache_ttl_s=scenario.task_mix.cache_ttl_s,
+            )
             for name, spec in scenario.backends.items()
         }
         self.policy = build_policy(scenario.policy, scenario.backends)
