@@ -96,46 +96,34 @@ def pool_prefill_s(speed: SpeedModel) -> Callable[[int], float]:
     c, chunk = (speed.steps, speed.prefill_chunk_tokens) if pool is None else (pool.steps, pool.chunk_tokens)
     transfer_s = 0.0 if pool is None else pool.transfer_s_per_token
     overhead_s = speed.ttft_overhead_s
-    shared_read_s = c.shared_read_s
-    experts = c.experts
-    expert_keep = c.expert_keep
-    expert_read_s = c.expert_read_s
-    full_layers = c.full_layers
-    window_layers = c.window_layers
-    window = c.window_tokens
-    matmul_fixed_s = c.matmul_fixed_s
-    prefill_matmul_s = c.prefill_matmul_s_per_token
-    prefill_attention_s = c.prefill_attention_s_per_attended
     fixed_s = c.fixed_s + c.collective_fixed_s  # the first two terms of the step's latency, as summed there
-    collective_s = c.collective_s_per_token
-    exchange_s = c.exchange_s_per_token
-    overlap = c.overlap
-    floor_s = c.floor_s
     # a step's decode terms with no decode streams (batch 0, context 0), as step_parts computes them
-    attended_idle = full_layers * 0.0 + window_layers * min(0.0, window)
+    attended_idle = c.full_layers * 0.0 + c.window_layers * min(0.0, c.window_tokens)
     compute_idle = 0.0 * (c.matmul_s_per_token + attended_idle * c.attention_s_per_attended)
     kv_idle = 0 * attended_idle * c.kv_read_s_per_attended
 
     def prefill_s(uncached_tokens: int) -> float:
-        """Seconds from admission to the first token of a prompt of ``uncached_tokens`` new tokens."""
+        """Seconds from admission to the first token of a prompt of ``uncached_tokens`` new tokens
+        (memoized by the pool: read from the step constants, not flattened into locals)."""
         if uncached_tokens <= 0:
             return overhead_s + 0.0
         n = 1 if chunk is None else max(1, math.ceil(uncached_tokens / chunk))
         prompt = 2.0 * 0.0 + uncached_tokens
         tokens = uncached_tokens / n
         # roofline.step_parts(steps, 0, 0.0, tokens, prompt), then roofline._combine
-        weights_s = shared_read_s
-        if experts:
-            weights_s += experts * (1.0 - expert_keep ** max(tokens, 1.0)) * expert_read_s
+        weights_s = c.shared_read_s
+        if c.experts:
+            weights_s += c.experts * (1.0 - c.expert_keep ** max(tokens, 1.0)) * c.expert_read_s
         memory_s = weights_s + kv_idle
         half = prompt / 2.0
-        seen = full_layers * half + window_layers * min(half, window)
-        prefill = tokens * (prefill_matmul_s + seen * prefill_attention_s) + matmul_fixed_s
-        latency_s = fixed_s + tokens * collective_s
-        exchange = tokens * exchange_s
+        seen = c.full_layers * half + c.window_layers * min(half, c.window_tokens)
+        prefill = tokens * (c.prefill_matmul_s_per_token + seen * c.prefill_attention_s_per_attended)
+        prefill += c.matmul_fixed_s
+        latency_s = fixed_s + tokens * c.collective_s_per_token
+        exchange = tokens * c.exchange_s_per_token
         core = max(memory_s, compute_idle) + prefill
-        core += exchange - overlap * min(core, exchange)
-        compute = n * max(core + latency_s, floor_s)
+        core += exchange - c.overlap * min(core, exchange)
+        compute = n * max(core + latency_s, c.floor_s)
         if pool is not None:
             compute += uncached_tokens * transfer_s
         return overhead_s + compute
