@@ -6,6 +6,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -87,6 +88,17 @@ def test_process_workers_ignore_sigint() -> None:
     assert got == [0, 1, 2, 3]
 
 
+@pytest.fixture
+def python_sigint() -> Iterator[None]:
+    """Python's own SIGINT handler (KeyboardInterrupt) for the test, whatever the process inherited: a
+    suite started in the background of a shell without job control inherits SIGINT ignored, and an
+    ignored SIGINT is left alone by the executor (as it should be), so nothing would stop the pool."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("python_sigint")
 def test_sigint_stops_a_process_pool_at_once_delivering_what_had_finished() -> None:
     got: list[int] = []
     with pytest.raises(KeyboardInterrupt):  # raised once the pool has stopped
