@@ -7,7 +7,6 @@ from collections.abc import Callable
 import mesa
 
 from speedtrap.config.backend import Backend as BackendSpec
-from speedtrap.config.tier import SHORT_CACHE_TTL_S
 from speedtrap.serving.pool import ServingPool
 from speedtrap.serving.replica import ReplicaPhysics
 from speedtrap.serving.request import Request, RequestTally
@@ -30,9 +29,9 @@ class Backend(mesa.Agent):
         name: str,
         spec: BackendSpec,
         *,
+        cache_ttl_s: float,
         speed: SpeedModel | None = None,
         record: bool = True,
-        cache_ttl_s: float = SHORT_CACHE_TTL_S,
     ) -> None:
         super().__init__(model)
         self.name = name

@@ -166,7 +166,10 @@ class TaskMix(Spec):
         default=300.0,
         ge=0,
         allow_inf_nan=True,  # inf: the cache never expires
-        description="Prompt-cache lifetime since the last request: 5 minutes (Anthropic pricing).",
+        description="Prompt-cache lifetime since the last request, s: 5 minutes by default (Anthropic's "
+        "default lifetime); the calibrated ensemble varies it from 5 minutes to 1 hour (Anthropic's optional "
+        "lifetime, which Claude Code uses on a subscription). A lifetime beyond 5 minutes bills cache writes "
+        "at the 1-hour rate (Price.for_cache_ttl).",
     )
     shared_prefix_tokens: int = Field(
         default=19_000,

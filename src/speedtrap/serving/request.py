@@ -142,29 +142,26 @@ def from_record(rec: Record) -> Request:
     return Request(**dict(zip(RECORD_FIELDS, rec, strict=True)))
 
 
-_OBJECT_FIELDS = frozenset({"tier", "tag", "priority", "batch_cap"})
+_NUMERIC = ("int64", "float64")
 _RECORD_DTYPE = np.dtype(
     [
-        (
-            name,
-            object
-            if name in _OBJECT_FIELDS
-            else np.float64
-            if name.endswith("_usd") or name.endswith("_s")
-            else np.int64,
-        )
+        (name, REQUEST_COLUMNS[name] if REQUEST_COLUMNS.get(name) in _NUMERIC else object)
         for name in RECORD_FIELDS
     ]
 )
-"""A record as one row of a structured array: numpy converts a list of records in one pass in C. The
-fields the request table leaves out stay Python objects (nothing is asked of their type); ``replica``
-is an integer in every finished request's record (set at admission)."""
+"""A record as one row of a structured array (numpy converts a list of records in one pass in C): each
+numeric field in its column's dtype (:data:`REQUEST_COLUMNS`), every other field a Python object.
+``replica`` is an integer in every finished request's record (set at admission)."""
 
 
 def records_frame(records: list[Record]) -> pd.DataFrame:
     """A tidy DataFrame (schema :data:`REQUEST_COLUMNS`) of finished requests' records (:func:`record`)."""
     rows = np.array(records, dtype=_RECORD_DTYPE)
-    column = {name: np.ascontiguousarray(rows[name]) for name in RECORD_FIELDS if name not in _OBJECT_FIELDS}
+    column = {
+        name: np.ascontiguousarray(rows[name])
+        for name in RECORD_FIELDS
+        if _RECORD_DTYPE[name] != np.dtype(object)
+    }
     arrival, admitted, first, done = (
         column[t] for t in ("arrival_s", "admitted_s", "first_token_s", "done_s")
     )
