@@ -94,3 +94,34 @@ def test_a_redo_fixes_by_doing_the_delegated_effort_by_hand() -> None:
     fix = run(common).summary()["fixing_share"]
     redo = run({**common, "developer.fixing.redo_prob": 1.0}).summary()["fixing_share"]
     assert redo > 1.5 * fix
+
+
+def test_a_backends_autonomy_scales_the_agent_stretches_between_checkins() -> None:
+    """``Quality.autonomy`` a: a session's mean stretch is a × checkin_every_turns turns (at least one),
+    fixed stretches every round(a × c) turns; the developer's expected wait follows it."""
+    fixed = {"developer.checkin_random": False, "developer.checkin_every_turns": 6}
+
+    def turns_per_stretch(result: RunResult) -> float:
+        st = result.stretches
+        assert st is not None
+        return float(result.requests.shape[0] / len(st))
+
+    base = run(fixed)
+    half = run({**fixed, "backends.gpu-batched.quality.autonomy": 0.5})
+    # every 6 turns against every 3 (the stretch that ends with the review and tool-error turns aside)
+    assert turns_per_stretch(half) == pytest.approx(turns_per_stretch(base) / 2, rel=0.15)
+    longer = run({"backends.gpu-batched.quality.autonomy": 2.0})
+    shorter = run({"backends.gpu-batched.quality.autonomy": 0.25})
+    assert turns_per_stretch(longer) > 1.5 * turns_per_stretch(run({})) > 2.25 * turns_per_stretch(shorter)
+    # a wait expected over fewer turns is sat through more often: more of the day waiting
+    assert shorter.summary()["waiting_share"] > run({}).summary()["waiting_share"]
+
+
+def test_autonomy_one_is_the_calibrated_agent_and_is_refused_outside_its_range() -> None:
+    scenario = Scenario.from_toml(HEADLINE).with_overrides(DAY)
+    same = scenario.with_overrides({"backends.gpu-batched.quality.autonomy": 1.0})
+    a, b = simulate(scenario, 3), simulate(same, 3)
+    assert a.summary() == b.summary()
+    for bad in (0.0, -1.0, 11.0):
+        with pytest.raises(ValueError, match="autonomy"):
+            scenario.with_overrides({"backends.gpu-batched.quality.autonomy": bad})

@@ -313,6 +313,12 @@ def test_the_calibrated_rules_are_outside_the_scope_and_named() -> None:
     with pytest.raises(ValueError, match=r"outside the analytic model's scope: task_mix\.sizing"):
         expected_task_time(Scenario())
     assert scope_problems(HEADLINE) == []
+    shorter = HEADLINE.with_overrides({"backends.gpu-batched.quality.autonomy": 0.5})
+    assert scope_problems(shorter) == [
+        "backends.gpu-batched.quality.autonomy must be 1 (agent stretches scaled per backend are not covered)"
+    ]
+    with pytest.raises(ValueError, match=r"quality\.autonomy must be 1"):
+        expected_task_time(shorter)
     with pytest.raises(ValueError, match="policy 'manual'"):
         expected_task_time(
             Scenario().with_overrides({**ANALYTIC_RULES, "task_mix.sizing": "effort"}).with_backend("manual")

@@ -50,6 +50,7 @@ def test_every_parameter_is_a_scenario_field_with_a_sourced_range(scenarios) -> 
         "developer.delegated_fraction",
         "developer.reject_prob",
         *(f"backends.sonnet-2025.quality.{f}" for f in curve),
+        "backends.sonnet-2025.quality.autonomy",  # the METR era's shorter agent stretches
     }
     headline_only = set(table.loc[table["scenarios"] == "headline", "path"])
     assert headline_only == {f"backends.gpu-batched.quality.{f}" for f in curve}

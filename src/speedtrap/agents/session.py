@@ -2,7 +2,8 @@
 
 A turn is a request through the backend's pool (queue → time to first token → decode at the
 live rate) followed by tool execution; then the next turn, a check-in with the developer every
-``checkin_every_turns`` turns, or — after the planned turns — the result for review. A malformed
+``checkin_every_turns`` turns (times the backend quality's ``autonomy``), or — after the planned turns —
+the result for review. A malformed
 tool call (the backend quality's ``tool_error_prob``) returns an error at once and costs an
 extra turn.
 """
@@ -101,7 +102,11 @@ class Session(mesa.Agent):
         self.tool_end_s = INF
         self._draws = TurnDraws(task, attempt, mix, developer.spec)
         spec = developer.spec
-        self._checkin_every = spec.checkin_every_turns
+        every: float = spec.checkin_every_turns
+        autonomy = quality.autonomy
+        if autonomy != 1.0:  # the backend's agent runs longer or shorter stretches (Quality.autonomy)
+            every = max(1.0, every * autonomy) if spec.checkin_random else max(1, round(every * autonomy))
+        self._checkin_every = every
         self._random_stretches = spec.checkin_random
         self._stretch_sigma = spec.stretch_sigma
         self._reject_prob = spec.reject_prob
@@ -268,7 +273,7 @@ class Session(mesa.Agent):
         attempt's own stream."""
         self._stretch_start = start
         if not self._random_stretches:
-            return start + self._checkin_every
+            return start + int(self._checkin_every)
         j = self._stretches
         self._stretches += 1
         return start + self._draws.stretch_turns(j, self._checkin_every, self._stretch_sigma)

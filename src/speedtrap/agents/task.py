@@ -247,7 +247,7 @@ class TurnDraws:
             self.result.extend(counts(mix.tool_result_tokens.sample(rng, _CHUNK), low=0).tolist())
             self.u_tool.extend(rng.random(_CHUNK).tolist())
 
-    def stretch_turns(self, j: int, mean_turns: int, sigma: float = 0.0) -> int:
+    def stretch_turns(self, j: int, mean_turns: float, sigma: float = 0.0) -> int:
         """Turns of the attempt's ``j``-th agent stretch: geometric with mean ``mean_turns``, or, with
         ``sigma`` > 0, log-normal with that mean and log-sd, rounded to a whole number of at least one."""
         while j >= len(self._stretch):

@@ -183,7 +183,8 @@ class Quality(Spec):
     (the distilled wafer preset: m = 1.2, range 1.15–1.8 from SWE-bench Verified GPT-5 vs GPT-5-mini
     and Terminal-Bench 2.0 Codex vs Spark, docs/design.md §5), or both (m× the mistakes of that
     horizon's model). ``tool_error_prob`` is the per-turn probability of a malformed tool call,
-    which costs an extra turn. Sources and ranges: docs/calibration.md, "Success curve".
+    which costs an extra turn; ``autonomy`` scales how many turns the agent runs between check-ins
+    (earlier agents ran shorter stretches). Sources and ranges: docs/calibration.md, "Success curve".
     """
 
     horizon_min: float = Field(
@@ -218,6 +219,18 @@ class Quality(Spec):
         ge=0,
         description="m× the mistakes: the horizon whose mean failure over SWE-bench Verified's task "
         "lengths is m × this curve's (no clipping; refused where that reaches 1).",
+    )
+    autonomy: float = Field(
+        default=1.0,
+        gt=0,
+        le=10,
+        description="How long the agent runs between check-ins, as a multiple of the developer's "
+        "developer.checkin_every_turns (a session's mean stretch is their product, at least one turn). "
+        "1 for today's agents, on which the stretches are calibrated (TraceLab 2026). Agents ran shorter "
+        "stretches a year earlier: the longest run of consecutive tool calls per Claude Code transcript "
+        "grew from 9.8 (Feb 2025) to 21.2 (Aug 2025), ×2.2 in six months (Anthropic, 'How AI is "
+        "transforming work at Anthropic'); the METR-era backend's value is fitted by the calibration "
+        "(docs/calibration.md).",
     )
     tool_error_prob: Probability = Field(
         default=0.02,
