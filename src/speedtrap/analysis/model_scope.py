@@ -50,7 +50,8 @@ def scope_problems(scenario: Scenario) -> list[str]:
     shorter = sorted(name for name, backend in scenario.backends.items() if backend.quality.autonomy != 1.0)
     if shorter:
         problems.append(
-            f"backends.{shorter[0]}.quality.autonomy must be 1 (agent stretches scaled per backend are not covered)"
+            f"backends.{shorter[0]}.quality.autonomy must be 1 "
+            "(agent stretches scaled per backend are not covered)"
         )
     if scenario.policy.kind == "manual":
         problems.append("policy 'manual' (no AI) is not covered")
