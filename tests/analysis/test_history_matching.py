@@ -370,6 +370,30 @@ def test_an_emulator_that_would_exclude_a_kept_run_rules_nothing_out() -> None:
     assert table.loc[0, "coverage"] < 1.0 and not table.loc[0, "used"]
 
 
+def test_a_noisy_run_just_inside_the_cut_off_is_no_false_exclusion() -> None:
+    """One run per point of a noisy linear simulator (y = x1 + N(0, 0.05²)), with the target's band
+    (3 × 0.02) a little narrower than the noise: runs whose expected output lies just beyond the cut-off
+    land inside it by their noise alone. An emulator that predicts the expected output rules them out
+    rightly: they are inside its 3-sd predictive interval, so no false exclusion, and it is used; the
+    spike of the test above stays a false exclusion because it lies far outside."""
+    parameters = unit_parameters(2)
+    design = training_sample(128, 2, seed=4)
+    y = design[:, 0] + np.random.default_rng(9).normal(0.0, 0.05, len(design))
+    target = Target("y", 0.5, obs_sd=0.02, discrepancy_sd=0.0)
+    wave = history_matching_wave(design, {"y": y}, [target], parameters, candidates=4000, seed=1, restarts=0)
+    check = wave.emulators[0]
+    assert check.q2 > 0.9
+    # the old rule: kept by its single noisy run, ruled out by the emulator of the expected output
+    mean, variance = held_out_predictions(design, y, check.emulator.gp.kernel_, folds=8, seed=1)  # type: ignore[union-attr]
+    noise = check.noise_variance
+    simulated = implausibility(0.5, y, 0.02**2, 0.0, noise)
+    emulated = implausibility(0.5, mean, 0.02**2, 0.0, check.variance_scale * variance)
+    assert ((simulated <= CUTOFF) & (emulated > CUTOFF)).any()  # such runs exist in this design
+    assert check.false_exclusions == 0.0 and check.used
+    assert not non_implausible_mask(np.array([[0.9, 0.5]]), [wave]).any()  # far off: ruled out
+    assert non_implausible_mask(np.array([[0.5, 0.5]]), [wave]).all()  # the truth survives
+
+
 def test_overconfidence_is_a_binomial_test_of_pukelsheims_coverage() -> None:
     def tail(misses: int, n: int) -> float:  # P(Binomial(n, 0.05) ≥ misses)
         return sum(math.comb(n, k) * 0.05**k * 0.95 ** (n - k) for k in range(misses, n + 1))
