@@ -183,35 +183,3 @@ def test_a_model_with_pending_events_pickles_like_mesa() -> None:
     copy.run_until(4.0)
     (twin,) = copy.agents
     assert twin.fired == [1.0, 3.0] and agent.fired == []
-
-
-@pytest.mark.parametrize("observed", [False, True])
-def test_now_s_is_the_time_at_every_event_and_after_each_run(observed: bool) -> None:
-    # the hot path reads now_s (a plain attribute) for the time: the loop keeps it equal on every path
-    model = EventModel(rng=1)
-    seen: list[tuple[float, float]] = []
-
-    class Probe:
-        def fire(self) -> None:
-            seen.append((model.time, model.now_s))
-
-        def on_time(self, message: Any) -> None:
-            pass
-
-    probe = Probe()
-    if observed:  # time observers take the signal path
-        model.observe("time", ObservableSignals.CHANGED, probe.on_time)
-
-    def plain() -> None:  # Mesa's own Event path
-        seen.append((model.time, model.now_s))
-
-    assert model.now_s == model.time == 0.0
-    for at in (0.5, 0.5, 1.25, 3.0):
-        model.schedule_event(probe.fire, at=at)
-    model.schedule_event(plain, at=2.0)
-    model.schedule_recurring(probe.fire, Schedule(interval=1.0, start=0.75, end=2.0))
-    model.run_until(2.5)
-    assert model.now_s == model.time == 2.5
-    model.run_for(1.0)
-    assert model.now_s == model.time == 3.5
-    assert len(seen) == 7 and all(t == now for t, now in seen)

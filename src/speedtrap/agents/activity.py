@@ -20,13 +20,6 @@ class Activity(IntEnum):
     MANUAL = 7
 
 
-class Clock(Protocol):
-    """What reads the time on the hot path: the model's ``now_s``, kept equal to Mesa's ``time`` by
-    the event loop (``speedtrap.models.base.EventModel``), without the observable's machinery."""
-
-    now_s: float
-
-
 class ActivityRecorder(Protocol):
     """Where a developer charges elapsed time (the model's ledger)."""
 

@@ -32,12 +32,12 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Protocol
 
 import mesa
 import numpy as np
 
-from speedtrap.agents.activity import Activity, ActivityRecorder, Clock
+from speedtrap.agents.activity import Activity, ActivityRecorder
 from speedtrap.agents.attention import AttentionRule
 from speedtrap.agents.parallel_session import ParallelSession
 from speedtrap.agents.session import CHECKIN, REVIEW, Session
@@ -88,8 +88,6 @@ class Developer(mesa.Agent):
         keep_stretches: bool = True,
     ) -> None:
         super().__init__(model)
-        self.clock = cast(Clock, model)
-        """The model as a :class:`Clock` (its time as a plain attribute: the event loop keeps it)."""
         self.index = index
         self.spec = spec
         self.task_mix = task_mix
@@ -136,7 +134,7 @@ class Developer(mesa.Agent):
 
     def charge(self) -> None:
         """Charge the time since the last transition to the current activity."""
-        self._charge(self.clock.now_s)
+        self._charge(self.model.time)
 
     def _charge(self, now: float) -> None:
         """:meth:`charge` with the model's time ``now`` already read."""
@@ -192,14 +190,14 @@ class Developer(mesa.Agent):
         if self.attention.leaves(
             expected_s,
             only_other_work=not self.pending and len(self.sessions) >= self._max_sessions,
-            since_other_work_s=None if self._other_left_s is None else self.clock.now_s - self._other_left_s,
+            since_other_work_s=None if self._other_left_s is None else self.model.time - self._other_left_s,
         ):
             self._fill_gap()
 
     def _set(self, activity: Activity, focus: Session | None, task: Task | None = None) -> None:
         """Switch to ``activity`` on ``focus`` (or on ``task`` without a session) now, charging
         the previous activity."""
-        now = self.clock.now_s
+        now = self.model.time
         self._charge(now)
         if self.activity == OTHER_WORK and activity != OTHER_WORK:
             self._other_left_s = now
@@ -250,7 +248,7 @@ class Developer(mesa.Agent):
     def _start_new_task(self) -> None:
         task = self._tasks.next()
         task.owner = self
-        task.start_s = self.clock.now_s
+        task.start_s = self.model.time
         if self._on_task_started is not None:
             self._on_task_started(task)
         if self._manual_only:
@@ -311,7 +309,7 @@ class Developer(mesa.Agent):
         event, task = self._hybrid_event, self._hybrid_task
         if event is None or task is None:
             return
-        done = self.clock.now_s - self.since
+        done = self.model.time - self.since
         task.manual_left_s = max(0.0, task.manual_left_s - done)
         task.manual_done_s += done
         event.cancel()
@@ -350,7 +348,7 @@ class Developer(mesa.Agent):
                 # Going back into other work is a resumption of it too (free before any, that day).
                 left = self._other_left_s
                 overhead_s = self.attention.other_work_resumption_s(
-                    None if left is None else self.clock.now_s - left
+                    None if left is None else self.model.time - left
                 )
                 if overhead_s > 0.0:
                     self._begin(SWITCHING, overhead_s, None, self._enter_other_work)
@@ -419,7 +417,7 @@ class Developer(mesa.Agent):
             self._task_in_hand = item
             self._begin(FIXING, item.rework_s, None, self._after_rework, item)
             return
-        away_s = self.clock.now_s - item.left_at if item.left_at is not None else 0.0
+        away_s = self.model.time - item.left_at if item.left_at is not None else 0.0
         overhead_s = self.attention.resumption_s(
             self.attention.time_away_s(away_s, self._idle_total_s - item.idle_at_leave_s)
         )
@@ -498,7 +496,7 @@ class Developer(mesa.Agent):
             self._outcome_in_hand = outcome
             self._begin(MANUAL, left, None, self._after_hand_part, task)
             return
-        task.finish(self.clock.now_s, outcome)
+        task.finish(self.model.time, outcome)
         if outcome == "escaped":
             self.model.schedule_event(task.on_defect_surfaced, after=task.escape_delay_s)
         self._fill_gap()
@@ -528,7 +526,7 @@ class Developer(mesa.Agent):
         task = self._task_in_hand
         assert task is not None
         self._task_in_hand = None
-        now = self.clock.now_s
+        now = self.model.time
         task.rework_done_s = now
         task.rework_spent_s += task.rework_s
         task.outcome = "reworked"

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Protocol
 
 import mesa
 
-from speedtrap.agents.activity import Clock
 from speedtrap.agents.task import Task, TurnDraws
 from speedtrap.policies.base import RoutingPolicy
 from speedtrap.serving.request import Request
@@ -50,8 +49,6 @@ class SessionOwner(Protocol):
     task_mix: TaskMix
     policy: RoutingPolicy
     focus: Session | None
-    clock: Clock
-    """The model's time as a plain attribute (``now_s``)."""
     prompt_cache: dict[object, float]
     """When the developer's conversations last used each prompt-cache key (s): the shared prefix
     (``TaskMix.shared_prefix_tokens``) of a new conversation on that key is warm within the TTL."""
@@ -156,7 +153,7 @@ class Session(mesa.Agent):
 
     def advance(self) -> None:
         """Run the next turn (the developer has handed the session to the agent)."""
-        now = self.developer.clock.now_s
+        now = self.model.time
         log = self.stretches
         if log:
             log[-1][2] = now  # the developer handed the session back
@@ -213,7 +210,6 @@ class Session(mesa.Agent):
                 output_tokens=out,
                 on_done=self._on_request_done,
                 tag=(task.developer, task.index, self.attempt, k),
-                now_s=now,
             )
         except ValueError as exc:  # a request no replica could ever hold
             raise ValueError(

@@ -255,9 +255,6 @@ class EventModel(mesa.Model):
         self.events_executed = 0
         """Events executed so far (cancelled events and dead callbacks not counted)."""
         self._scheduled = 0  # events scheduled through the lean path
-        self.now_s: float = self._time
-        """The time, seconds, as a plain attribute: what ``time`` reads, kept equal to it by the event
-        loop (the hot path reads it without Mesa's observable machinery)."""
         self._cancelled = 0  # cancelled events skipped by the event loop
 
     def schedule_event(
@@ -348,14 +345,13 @@ class EventModel(mesa.Model):
                         self.time = when
                     else:
                         self._time = when  # nobody observes the time: skip the signal machinery
-                    self.now_s = when
                     target = obj()
                     if target is not None:
                         executed += 1
                         event._func(target)
                 elif not event.CANCELED:  # a Mesa Event: a plain callable or a recurring schedule
                     mesa_event: Event = event
-                    self.time = self.now_s = when
+                    self.time = when
                     if mesa_event.fn() is not None:
                         executed += 1
                     mesa_event.execute()
@@ -365,4 +361,4 @@ class EventModel(mesa.Model):
             gc.set_threshold(*thresholds)
             self.events_executed += executed
             self._cancelled += cancelled
-        self.time = self.now_s = until
+        self.time = until

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from itertools import chain
 from typing import Any, NoReturn
@@ -19,7 +20,7 @@ from speedtrap.models.results import RunResult, request_means, summarize, tasks_
 from speedtrap.models.tallies import TaskCounts, TaskTally, task_counts
 from speedtrap.models.tasks import ATTENTION_STREAM, TaskSource, stream_rng
 from speedtrap.policies.base import build_policy
-from speedtrap.serving.request import columns_frame, tally_means
+from speedtrap.serving.request import REQUEST_COLUMNS, tally_means
 from speedtrap.serving.speed import SpeedModel
 
 
@@ -193,25 +194,28 @@ class WorkflowModel(EventModel):
     # ------------------------------------------------------------------ the run's tables
 
     def requests_frame(self) -> pd.DataFrame:
-        """Every backend's finished requests, with backend, developer, task, attempt and turn columns,
-        in arrival order (stable: a tie keeps the backends' order, then completion order)."""
-        parts = []
+        """Every backend's finished requests, with backend, developer, task, attempt and turn columns."""
+        frames = []
         for name, backend in self.backends.items():
-            columns = backend.pool.request_columns()
-            n = len(columns["id"])
+            frame = backend.pool.requests_frame()
             # (developer, task, attempt, turn) of every request
-            flat = np.fromiter(chain.from_iterable(columns.pop("tag")), dtype=np.int64, count=4 * n)
-            tags = flat.reshape(n, 4)
-            parts.append(
-                {
-                    "backend": np.full(n, name, dtype=object),
-                    **columns,
-                    **{c: tags[:, i] for i, c in enumerate(("developer", "task", "attempt", "turn"))},
-                }
-            )
-        joined = {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
-        order = np.argsort(joined["arrival_s"], kind="stable")
-        return columns_frame({c: v[order] for c, v in joined.items()}, strings=("backend", "tier"))
+            flat = np.fromiter(chain.from_iterable(frame.pop("tag")), dtype=np.int64, count=4 * len(frame))
+            tags = flat.reshape(len(frame), 4)
+            frame.insert(0, "backend", pd.Series([name] * len(frame), dtype="str", index=frame.index))
+            for i, column in enumerate(("developer", "task", "attempt", "turn")):
+                frame[column] = pd.Series(tags[:, i], dtype="int64", index=frame.index)
+            frames.append(frame)
+        columns = [
+            "backend",
+            *(c for c in REQUEST_COLUMNS if c != "tag"),
+            "developer",
+            "task",
+            "attempt",
+            "turn",
+        ]
+        return pd.concat(frames, ignore_index=True)[columns].sort_values(
+            "arrival_s", kind="stable", ignore_index=True
+        )
 
     def backend_stats_frame(self) -> pd.DataFrame:
         """Per backend: replicas, own-slot capacity, time-averaged own streams in service and waiting,
@@ -239,28 +243,12 @@ class WorkflowModel(EventModel):
             rows.extend((dev.index, *row) for row in dev.closed_stretches)
             for session in dev.sessions:
                 rows.extend((dev.index, session.task.index, session.attempt, *r) for r in session.stretches)
-        if not rows:
-            frame = pd.DataFrame(rows, columns=list(STRETCH_COLUMNS))
-            for column in ("need_s", "back_s"):
-                frame[column] = frame[column].astype("float64")
-            return frame
-        values = np.array(rows, dtype=np.float64)  # whole numbers and times; exact below 2**53
-        values[np.isinf(values)] = np.nan  # need and back not reached yet
-        return pd.DataFrame(
-            {name: values[:, j].astype(dtype) for j, (name, dtype) in enumerate(STRETCH_COLUMNS.items())}
+        frame = pd.DataFrame(
+            rows, columns=["developer", "task", "attempt", "handoff_s", "need_s", "back_s", "transcript"]
         )
-
-
-STRETCH_COLUMNS: dict[str, str] = {
-    "developer": "int64",
-    "task": "int64",
-    "attempt": "int64",
-    "handoff_s": "float64",
-    "need_s": "float64",
-    "back_s": "float64",
-    "transcript": "int64",
-}
-"""Columns (and dtypes) of the stretch table (:class:`RunResult`'s ``stretches``)."""
+        for column in ("need_s", "back_s"):
+            frame[column] = frame[column].astype("float64").replace(math.inf, math.nan)
+        return frame
 
 
 PROGRESS_SLICES = 50

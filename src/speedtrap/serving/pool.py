@@ -42,7 +42,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from heapq import heappop, heappush
-from typing import Any
 
 import pandas as pd
 from mypy_extensions import mypyc_attr
@@ -51,15 +50,7 @@ from speedtrap.config.tier import Price, Tier
 from speedtrap.serving.admission import Admission, PriorityLevel, TierAdmission
 from speedtrap.serving.decode_rate import pool_decode_rate, pool_prefill_s
 from speedtrap.serving.replica_clock import INF, Clock, ClockEvent, ReplicaState
-from speedtrap.serving.request import (
-    Record,
-    Request,
-    RequestTally,
-    from_record,
-    record,
-    records_columns,
-    records_frame,
-)
+from speedtrap.serving.request import Record, Request, RequestTally, from_record, record, records_frame
 from speedtrap.serving.speed import SpeedModel
 
 __all__ = ["INF", "Clock", "ClockEvent", "ServingPool"]
@@ -169,13 +160,11 @@ class ServingPool(Admission):
         output_tokens: int,
         on_done: Callable[[Request], None] | None = None,
         tag: object = None,
-        now_s: float | None = None,
     ) -> Request:
         """Submit a request now; ``on_done(request)`` is called when its last token is produced.
 
         The pool keeps the request (and ``on_done``) alive until then. ``input_tokens`` is the
         whole prompt, ``cached_tokens`` of it hit the prompt cache; ``output_tokens`` >= 1.
-        ``now_s``: the clock's time, when the caller has already read it (the default reads it).
         """
         info = self._tier_info.get(tier)
         if info is None:
@@ -191,7 +180,7 @@ class ServingPool(Admission):
                 f"request needs {input_tokens + output_tokens} KV tokens, more than a replica holds "
                 f"({self._kv_capacity:g}); it could never be admitted"
             )
-        now = self._clock.time if now_s is None else now_s
+        now = self._clock.time
         cost_usd = (
             (input_tokens - cached_tokens) * info.usd_per_uncached
             + cached_tokens * info.usd_per_cached
@@ -240,10 +229,6 @@ class ServingPool(Admission):
         Empty unless the pool was built with ``record=True``.
         """
         return records_frame(self._finished)
-
-    def request_columns(self) -> dict[str, Any]:
-        """The columns of :meth:`requests_frame` as numpy arrays (``serving.request.records_columns``)."""
-        return records_columns(self._finished)
 
     @property
     def finished(self) -> list[Request]:

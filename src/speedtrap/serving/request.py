@@ -154,36 +154,28 @@ numeric field in its column's dtype (:data:`REQUEST_COLUMNS`), every other field
 ``replica`` is an integer in every finished request's record (set at admission)."""
 
 
-def records_columns(records: list[Record]) -> dict[str, Any]:
-    """The columns of :func:`records_frame` (schema :data:`REQUEST_COLUMNS`) as numpy arrays: numeric
-    ones in their dtype, ``tier`` and ``tag`` as object arrays (made a frame, or joined with other
-    pools' columns first, by the caller)."""
+def records_frame(records: list[Record]) -> pd.DataFrame:
+    """A tidy DataFrame (schema :data:`REQUEST_COLUMNS`) of finished requests' records (:func:`record`)."""
     rows = np.array(records, dtype=_RECORD_DTYPE)
-    column: dict[str, Any] = {name: rows[name] for name in RECORD_FIELDS}
+    column = {
+        name: np.ascontiguousarray(rows[name])
+        for name in RECORD_FIELDS
+        if _RECORD_DTYPE[name] != np.dtype(object)
+    }
     arrival, admitted, first, done = (
         column[t] for t in ("arrival_s", "admitted_s", "first_token_s", "done_s")
     )
-    column.update(
-        queue_wait_s=admitted - arrival,
-        ttft_s=first - arrival,
-        prefill_s=first - admitted,
-        decode_s=done - first,
-        sojourn_s=done - arrival,
-    )
-    return {name: column[name] for name in REQUEST_COLUMNS}
-
-
-def columns_frame(columns: dict[str, Any], strings: Sequence[str] = ("tier",)) -> pd.DataFrame:
-    """A DataFrame of ``columns`` (numpy arrays, in order), the ``strings`` columns in pandas' ``str``
-    dtype."""
-    return pd.DataFrame(
-        {name: pd.Series(v, dtype="str") if name in strings else v for name, v in columns.items()}
-    )
-
-
-def records_frame(records: list[Record]) -> pd.DataFrame:
-    """A tidy DataFrame (schema :data:`REQUEST_COLUMNS`) of finished requests' records (:func:`record`)."""
-    return columns_frame(records_columns(records))
+    data = {
+        **column,
+        "tier": pd.Series(rows["tier"], dtype="str"),
+        "tag": pd.Series(rows["tag"], dtype="object"),
+        "queue_wait_s": admitted - arrival,
+        "ttft_s": first - arrival,
+        "prefill_s": first - admitted,
+        "decode_s": done - first,
+        "sojourn_s": done - arrival,
+    }
+    return pd.DataFrame({name: pd.Series(data[name], dtype=dtype) for name, dtype in REQUEST_COLUMNS.items()})
 
 
 def requests_frame(requests: list[Request]) -> pd.DataFrame:
