@@ -29,18 +29,14 @@ emulators are applied first) and keeps the candidates that no used target rules 
 cross-validation (:func:`held_out_predictions`, the folds of
 :func:`speedtrap.analysis.emulator.cross_validated_q2`): ``q2``, the share of the outputs' variance
 it predicts at held-out runs; ``coverage``, the share of held-out runs within 3 standard deviations
-of their prediction (seed noise included); and ``false_exclusions``, the share of held-out runs that
-the simulated output places below the cut-off for this target but the emulator would rule out — the
-check of Andrianakis et al. 2015 (§ "Emulator validation") — and whose output also lies beyond those
-3 standard deviations. That last condition is the simulator's noise: with one run per point, a run
-whose expected output lies just beyond the cut-off has a fair chance of a single output just inside
-it, and an emulator that predicts the expected output exactly rules that run out rightly (before it,
-one such run of 128 set aside emulators with a Q² of 0.999). An emulator that would rule out a run
-the simulator itself keeps, or whose coverage is too low for Pukelsheim's ≥ 95% (a binomial test at
+of their prediction (seed noise included); and ``false_exclusions``, the share of held-out runs the
+simulated output keeps for this target but the emulator would rule out (Andrianakis et al. 2015,
+§ "Emulator validation") and that lie beyond those 3 sd (a run whose expected output is just beyond
+the cut-off lands inside it by seed noise alone, and is ruled out rightly). An emulator with a false
+exclusion, or whose coverage is too low for Pukelsheim's ≥ 95% (a binomial test at
 :data:`COVERAGE_TEST_LEVEL`: :func:`overconfident`), is not used to rule anything out in that wave,
 and its target is left to later waves and to the final check. Q² alone is not the criterion: in
-later waves the outputs vary little inside the shrunken region, so an emulator accurate on the
-target's scale can have a low Q².
+later waves the outputs vary little in the shrunken region, so an accurate emulator can have a low Q².
 
 **Variance from cross-validation.** With one run per point and dozens of inputs, maximum likelihood
 often shrinks the noise term to its bound: the emulator predicts well but claims more certainty than
@@ -482,9 +478,7 @@ def _fit_target(
     inside = np.abs(y - mean) <= CUTOFF * np.sqrt(variance + noise)
     simulated = implausibility(target.value, y, target.obs_sd**2, target.discrepancy_sd**2, noise)
     emulated = implausibility(target.value, mean, target.obs_sd**2, target.discrepancy_sd**2, variance)
-    # a kept run the emulator would rule out is its error only where the run also lies beyond 3 sd of
-    # its prediction: a single noisy run near the cut-off falls on either side by its seed noise alone
-    false = float(np.mean((simulated <= cutoff) & (emulated > cutoff) & ~inside))
+    false = float(np.mean((simulated <= cutoff) & (emulated > cutoff) & ~inside))  # ~inside: not noise
     used = math.isfinite(scale) and false == 0.0 and not overconfident(int((~inside).sum()), len(y))
     return TargetEmulator(target, emulator, q2, float(inside.mean()), false, used, n, noise, scale)
 
