@@ -2,10 +2,9 @@
 
 A turn is a request through the backend's pool (queue → time to first token → decode at the
 live rate) followed by tool execution; then the next turn, a check-in with the developer every
-``checkin_every_turns`` turns (times the backend quality's ``autonomy``), or — after the planned turns —
-the result for review. A malformed
-tool call (the backend quality's ``tool_error_prob``) returns an error at once and costs an
-extra turn.
+``checkin_every_turns`` turns (times the backend quality's ``autonomy``), or — after the planned
+turns — the result for review. A malformed tool call (the backend quality's ``tool_error_prob``)
+returns an error at once and costs an extra turn.
 """
 
 from __future__ import annotations
