@@ -47,12 +47,11 @@ def scope_problems(scenario: Scenario) -> list[str]:
             "task_mix.shared_prefix_tokens must be 0 (a prompt-cache head shared between a developer's "
             "conversations is not covered)"
         )
-    shorter = sorted(name for name, backend in scenario.backends.items() if backend.quality.autonomy != 1.0)
-    if shorter:
-        problems.append(
-            f"backends.{shorter[0]}.quality.autonomy must be 1 "
-            "(agent stretches scaled per backend are not covered)"
-        )
+    problems.extend(
+        f"backends.{name}.quality.autonomy must be 1 (agent stretches scaled per backend are not covered)"
+        for name, backend in sorted(scenario.backends.items())
+        if backend.quality.autonomy != 1.0
+    )
     if scenario.policy.kind == "manual":
         problems.append("policy 'manual' (no AI) is not covered")
     return problems
