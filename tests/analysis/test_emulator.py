@@ -13,6 +13,7 @@ import pytest
 from speedtrap.analysis.emulator import (
     EMULATOR_COLUMNS,
     MIN_Q2,
+    LogEmulator,
     cross_validated_q2,
     emulated_sobol,
     emulator_inputs,
@@ -133,3 +134,21 @@ def test_emulator_predicts_a_smooth_function_it_was_not_fitted_at() -> None:
     assert emulator.length_scales.shape == (2,) and emulator.n_train == 64
     many = np.random.default_rng(8).random((20_000, 2))  # more than one chunk of the fast path
     assert emulator.predict(many) == pytest.approx(emulator.gp.predict(many), rel=1e-9, abs=1e-9)
+
+
+def test_a_log_scale_emulator_returns_the_log_normal_moments_of_its_log_fit() -> None:
+    unit = training_sample(32, 2, seed=3)
+    y = np.exp(6.0 * unit[:, 0] + 0.5 * unit[:, 1])  # 1 to 665: three orders of magnitude
+    log_em = fit_emulator(unit, y, seed=0, restarts=0, log=True)
+    on_log = fit_emulator(unit, np.log(y), seed=0, restarts=0)  # the same fit, on the log scale
+    assert isinstance(log_em, LogEmulator) and not isinstance(on_log, LogEmulator)
+    probe = np.random.default_rng(4).random((500, 2))
+    mu, v = on_log.predict(probe), on_log.variance(probe)
+    assert log_em.predict(probe) == pytest.approx(np.exp(mu + v / 2), rel=1e-9)
+    assert log_em.variance(probe) == pytest.approx(np.expm1(v) * np.exp(2 * mu + v), rel=1e-9, abs=1e-12)
+    s2 = on_log.noise_share * float(np.var(np.log(y)))
+    assert log_em.noise_variance(probe) == pytest.approx(math.expm1(s2) * np.exp(2 * mu), rel=1e-6, abs=1e-12)
+    truth = np.exp(6.0 * probe[:, 0] + 0.5 * probe[:, 1])
+    assert np.median(np.abs(log_em.predict(probe) / truth - 1)) < 0.01  # exact on the log scale
+    with pytest.raises(ValueError, match="every output > 0"):
+        fit_emulator(unit, y - y.min(), log=True)

@@ -446,3 +446,35 @@ def test_an_overconfident_emulator_is_widened_until_its_held_out_errors_have_uni
     assert wave.diagnostics().loc[0, "variance_scale"] == te.variance_scale
     widened = (rough["sum"] - mean) ** 2 / (te.variance_scale * (variance + noise))
     assert te.variance_scale > 1.0 and float(np.mean(widened)) == pytest.approx(1.0, rel=1e-9)
+
+
+def test_a_relative_target_is_emulated_on_the_log_scale_and_matched_exactly() -> None:
+    """f = exp(6·x1 + 0.5·x2) spans three orders of magnitude; target 50 with total sd σ = √(2.5² + 5²):
+    the region |f − 50| ≤ 3σ is the band ln(50 − 3σ) ≤ 6·x1 + 0.5·x2 ≤ ln(50 + 3σ), of area
+    ln((50 + 3σ)/(50 − 3σ))/6 inside the unit square. From 16 runs the log-scale emulator is exact;
+    the linear one keeps far more than the band."""
+    parameters = [Parameter("a", 0.0, 1.0), Parameter("b", 0.0, 1.0)]
+    x = training_sample(16, 2, seed=1)
+    outputs = {"f": np.exp(6.0 * x[:, 0] + 0.5 * x[:, 1])}
+    kept: dict[str, float] = {}
+    for scale in ("linear", "log"):
+        target = Target("f", 50.0, 2.5, 5.0, scale=scale)  # type: ignore[arg-type]
+        wave = history_matching_wave(x, outputs, [target], parameters, candidates=100_000, seed=0)
+        sigma = math.sqrt(target.variance)
+        area = math.log((50 + 3 * sigma) / (50 - 3 * sigma)) / 6
+        kept[scale] = wave.remaining_share
+        probe = np.random.default_rng(11).random((400_000, 2))
+        exact = implausibility(50.0, np.exp(6.0 * probe[:, 0] + 0.5 * probe[:, 1]), target.variance, 0.0)
+        assert non_implausible_mask(probe[exact <= 2.5][:300], [wave]).all()  # never the true region
+        if scale == "log":
+            assert wave.remaining_share == pytest.approx(area, abs=tolerance(wave))
+    assert kept["linear"] > kept["log"] + 0.03
+    # an output ≤ 0 cannot be logged: that wave falls back to the linear scale
+    zero = {"f": outputs["f"] - outputs["f"].min()}
+    fallback = history_matching_wave(
+        x, zero, [Target("f", 50.0, 2.5, 5.0, scale="log")], parameters, candidates=1000, seed=0
+    )
+    assert fallback.emulators[0].emulator is not None
+    assert type(fallback.emulators[0].emulator).__name__ == "Emulator"
+    with pytest.raises(ValueError, match="scale must be linear or log"):
+        Target("f", 50.0, 2.5, 5.0, scale="sqrt")  # type: ignore[arg-type]

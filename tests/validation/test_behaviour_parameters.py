@@ -73,6 +73,10 @@ def test_targets_state_their_observation_error_and_discrepancy() -> None:
     targets = calibration_targets()
     assert [t.name for t in targets] == list(table["statistic"])
     assert all(math.isfinite(t.variance) and t.variance > 0 for t in targets)
+    # a relative tolerance is an error on the log scale: those targets' emulators are fitted there
+    relative = set(table.loc[table["tolerance_kind"] == "relative", "statistic"])
+    assert {t.name for t in targets if t.scale == "log"} == relative
+    assert {"human_response_p90", "agent_stretch_p90"} <= relative
     with pytest.raises(ValueError, match="obs_sd"):
         calibration_targets(table.drop(columns="obs_sd"))
 

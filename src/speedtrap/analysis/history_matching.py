@@ -38,6 +38,12 @@ exclusion, or whose coverage is too low for Pukelsheim's ≥ 95% (a binomial tes
 and its target is left to later waves and to the final check. Q² alone is not the criterion: in
 later waves the outputs vary little in the shrunken region, so an accurate emulator can have a low Q².
 
+**Log-scale targets.** A target judged by relative error (``Target.scale = "log"``: durations
+whose tolerance is a share of the value) is emulated on the log of its output
+(:class:`speedtrap.analysis.emulator.LogEmulator`), with the log-normal moments back in the target's
+units, so the implausibility is still measured on the scale the final check uses. Such outputs
+span orders of magnitude over the space, and are far smoother on the log scale.
+
 **Variance from cross-validation.** With one run per point and dozens of inputs, maximum likelihood
 often shrinks the noise term to its bound: the emulator predicts well but claims more certainty than
 it has. Its variance (and noise term) is multiplied by ``variance_scale = max(1, mean z²)`` of the
@@ -73,6 +79,7 @@ import numpy as np
 import pandas as pd
 
 from speedtrap.analysis.emulator import CV_FOLDS, Emulator, emulator_inputs, fit_emulator
+from speedtrap.analysis.space_filling import BOX_MARGIN, bounding_box, candidate_sample, space_filling_subset
 from speedtrap.config.experiment import Factor
 
 __all__ = [
@@ -119,10 +126,6 @@ MIN_RUNS = 4
 """Runs an emulator needs (:func:`speedtrap.analysis.emulator.fit_emulator`'s minimum); checking it
 by cross-validation needs one more."""
 
-BOX_MARGIN = 0.1
-"""The next wave's candidates are drawn in the bounding box of the kept candidates, widened on
-each side by this share of its width (and clipped to the unit cube). Assumption: it guards against
-a box that the kept candidates, a finite sample, draw slightly too tight."""
 
 Scale = Literal["linear", "log"]
 
@@ -130,15 +133,20 @@ Scale = Literal["linear", "log"]
 @dataclass(frozen=True)
 class Target:
     """An observed target: its ``value``, the observation's standard deviation ``obs_sd`` and the
-    model discrepancy's ``discrepancy_sd`` (both in the target's unit), and where it comes from."""
+    model discrepancy's ``discrepancy_sd`` (both in the target's unit), where it comes from, and the
+    ``scale`` its emulators are fitted on (``log``: a positive outcome, judged by relative error;
+    emulated by :class:`speedtrap.analysis.emulator.LogEmulator` where every output is > 0)."""
 
     name: str
     value: float
     obs_sd: float
     discrepancy_sd: float
     source: str = ""
+    scale: Scale = "linear"
 
     def __post_init__(self) -> None:
+        if self.scale not in ("linear", "log"):
+            raise ValueError(f"target {self.name!r}: scale must be linear or log, got {self.scale!r}")
         if not math.isfinite(self.value):
             raise ValueError(f"target {self.name!r}: value must be finite, got {self.value}")
         for label, sd in (("obs_sd", self.obs_sd), ("discrepancy_sd", self.discrepancy_sd)):
@@ -247,53 +255,6 @@ def simulated_implausibility(
         noise = np.nan_to_num(np.asarray(variances_of_mean[target.name], dtype=float), nan=0.0)
         columns.append(implausibility(target.value, mean, target.obs_sd**2, target.discrepancy_sd**2, noise))
     return np.column_stack(columns) if columns else np.zeros((0, 0))
-
-
-def candidate_sample(n: int, low: np.ndarray, high: np.ndarray, *, seed: int = 0) -> np.ndarray:
-    """``n`` points of a Latin hypercube (``scipy.stats.qmc``) in the box ``[low, high]``."""
-    from scipy.stats import qmc
-
-    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
-    if n < 1 or low.shape != high.shape or low.ndim != 1 or np.any(high < low):
-        raise ValueError(f"need n ≥ 1 and a box low ≤ high, got n = {n}, {low} – {high}")
-    unit = qmc.LatinHypercube(len(low), rng=np.random.default_rng(seed)).random(n)
-    return np.asarray(low + unit * (high - low), dtype=float)
-
-
-def bounding_box(points: np.ndarray, d: int, *, margin: float = BOX_MARGIN) -> tuple[np.ndarray, np.ndarray]:
-    """The bounding box of ``points`` (rows × ``d``) widened by ``margin`` of its width on each side
-    and clipped to the unit cube; the whole cube when there are no points."""
-    points = np.asarray(points, dtype=float).reshape(-1, d)
-    if len(points) == 0:
-        return np.zeros(d), np.ones(d)
-    low, high = points.min(axis=0), points.max(axis=0)
-    width = high - low
-    return np.clip(low - margin * width, 0.0, 1.0), np.clip(high + margin * width, 0.0, 1.0)
-
-
-def space_filling_subset(
-    points: np.ndarray, n: int, *, seed: int = 0, method: Literal["maximin", "random"] = "maximin"
-) -> np.ndarray:
-    """Indices of ``n`` rows of ``points`` that spread over them: greedy maximin (each next point
-    the farthest from those chosen, from a seeded random start; Johnson, Moore & Ylvisaker 1990) or
-    a seeded random choice. All rows when there are at most ``n``."""
-    points = np.asarray(points, dtype=float)
-    if n < 1:
-        raise ValueError(f"n must be ≥ 1, got {n}")
-    rng = np.random.default_rng(seed)
-    if len(points) <= n:
-        return np.arange(len(points))
-    if method == "random":
-        return np.sort(rng.choice(len(points), size=n, replace=False))
-    if method != "maximin":
-        raise ValueError(f"method must be maximin or random, got {method!r}")
-    chosen = [int(rng.integers(len(points)))]
-    nearest = np.sum((points - points[chosen[0]]) ** 2, axis=1)
-    for _ in range(n - 1):
-        nxt = int(np.argmax(nearest))
-        chosen.append(nxt)
-        nearest = np.minimum(nearest, np.sum((points - points[nxt]) ** 2, axis=1))
-    return np.asarray(chosen, dtype=int)
 
 
 @dataclass(frozen=True)
@@ -435,13 +396,14 @@ def non_implausible_mask(unit: np.ndarray, waves: Sequence[Wave]) -> np.ndarray:
 
 
 def held_out_predictions(
-    x: np.ndarray, y: np.ndarray, start: Any, *, folds: int = CV_FOLDS, seed: int = 0
+    x: np.ndarray, y: np.ndarray, start: Any, *, folds: int = CV_FOLDS, seed: int = 0, log: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Each run's emulated mean and variance from an emulator fitted without its fold: the folds and
-    refits of :func:`speedtrap.analysis.emulator.cross_validated_q2` (``folds`` folds in a seeded
-    random order, each refit starting from the kernel ``start``), so that its Q² is
-    ``1 − Σ(y − mean)² / Σ(y − ȳ)²`` of these means. Where a fold would leave a refit fewer than
-    :data:`MIN_RUNS` runs, more folds are used (at most one run each)."""
+    """Each run's emulated mean and variance from an emulator fitted without its fold (``log``: on
+    the log scale, moments in ``y``'s units): the folds and refits of
+    :func:`speedtrap.analysis.emulator.cross_validated_q2` (``folds`` folds in a seeded random order,
+    each refit starting from the kernel ``start``), so that its Q² is ``1 − Σ(y − mean)² / Σ(y − ȳ)²``
+    of these means. Where a fold would leave a refit fewer than :data:`MIN_RUNS` runs, more folds
+    are used (at most one run each)."""
     n = len(y)
     k = max(2, min(folds, n))
     while k < n and n - math.ceil(n / k) < MIN_RUNS:  # every refit needs MIN_RUNS runs
@@ -452,7 +414,7 @@ def held_out_predictions(
     mean, variance = np.empty(n), np.empty(n)
     for fold in np.array_split(order, k):
         keep = np.setdiff1d(order, fold)
-        emulator = fit_emulator(x[keep], y[keep], seed=seed, restarts=0, start=start)
+        emulator = fit_emulator(x[keep], y[keep], seed=seed, restarts=0, start=start, log=log)
         mean[fold], variance[fold] = emulator.predict(x[fold]), emulator.variance(x[fold])
     return mean, variance
 
@@ -465,14 +427,15 @@ def _fit_target(
     if n < MIN_RUNS:  # the target cannot be emulated from these runs
         return TargetEmulator(target, None, math.nan, math.nan, math.nan, False, n, math.nan)
     x, y = x[finite], y[finite]
-    emulator = fit_emulator(x, y, seed=seed, restarts=restarts)
+    log = target.scale == "log" and bool(np.all(y > 0.0))  # else the linear scale
+    emulator = fit_emulator(x, y, seed=seed, restarts=restarts, log=log)
+    typical = float(np.median(emulator.noise_variance(x)))  # one training output's scatter, outcome units
     if n == MIN_RUNS:  # too few to hold any out: an unchecked emulator rules nothing out
-        noise = emulator.noise_share * float(np.var(y))
-        return TargetEmulator(target, emulator, math.nan, math.nan, math.nan, False, n, noise)
-    mean, variance = held_out_predictions(x, y, emulator.gp.kernel_, folds=folds, seed=seed)
+        return TargetEmulator(target, emulator, math.nan, math.nan, math.nan, False, n, typical)
+    mean, variance = held_out_predictions(x, y, emulator.gp.kernel_, folds=folds, seed=seed, log=log)
     spread = float(((y - y.mean()) ** 2).sum())
     q2 = 1.0 - float(((y - mean) ** 2).sum()) / spread if spread > 0.0 else math.nan
-    noise = emulator.noise_share * float(np.var(y))  # the scatter of one training output, outcome units
+    noise = emulator.noise_variance(x)  # the full fit's scatter of each training output
     scale = cv_variance_scale(y, mean, variance + noise)
     variance, noise = scale * variance, scale * noise
     inside = np.abs(y - mean) <= CUTOFF * np.sqrt(variance + noise)
@@ -480,7 +443,7 @@ def _fit_target(
     emulated = implausibility(target.value, mean, target.obs_sd**2, target.discrepancy_sd**2, variance)
     false = float(np.mean((simulated <= cutoff) & (emulated > cutoff) & ~inside))  # ~inside: not noise
     used = math.isfinite(scale) and false == 0.0 and not overconfident(int((~inside).sum()), len(y))
-    return TargetEmulator(target, emulator, q2, float(inside.mean()), false, used, n, noise, scale)
+    return TargetEmulator(target, emulator, q2, float(inside.mean()), false, used, n, scale * typical, scale)
 
 
 def cv_variance_scale(y: np.ndarray, held_out_mean: np.ndarray, held_out_variance: np.ndarray) -> float:

@@ -220,7 +220,13 @@ class CalibrationSetup:
                 "records"
             ),
             "targets": [
-                {"name": t.name, "value": t.value, "obs_sd": t.obs_sd, "discrepancy_sd": t.discrepancy_sd}
+                {
+                    "name": t.name,
+                    "value": t.value,
+                    "obs_sd": t.obs_sd,
+                    "discrepancy_sd": t.discrepancy_sd,
+                    "scale": t.scale,  # the emulators', so the later waves' designs, depend on it
+                }
                 for t in self.targets
             ],
             "recorded": list(HEADLINE_SHARES),  # stores whose runs lack them are refused

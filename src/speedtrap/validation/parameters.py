@@ -148,7 +148,8 @@ def calibration_parameters(table: pd.DataFrame, scenarios: Mapping[str, Scenario
 def calibration_targets(targets: pd.DataFrame | None = None) -> list[Target]:
     """The calibration targets (default: :func:`speedtrap.validation.workflow.load_targets`) as
     :class:`Target` s named by the statistic each compares, with the published value and the
-    observation and discrepancy standard deviations of the table."""
+    observation and discrepancy standard deviations of the table; a target whose tolerance is
+    relative (a share of the value) is emulated on the log scale."""
     table = load_targets() if targets is None else targets
     missing = [c for c in ("statistic", "published", "obs_sd", "discrepancy_sd") if c not in table.columns]
     if missing:
@@ -160,6 +161,7 @@ def calibration_targets(targets: pd.DataFrame | None = None) -> list[Target]:
             float(row.obs_sd),
             float(row.discrepancy_sd),
             f"{row.id}: {row.source}",
+            "log" if getattr(row, "tolerance_kind", "") == "relative" else "linear",
         )
         for row in table.itertuples(index=False)
     ]
