@@ -11,6 +11,7 @@ import runpy
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -133,6 +134,26 @@ def test_runs_are_the_same_on_every_executor_and_a_changed_input_is_refused(tmp_
         run_history_matching(scenarios, **{**MICRO, "points": 5}, results_dir=tmp_path / "s")
     with pytest.raises(ValueError, match="check_replications ≥ 2"):
         run_history_matching(scenarios, **{**MICRO, "check_replications": 1}, results_dir=tmp_path / "x")
+
+
+def test_the_final_check_grows_on_a_rerun_and_keeps_its_runs(tmp_path: Path) -> None:
+    scenarios = tiny(developers=1, days=0.25)
+    small = run_history_matching(scenarios, **MICRO, results_dir=tmp_path)
+    design = tmp_path / "calibration" / "check1-design.csv"
+    before = pd.read_csv(design)
+    assert len(before) == 2 and len(small.check) == 2
+    grown = run_history_matching(scenarios, **{**MICRO, "check_points": 5}, results_dir=tmp_path)
+    after = pd.read_csv(design)
+    assert len(after) == 5 and len(grown.check) == 5
+    pd.testing.assert_frame_equal(after.iloc[:2], before)  # the points already run stay first
+    names = [t.name for t in grown.setup.targets]
+    pd.testing.assert_frame_equal(grown.check.iloc[:2][names], small.check[names])  # their runs reused
+    unit = after.filter(like="u:").to_numpy()
+    assert len(np.unique(unit.round(12), axis=0)) == 5  # no point chosen twice
+    assert (grown.waves[-1].cut(unit[2:])[0]).all()  # the new ones from the last wave's candidates
+    # asking for fewer reads the first points of the file (a maximin prefix)
+    cut = run_history_matching(scenarios, **{**MICRO, "check_points": 3}, results_dir=tmp_path)
+    assert len(cut.check) == 3 and len(pd.read_csv(design)) == 5
 
 
 def stored_files(directory: Path) -> dict[str, int]:

@@ -39,11 +39,18 @@ def bounding_box(points: np.ndarray, d: int, *, margin: float = BOX_MARGIN) -> t
 
 
 def space_filling_subset(
-    points: np.ndarray, n: int, *, seed: int = 0, method: Literal["maximin", "random"] = "maximin"
+    points: np.ndarray,
+    n: int,
+    *,
+    seed: int = 0,
+    method: Literal["maximin", "random"] = "maximin",
+    beside: np.ndarray | None = None,
 ) -> np.ndarray:
     """Indices of ``n`` rows of ``points`` that spread over them: greedy maximin (each next point
     the farthest from those chosen, from a seeded random start; Johnson, Moore & Ylvisaker 1990) or
-    a seeded random choice. All rows when there are at most ``n``."""
+    a seeded random choice. All rows when there are at most ``n``. ``beside``: points chosen
+    before (rows of the same coordinates; maximin only), which the new ones also keep away from, so
+    that a design can grow with the points it has."""
     points = np.asarray(points, dtype=float)
     if n < 1:
         raise ValueError(f"n must be ≥ 1, got {n}")
@@ -54,9 +61,16 @@ def space_filling_subset(
         return np.sort(rng.choice(len(points), size=n, replace=False))
     if method != "maximin":
         raise ValueError(f"method must be maximin or random, got {method!r}")
-    chosen = [int(rng.integers(len(points)))]
-    nearest = np.sum((points - points[chosen[0]]) ** 2, axis=1)
-    for _ in range(n - 1):
+    before = np.zeros((0, points.shape[1])) if beside is None else np.asarray(beside, dtype=float)
+    if len(before):
+        chosen: list[int] = []
+        nearest = np.full(len(points), np.inf)
+        for b in before:
+            nearest = np.minimum(nearest, np.sum((points - b) ** 2, axis=1))
+    else:
+        chosen = [int(rng.integers(len(points)))]
+        nearest = np.sum((points - points[chosen[0]]) ** 2, axis=1)
+    while len(chosen) < n:
         nxt = int(np.argmax(nearest))
         chosen.append(nxt)
         nearest = np.minimum(nearest, np.sum((points - points[nxt]) ** 2, axis=1))

@@ -303,7 +303,7 @@ def _check_identity(state: Path, record: dict[str, Any]) -> None:
         changed += [
             f"settings.{key}"
             for key, value in record["settings"].items()
-            if stored.get("settings", {}).get(key) != value and key != "waves"
+            if stored.get("settings", {}).get(key) != value and key not in ("waves", "check_points")
         ]
         if changed:
             raise ValueError(
@@ -327,6 +327,26 @@ def _design(path: Path, setup: CalibrationSetup, make: Any) -> tuple[np.ndarray,
     frame = pd.read_csv(path)
     unit = frame[[UNIT_PREFIX + name for name in paths]].to_numpy(dtype=float)
     return unit, points_from_unit(setup.experiment("design", 1, 0), unit)
+
+
+def _grown_check(
+    path: Path, setup: CalibrationSetup, make: Any, last: Wave, n: int
+) -> tuple[np.ndarray, pd.DataFrame]:
+    """The final check's design: as :func:`_design`, then grown to ``n`` points where a rerun asks
+    for more than the file holds (the new ones a maximin subset of the last wave's candidates, kept
+    away from the points already there; the runs made stay valid) or cut to its first ``n`` (a
+    greedy maximin design's prefix is one itself)."""
+    unit, pts = _design(path, setup, make)
+    if n > len(unit):
+        left = last.non_implausible
+        more = left[space_filling_subset(left, n - len(unit), seed=len(unit), beside=unit)]
+        frame = pd.read_csv(path)
+        added = points_from_unit(setup.experiment("design", 1, 0), more)
+        for j, p in enumerate(setup.parameters):
+            added[UNIT_PREFIX + p.name] = more[:, j]
+        pd.concat([frame, added[frame.columns]], ignore_index=True).to_csv(path, index=False)
+        unit, pts = _design(path, setup, make)
+    return unit[:n], pts.iloc[:n].reset_index(drop=True)
 
 
 def _recorded(table: pd.DataFrame, names: Sequence[str]) -> list[str]:
@@ -462,7 +482,7 @@ def run_history_matching(
                 left = last.non_implausible
                 return left[space_filling_subset(left, check_points, seed=seed + 1000 + k)]
 
-            unit, pts = _design(state / f"check{k}-design.csv", setup, make_check)
+            unit, pts = _grown_check(state / f"check{k}-design.csv", setup, make_check, last, check_points)
             table = run(f"check{k}", pts, check_replications, pool)
             check_frames.append(_emulator_check(last, unit, table, names))
             check, ensemble = _final_check(setup, pts, table, names, cutoff)

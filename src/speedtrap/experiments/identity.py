@@ -13,8 +13,9 @@ file's design, so:
   numbers, and points dropped from the file stay on disk, unread.
 * **lhs / sobol designs and explicit point tables** (``run_experiment(points=...)``, e.g. a Saltelli
   sample; ``points_fixed`` true) are draws, not chosen values: another sample (more points, another
-  sampler seed, other ranges) redraws them, so the point list itself is part of the identity and
-  only the number of replications may change.
+  sampler seed, other ranges) redraws them, so the point list itself is part of the identity. The
+  number of replications may change, and the list may grow or shrink at its end (one list the
+  other's start: a calibration's final check grown on a rerun); the longer list is recorded.
 * **Always refused**, naming what changed: another base scenario (its ``value`` section aside),
   root seed, outcome list, model, experiment name, design kind or set of factor paths.
 
@@ -132,19 +133,29 @@ def _unchanging(record: Mapping[str, Any], fixed: bool) -> dict[str, Any]:
     part = {
         "experiment": experiment,
         "base_scenario": record.get("base_scenario"),
-        "points": record.get("points"),
         "model": record.get("model"),
         "points_fixed": record.get("points_fixed"),
     }
-    if not fixed:
-        del part["points"]
-    return part
+    return part  # explicit points are compared by _changes (one list may extend the other)
 
 
 def _changes(stored: dict[str, Any], new: Mapping[str, Any]) -> list[str]:
     """What differs between two identities in a way that stored runs cannot be reused across."""
     fixed = bool(stored["points_fixed"] or new["points_fixed"])
-    changed = differences(_unchanging(stored, fixed), _unchanging(new, fixed))
+    points: list[str] = []
+    if fixed:  # explicit points may grow or shrink at the end: one list must begin the other
+        old_points, new_points = list(stored.get("points") or []), list(new.get("points") or [])
+        m = min(len(old_points), len(new_points))
+        points = differences(old_points[:m], new_points[:m], "points")
+        if points and len(old_points) != len(new_points):
+            points = [f"points ({len(old_points)} → {len(new_points)} entries)"]
+    before, after = _unchanging(stored, fixed), _unchanging(new, fixed)
+    first, last = ("experiment", "base_scenario"), ("model", "points_fixed")
+    changed = [
+        *differences({k: before[k] for k in first}, {k: after[k] for k in first}),
+        *points,  # in the order the identity lists them
+        *differences({k: before[k] for k in last}, {k: after[k] for k in last}),
+    ]
     old_paths, new_paths = _factor_paths(stored), _factor_paths(new)
     if not fixed and old_paths != new_paths:
         changed.append(f"factor paths ({', '.join(old_paths) or 'none'} → {', '.join(new_paths) or 'none'})")
@@ -174,7 +185,8 @@ def adopt(directory: str | Path, stored: Mapping[str, Any] | None, new: dict[str
     experiment = {**new["experiment"], "replications": len(seeds)}
     if new["points_fixed"]:
         numbers = [int(p[POINT]) for p in new["points"]]
-        return _adoption(stored, {**new, "experiment": experiment, "seeds": seeds}, numbers)
+        points = max(list(old.get("points") or []), list(new["points"]), key=len)  # the longer list
+        return _adoption(stored, {**new, "experiment": experiment, "seeds": seeds, "points": points}, numbers)
     registry, numbers = _numbered(old.get("points", []), new["points"])
     return _adoption(stored, {**new, "experiment": experiment, "points": registry, "seeds": seeds}, numbers)
 
