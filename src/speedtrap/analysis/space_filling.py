@@ -50,7 +50,8 @@ def space_filling_subset(
     the farthest from those chosen, from a seeded random start; Johnson, Moore & Ylvisaker 1990) or
     a seeded random choice. All rows when there are at most ``n``. ``beside``: points chosen
     before (rows of the same coordinates; maximin only), which the new ones also keep away from, so
-    that a design can grow with the points it has."""
+    that a design can grow with the points it has; rows equal to one of them are never chosen, so
+    fewer than ``n`` come back when the rest are all among them."""
     points = np.asarray(points, dtype=float)
     if n < 1:
         raise ValueError(f"n must be ≥ 1, got {n}")
@@ -67,6 +68,8 @@ def space_filling_subset(
         nearest = np.full(len(points), np.inf)
         for b in before:
             nearest = np.minimum(nearest, np.sum((points - b) ** 2, axis=1))
+        nearest[nearest <= 1e-24] = -np.inf  # a point chosen before is never chosen again
+        n = min(n, int(np.isfinite(nearest).sum()))
     else:
         chosen = [int(rng.integers(len(points)))]
         nearest = np.sum((points - points[chosen[0]]) ** 2, axis=1)

@@ -62,11 +62,11 @@ from speedtrap.analysis.history_matching import (
     simulated_implausibility,
     space_filling_subset,
 )
-from speedtrap.analysis.sensitivity import points_from_unit
 from speedtrap.config.experiment import Experiment
 from speedtrap.config.scenario import Scenario
 from speedtrap.experiments.executors import Executor, make_executor
 from speedtrap.experiments.runner import run_experiment
+from speedtrap.experiments.stage_designs import grown_check_design, stage_design
 from speedtrap.validation.parameters import (
     applies_to,
     calibration_parameters,
@@ -116,8 +116,6 @@ QUICK: dict[str, int] = {
 """The quick (smoke) size of ``experiments/calibrate.py --quick`` and ``validate workflow
 --sensitivity --quick``: 8 points a wave of 3 developers × 1 day (seconds; its results mean nothing)."""
 SCENARIOS = ("headline", "metr")
-UNIT_PREFIX = "u:"
-"""Design files hold each parameter's value and, in ``u:<path>`` columns, its unit coordinate."""
 
 
 def workflow_statistics(headline: Scenario, metr: Scenario, seed: int) -> dict[str, float]:
@@ -314,41 +312,6 @@ def _check_identity(state: Path, record: dict[str, Any]) -> None:
     path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def _design(path: Path, setup: CalibrationSetup, make: Any) -> tuple[np.ndarray, pd.DataFrame]:
-    """A stage's unit coordinates and points: read from ``path``, or made by ``make()`` and written
-    there first (read back, so a fresh run and a resumed one see the same numbers)."""
-    paths = [p.name for p in setup.parameters]
-    if not path.exists():
-        unit = np.asarray(make(), dtype=float)
-        frame = points_from_unit(setup.experiment("design", 1, 0), unit)
-        for j, name in enumerate(paths):
-            frame[UNIT_PREFIX + name] = unit[:, j]
-        frame.to_csv(path, index=False)
-    frame = pd.read_csv(path)
-    unit = frame[[UNIT_PREFIX + name for name in paths]].to_numpy(dtype=float)
-    return unit, points_from_unit(setup.experiment("design", 1, 0), unit)
-
-
-def _grown_check(
-    path: Path, setup: CalibrationSetup, make: Any, last: Wave, n: int
-) -> tuple[np.ndarray, pd.DataFrame]:
-    """The final check's design: as :func:`_design`, then grown to ``n`` points where a rerun asks
-    for more than the file holds (the new ones a maximin subset of the last wave's candidates, kept
-    away from the points already there; the runs made stay valid) or cut to its first ``n`` (a
-    greedy maximin design's prefix is one itself)."""
-    unit, pts = _design(path, setup, make)
-    if n > len(unit):
-        left = last.non_implausible
-        more = left[space_filling_subset(left, n - len(unit), seed=len(unit), beside=unit)]
-        frame = pd.read_csv(path)
-        added = points_from_unit(setup.experiment("design", 1, 0), more)
-        for j, p in enumerate(setup.parameters):
-            added[UNIT_PREFIX + p.name] = more[:, j]
-        pd.concat([frame, added[frame.columns]], ignore_index=True).to_csv(path, index=False)
-        unit, pts = _design(path, setup, make)
-    return unit[:n], pts.iloc[:n].reset_index(drop=True)
-
-
 def _recorded(table: pd.DataFrame, names: Sequence[str]) -> list[str]:
     """The targets' statistics ``names`` and the recorded :data:`HEADLINE_SHARES` that ``table`` holds."""
     return [*names, *(share for share in HEADLINE_SHARES if share in table.columns)]
@@ -417,6 +380,7 @@ def run_history_matching(
     }
     _check_identity(state, {**setup.identity(), "settings": settings})
     names = [t.name for t in setup.targets]
+    design, names_of_parameters = setup.experiment("design", 1, 0), [p.name for p in setup.parameters]
     d = len(setup.parameters)
 
     def run(stage: str, pts: pd.DataFrame, reps: int, pool: Executor) -> pd.DataFrame:
@@ -444,7 +408,7 @@ def run_history_matching(
                 left = previous.non_implausible
                 return left[space_filling_subset(left, points, seed=seed + k)]
 
-            unit, pts = _design(state / f"wave{k}-design.csv", setup, make)
+            unit, pts = stage_design(state / f"wave{k}-design.csv", design, names_of_parameters, make)
             table = run(f"wave{k}", pts, replications, pool)
             means, _ = _point_stats(table, _recorded(table, names), len(unit))
             if previous is not None:
@@ -482,7 +446,16 @@ def run_history_matching(
                 left = last.non_implausible
                 return left[space_filling_subset(left, check_points, seed=seed + 1000 + k)]
 
-            unit, pts = _grown_check(state / f"check{k}-design.csv", setup, make_check, last, check_points)
+            unit, pts = grown_check_design(
+                state / f"check{k}-design.csv",
+                design,
+                names_of_parameters,
+                make_check,
+                done,
+                check_points,
+                candidates=candidates,
+                seed=seed,
+            )
             table = run(f"check{k}", pts, check_replications, pool)
             check_frames.append(_emulator_check(last, unit, table, names))
             check, ensemble = _final_check(setup, pts, table, names, cutoff)
