@@ -92,6 +92,12 @@ def main(argv: list[str] | None = None) -> int:
         help=f"runs per point of the final check (default {CHECK_REPLICATIONS})",
     )
     parser.add_argument(
+        "--grow-check-to",
+        type=int,
+        default=None,
+        help=f"where the final check accepts fewer than {ENSEMBLE_AIM} sets, grow it once to this many",
+    )
+    parser.add_argument(
         "--days", type=float, default=None, help="cut each calibration scenario to this many working days"
     )
     parser.add_argument("--out", type=Path, default=None, help="where tables and figures go")
@@ -133,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     ):
         if value < least:
             parser.error(f"{flag} must be at least {least}, got {value}")
+    if args.grow_check_to is not None and args.grow_check_to < check_points:
+        parser.error(f"--grow-check-to must be at least --check-points ({check_points})")
     executor = args.executor or ("serial" if quick else "processes")
     if executor == "serial" and args.workers not in (None, 1):
         parser.error("--workers needs the processes or dask executor")
@@ -157,9 +165,12 @@ def main(argv: list[str] | None = None) -> int:
             key: s.with_overrides({"horizon_s": args.days * s.workday_s}) for key, s in scenarios.items()
         }
     calls = waves * points * args.replications
+    grown = (
+        f"(grown to {args.grow_check_to} if fewer than {ENSEMBLE_AIM} pass) " if args.grow_check_to else ""
+    )
     print(
         f"History matching: up to {waves} waves × {points} points × {args.replications} run(s), then "
-        f"{check_points} points × {check_replications} runs "
+        f"{check_points} points × {check_replications} runs {grown}"
         f"(each run: headline + METR with AI and by hand); up to {calls} wave runs; executor {executor}",
         flush=True,
     )
@@ -171,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         replications=args.replications,
         check_points=check_points,
         check_replications=check_replications,
+        grow_check_to=args.grow_check_to,
+        accepted_aim=ENSEMBLE_AIM,
         candidates=QUICK["candidates"] if quick else DEFAULT_CANDIDATES,
         restarts=QUICK["restarts"] if quick else 2,
         folds=QUICK["folds"] if quick else CV_FOLDS,

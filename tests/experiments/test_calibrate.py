@@ -156,6 +156,25 @@ def test_the_final_check_grows_on_a_rerun_and_keeps_its_runs(tmp_path: Path) -> 
     assert len(cut.check) == 3 and len(pd.read_csv(design)) == 5
 
 
+def test_one_command_grows_the_check_when_too_few_sets_pass(tmp_path: Path) -> None:
+    scenarios = tiny(developers=1, days=0.25)
+    kept = run_history_matching(
+        scenarios, **MICRO, grow_check_to=5, accepted_aim=0, results_dir=tmp_path / "a"
+    )
+    assert len(kept.check) == 2  # enough accepted (aim 0): no growth
+    grown = run_history_matching(
+        scenarios, **MICRO, grow_check_to=5, accepted_aim=10**6, results_dir=tmp_path / "b"
+    )
+    assert len(grown.check) == 5  # too few: grown once, to 5
+    # the same as a run of 2 points rerun with 5 (the README's two-step form)
+    two = run_history_matching(scenarios, **MICRO, results_dir=tmp_path / "c")
+    five = run_history_matching(scenarios, **{**MICRO, "check_points": 5}, results_dir=tmp_path / "c")
+    assert len(two.check) == 2
+    pd.testing.assert_frame_equal(grown.check, five.check)
+    with pytest.raises(ValueError, match="grow_check_to must be at least check_points"):
+        run_history_matching(scenarios, **MICRO, grow_check_to=1, results_dir=tmp_path / "d")
+
+
 def stored_files(directory: Path) -> dict[str, int]:
     return {str(p.relative_to(directory)): p.stat().st_mtime_ns for p in directory.rglob("*") if p.is_file()}
 

@@ -301,7 +301,8 @@ def _check_identity(state: Path, record: dict[str, Any]) -> None:
         changed += [
             f"settings.{key}"
             for key, value in record["settings"].items()
-            if stored.get("settings", {}).get(key) != value and key not in ("waves", "check_points")
+            if stored.get("settings", {}).get(key) != value
+            and key not in ("waves", "check_points", "grow_check_to", "accepted_aim")
         ]
         if changed:
             raise ValueError(
@@ -336,6 +337,8 @@ def run_history_matching(
     replications: int = 1,
     check_points: int = DEFAULT_CHECK_POINTS,
     check_replications: int = CHECK_REPLICATIONS,
+    grow_check_to: int | None = None,
+    accepted_aim: int = 50,
     candidates: int = DEFAULT_CANDIDATES,
     cutoff: float = CUTOFF,
     order: int = 1,
@@ -354,7 +357,9 @@ def run_history_matching(
     ``waves`` waves of ``points`` design points × ``replications`` runs, emulators evaluated on
     ``candidates`` candidates per batch (``cutoff``, ``order``, ``restarts``, ``folds``: as
     :func:`speedtrap.analysis.history_matching.history_matching_wave`), then ``check_points``
-    points × ``check_replications`` runs for the final check. Runs go through ``executor`` (a name
+    points × ``check_replications`` runs for the final check; where it accepts fewer than
+    ``accepted_aim`` sets and ``grow_check_to`` is larger, the check grows once to that many points (as
+    a rerun with more ``check_points`` would). Runs go through ``executor`` (a name
     with ``workers`` / ``scheduler``, or an executor object) and are stored under
     ``<results_dir>/<name>/``; a rerun resumes.
     """
@@ -363,6 +368,8 @@ def run_history_matching(
             "need waves ≥ 1, points ≥ 4 (an emulator's minimum), replications ≥ 1, check_points ≥ 1 "
             "and check_replications ≥ 2 (the seed noise of a checked mean needs two runs)"
         )
+    if grow_check_to is not None and grow_check_to < check_points:
+        raise ValueError(f"grow_check_to must be at least check_points ({check_points}), got {grow_check_to}")
     setup = calibration_setup(scenarios, parameters, targets)
     state = Path(results_dir) / name
     settings = {
@@ -370,6 +377,8 @@ def run_history_matching(
         "replications": replications,
         "check_points": check_points,
         "check_replications": check_replications,
+        "grow_check_to": grow_check_to,
+        "accepted_aim": accepted_aim,
         "candidates": candidates,
         "cutoff": cutoff,
         "order": order,
@@ -446,19 +455,24 @@ def run_history_matching(
                 left = last.non_implausible
                 return left[space_filling_subset(left, check_points, seed=seed + 1000 + k)]
 
-            unit, pts = grown_check_design(
-                state / f"check{k}-design.csv",
-                design,
-                names_of_parameters,
-                make_check,
-                done,
-                check_points,
-                candidates=candidates,
-                seed=seed,
-            )
-            table = run(f"check{k}", pts, check_replications, pool)
+            size = check_points
+            while True:
+                unit, pts = grown_check_design(
+                    state / f"check{k}-design.csv",
+                    design,
+                    names_of_parameters,
+                    make_check,
+                    done,
+                    size,
+                    candidates=candidates,
+                    seed=seed,
+                )
+                table = run(f"check{k}", pts, check_replications, pool)
+                check, ensemble = _final_check(setup, pts, table, names, cutoff)
+                if len(ensemble) >= accepted_aim or grow_check_to is None or size >= grow_check_to:
+                    break
+                size = grow_check_to  # too few accepted: the check grows once
             check_frames.append(_emulator_check(last, unit, table, names))
-            check, ensemble = _final_check(setup, pts, table, names, cutoff)
         elif not stopped:
             stopped = f"wave {last.number} left no non-implausible candidates: no parameter set matches"
     return HistoryMatchingResult(
