@@ -198,10 +198,14 @@ class Emulator:
         """Fitted Matérn length scale per input (unit coordinates; long: the input matters little)."""
         return np.atleast_1d(np.asarray(self.gp.kernel_.get_params()["k1__k2__length_scale"], dtype=float))
 
+    def _white_noise(self) -> float:
+        """The fitted white-noise variance on the scale the GP was fitted on."""
+        return self.noise_share * float(self.gp._y_train_std) ** 2
+
     def noise_variance(self, x: np.ndarray) -> np.ndarray:
         """The white-noise term at inputs ``x`` in the outcome's units squared: the scatter of one
         training output around the expected outcome (the same everywhere for this emulator)."""
-        return np.full(len(np.asarray(x)), self.noise_share * float(self.gp._y_train_std) ** 2)
+        return np.full(len(np.asarray(x)), self._white_noise())
 
 
 @dataclass(frozen=True)
@@ -231,8 +235,7 @@ class LogEmulator(Emulator):
     def noise_variance(self, x: np.ndarray) -> np.ndarray:
         """``(exp(s²) − 1)·exp(2μ)``: one run's scatter around the emulated median, outcome units."""
         mu = Emulator.predict(self, x)
-        s2 = self.noise_share * float(self.gp._y_train_std) ** 2
-        return np.asarray(math.expm1(s2) * np.exp(2.0 * mu), dtype=float)
+        return np.asarray(math.expm1(self._white_noise()) * np.exp(2.0 * mu), dtype=float)
 
 
 def _kernel(d: int) -> Any:

@@ -116,6 +116,9 @@ QUICK: dict[str, int] = {
 """The quick (smoke) size of ``experiments/calibrate.py --quick`` and ``validate workflow
 --sensitivity --quick``: 8 points a wave of 3 developers × 1 day (seconds; its results mean nothing)."""
 SCENARIOS = ("headline", "metr")
+ENSEMBLE_AIM = 50
+"""Members the calibration aims at: an ensemble of at least 50 non-implausible parameter sets, so that
+the behavioural interval rests on more than a few sets."""
 
 
 def workflow_statistics(headline: Scenario, metr: Scenario, seed: int) -> dict[str, float]:
@@ -338,7 +341,7 @@ def run_history_matching(
     check_points: int = DEFAULT_CHECK_POINTS,
     check_replications: int = CHECK_REPLICATIONS,
     grow_check_to: int | None = None,
-    accepted_aim: int = 50,
+    accepted_aim: int = ENSEMBLE_AIM,
     candidates: int = DEFAULT_CANDIDATES,
     cutoff: float = CUTOFF,
     order: int = 1,

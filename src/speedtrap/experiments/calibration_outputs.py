@@ -28,7 +28,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from speedtrap.experiments.calibration import HistoryMatchingResult
+from speedtrap.experiments.calibration import ENSEMBLE_AIM, HistoryMatchingResult
 from speedtrap.experiments.ensemble import ENSEMBLE_FILE, write_ensemble
 from speedtrap.plots.history_matching import (
     plot_emulator_predictions,
@@ -37,9 +37,6 @@ from speedtrap.plots.history_matching import (
 )
 
 __all__ = ["ENSEMBLE_AIM", "calibration_finding", "least_implausible", "stored_members", "write_calibration"]
-
-ENSEMBLE_AIM = 50
-"""Members the calibration aims at (the issue's "at least 50 non-implausible parameter sets")."""
 
 
 def least_implausible(result: HistoryMatchingResult, count: int = ENSEMBLE_AIM) -> pd.DataFrame:

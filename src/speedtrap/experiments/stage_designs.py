@@ -5,9 +5,8 @@ check's design can grow on a rerun (:mod:`speedtrap.experiments.calibration`).""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -24,7 +23,7 @@ UNIT_PREFIX = "u:"
 
 
 def stage_design(
-    path: Path, design: Experiment, names: Sequence[str], make: Any
+    path: Path, design: Experiment, names: Sequence[str], make: Callable[[], np.ndarray]
 ) -> tuple[np.ndarray, pd.DataFrame]:
     """A stage's unit coordinates and points: read from ``path``, or made by ``make()`` and written
     there first (read back, so a fresh run and a resumed one see the same numbers)."""
@@ -43,7 +42,7 @@ def grown_check_design(
     path: Path,
     design: Experiment,
     names: Sequence[str],
-    make: Any,
+    make: Callable[[], np.ndarray],
     waves: Sequence[Wave],
     n: int,
     *,
