@@ -36,3 +36,23 @@ def test_explicit_batches_and_limits() -> None:
         pareto_frontier(physics, 96_000, batches=[1, cap + 1])
     with pytest.raises(ValueError, match="no stream of 1e\\+08 context tokens fits"):
         pareto_frontier(physics, 1e8)
+
+
+def test_the_median_first_token_skips_the_wait_that_most_arrivals_never_see() -> None:
+    import math
+
+    from speedtrap.serving.pareto import median_wait_s, steady_load
+
+    # at most half the arrivals wait: the median wait is 0; beyond, it grows and stays below the mean
+    assert median_wait_s(1.0, 0.5) == 0.0
+    assert median_wait_s(1.0, 0.8) == pytest.approx(math.log(1.6) / 0.8)
+    assert 0.0 < median_wait_s(1.0, 0.8) < 1.0
+    assert median_wait_s(0.0, 0.9) == 0.0
+    physics = ReplicaPhysics.from_backend(backend_preset("gpu-batched"))
+    alone = steady_load(physics, 1, context_tokens=0.0, isl=8_000, osl=500)
+    assert alone.ttft_median_s == alone.ttft_s  # nothing to wait for
+    loads = [steady_load(physics, b, context_tokens=0.0, isl=8_000, osl=500) for b in (4, 16, 32)]
+    assert all(load.ttft_median_s <= load.ttft_s for load in loads)
+    assert any(load.ttft_median_s < load.ttft_s for load in loads)
+    frontier = pareto_frontier(physics, 0.0, [1, 16], isl=8_000, osl=500)
+    assert (frontier["ttft_median_s"] <= frontier["ttft_s"]).all()

@@ -50,16 +50,17 @@ def test_prefill_is_overhead_plus_compute_on_uncached_tokens() -> None:
     backend = _tensor_parallel("gpu-batched")
     physics = ReplicaPhysics.from_backend(backend)
     assert physics.prefill_s(0) == backend.ttft_overhead_s + backend.hardware.request_overhead_s
-    # Large prompts are compute-bound: at least 2 x active params x tokens / (chips x F x eta_f); attention,
+    # Large prompts are compute-bound: at least 2 x active params x tokens / (chips x F x the prefill
+    # efficiency); attention,
     # the tensor-parallel collectives of 8 chips and one read of the weights come on top.
-    flop_s = backend.chips * backend.hardware.effective_flop_s(backend.llm.compute_dtype)
+    flop_s = backend.chips * backend.hardware.prefill_flop_s(backend.llm.compute_dtype)
     tokens = 20_000
     matmul = 2 * backend.llm.active_params * tokens / flop_s
     assert matmul < physics.prefill_compute_s(tokens) < 3 * matmul
     assert physics.prefill_s(tokens) == physics.prefill_s(0) + physics.prefill_compute_s(tokens)
-    # A one-token prompt reads the weights one token uses, computes one token (at the small-matrix
-    # efficiency of the fitted hardware, so no faster than at full efficiency) and pays the latencies.
-    one = physics.weight_read_s + physics.compute_s_per_token + physics.fixed_s
+    # A one-token prompt reads the weights one token uses, computes one token (at the prefill
+    # efficiency, plus the small-matrix cost of the fitted hardware) and pays the latencies.
+    one = physics.weight_read_s + physics.steps.prefill_matmul_s_per_token + physics.fixed_s
     assert one + physics.steps.collective_s_per_token <= physics.prefill_compute_s(1) < 2 * one
     assert physics.ttft_s(4_000) == physics.prefill_s(4_000)
     # prefill time never falls as the uncached input grows

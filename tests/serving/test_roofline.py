@@ -160,3 +160,38 @@ def test_roofline_step_and_bound_helpers() -> None:
     assert roofline_step_s(memory_s=2.0, compute_s=1.0, fixed_s=0.5, floor_s=3.0) == 3.0
     assert step_bound(memory_s=1.0, compute_s=2.0, fixed_s=0.5, floor_s=0.0) == "compute"
     assert step_bound(memory_s=1.0, compute_s=0.2, fixed_s=1.5, floor_s=0.0) == "latency"
+
+
+def test_prompt_tokens_run_at_the_prefill_efficiency() -> None:
+    from speedtrap.config.catalog import hardware_preset, llm_preset
+    from speedtrap.serving.roofline import StepConstants, step_parts
+
+    llm = llm_preset("llama-3.1-70b")
+    base = hardware_preset("h100-sxm").with_overrides({"eta_flop": 0.3, "prefill_eta_flop": 0.3})
+    faster = base.with_overrides({"prefill_eta_flop": 0.6})
+    slow, fast = StepConstants.of(base, llm, 2), StepConstants.of(faster, llm, 2)
+    a, b = step_parts(slow, 16, 2_000, 4_000), step_parts(fast, 16, 2_000, 4_000)
+    # the prompt's matrix multiplies and attention take half the time; the decode tokens' do not move
+    assert b.compute_s == a.compute_s and b.memory_s == a.memory_s
+    assert b.prefill_s == pytest.approx(a.prefill_s / 2, rel=1e-12)
+    # without a prefill efficiency of its own, prompts run at eta_flop
+    plain = base.with_overrides({"prefill_eta_flop": None})
+    assert StepConstants.of(plain, llm, 2).prefill_matmul_s_per_token == slow.prefill_matmul_s_per_token
+
+
+def test_a_per_step_token_budget_keeps_its_activations_out_of_the_kv_cache() -> None:
+    from speedtrap.config.catalog import hardware_preset, llm_preset
+    from speedtrap.config.parallel import Parallelism
+    from speedtrap.serving.roofline import activation_workspace_bytes, kv_capacity_tokens
+
+    llm = llm_preset("llama-3.1-70b")
+    hw = hardware_preset("mi300x")
+    budget = Parallelism(prefill_chunk_tokens=131_072)
+    workspace = activation_workspace_bytes(llm, 1, budget)
+    # active parameters per layer / width values per token, 16-bit: ≈28 GB for Llama 3.1 70B
+    assert workspace == pytest.approx(131_072 * llm.active_params / (llm.layers * llm.width) * 2.0)
+    assert 25e9 < workspace < 32e9
+    assert activation_workspace_bytes(llm, 1, Parallelism()) == 0.0
+    without = kv_capacity_tokens(hw, llm, 1)
+    with_budget = kv_capacity_tokens(hw, llm, 1, budget)
+    assert without - with_budget == pytest.approx(workspace / llm.kv_bytes_per_token)

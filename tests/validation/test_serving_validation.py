@@ -156,3 +156,18 @@ def test_precisions_are_per_component(table) -> None:
         "fp8",
         1.0,
     )
+
+
+def test_median_first_tokens_are_compared_with_the_predicted_median() -> None:
+    from speedtrap.validation.serving_fit import load_of, physics_of, predict_at_concurrency
+    from speedtrap.validation.serving_table import row_spec, ttft_is_median
+
+    table = load_measurements()
+    medians = [row for row in table.itertuples(index=False) if ttft_is_median(row)]
+    # InferenceX prints median TTFTs; the rows say so, and the others (NIM, Vultr) stay means
+    assert medians and all(str(row.source) == "InferenceX" for row in medians)
+    row = next(r for r in medians if r.id == "ix-l33-70b-mi325x-vllm-8k1k")
+    spec = row_spec(row, Factors().apply(hardware_preset(str(row.hardware))))
+    load = load_of(physics_of(spec), spec, spec.concurrency)
+    assert load.ttft_median_s < load.ttft_s
+    assert predict_at_concurrency(row)["ttft_s"] == pytest.approx(load.ttft_median_s)

@@ -144,6 +144,7 @@ _PARETO_HEADERS: dict[str, str] = {
     "step_s": "step (s)",
     "bound": "bound",
     "ttft_s": "TTFT (s)",
+    "ttft_median_s": "TTFT median (s)",
     "cost_usd_per_mtok": "cost $/MTok out",
 }
 MIN_FRONTIER_POINTS = 3
@@ -347,7 +348,8 @@ def pareto(
     "chips_per_replica", "context_tokens", "kv_batch_cap" (streams), "cached_tokens": int, "isl_tokens",
     "osl_tokens": int|null, "price_usd_per_mtok", "usd_per_chip_hour": float, "warning": str|null,
     "points": [{"batch" (streams): int, "tok_s_per_user", "tok_s_per_replica", "tok_s_per_chip"
-    (output tokens/s), "step_s" (s per output token), "ttft_s" (s), "cost_usd_per_mtok" (USD per
+    (output tokens/s), "step_s" (s per output token), "ttft_s" (mean, s), "ttft_median_s" (s),
+    "cost_usd_per_mtok" (USD per
     million output tokens, null without a chip price): float, "bound": "memory"|"compute"|"latency"}]}.
 
     --explain BACKEND ignores the model and hardware options: it compares the preset with its standard

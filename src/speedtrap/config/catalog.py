@@ -18,6 +18,7 @@ from speedtrap.config.hardware import (
     FITTED_AMD_ETA_FLOP,
     FITTED_AMD_ETA_MEM,
     FITTED_AMD_LAYER_LATENCY_S,
+    FITTED_AMD_PREFILL_ETA_FLOP,
     FITTED_AMD_STEP_OVERHEAD_S,
     FITTED_GPU_COLLECTIVE_LATENCY_S,
     FITTED_GPU_ETA_FLOP,
@@ -25,6 +26,7 @@ from speedtrap.config.hardware import (
     FITTED_GPU_GEMM_HALF_TOKENS,
     FITTED_GPU_LAYER_LATENCY_S,
     FITTED_GPU_OVERLAP_EFFICIENCY,
+    FITTED_GPU_PREFILL_ETA_FLOP,
     FITTED_GPU_REQUEST_OVERHEAD_S,
     FITTED_GPU_STEP_OVERHEAD_S,
     FITTED_LPU_HOP_S,
@@ -57,11 +59,13 @@ class UnknownPresetError(KeyError, ValueError):
 
 _GPU_FITTED: dict[str, Any] = {
     # Fitted to validation/data/serving_measurements.csv (see speedtrap.config.hardware.FITTED_*):
-    # achieved bandwidth and FLOP/s fractions, the per-step overhead of scheduling, sampling and kernel
+    # achieved bandwidth and FLOP/s fractions (prompt tokens' FLOP/s fraction its own), the per-step
+    # overhead of scheduling, sampling and kernel
     # launch, the kernel latency per layer, the latency per log2 step of a scale-up collective, and the
     # scheduling time of a request before its prefill.
     "eta_mem": FITTED_GPU_ETA_MEM,
     "eta_flop": FITTED_GPU_ETA_FLOP,
+    "prefill_eta_flop": FITTED_GPU_PREFILL_ETA_FLOP,
     "step_overhead_s": FITTED_GPU_STEP_OVERHEAD_S,
     "layer_latency_s": FITTED_GPU_LAYER_LATENCY_S,
     "collective_latency_s": FITTED_GPU_COLLECTIVE_LATENCY_S,
@@ -82,6 +86,7 @@ _AMD_FITTED: dict[str, Any] = {
     # efficiencies, overheads and latencies are fitted on their own measurements.
     "eta_mem": FITTED_AMD_ETA_MEM,
     "eta_flop": FITTED_AMD_ETA_FLOP,
+    "prefill_eta_flop": FITTED_AMD_PREFILL_ETA_FLOP,
     "step_overhead_s": FITTED_AMD_STEP_OVERHEAD_S,
     "layer_latency_s": FITTED_AMD_LAYER_LATENCY_S,
     "collective_latency_s": FITTED_AMD_COLLECTIVE_LATENCY_S,

@@ -45,6 +45,9 @@ class Hardware(Spec):
     ``scale_out_bandwidth_gb_s`` per chip and direction and ``scale_out_latency_s`` per collective.
     A matrix multiply over M tokens runs at ``η_f · M / (M + gemm_half_tokens)`` of peak: small decode
     batches and the few tokens each routed expert sees use the tensor cores poorly, long prompts well.
+    Prompt (prefill) tokens run at ``prefill_eta_flop`` of peak when it is set: their matrix multiplies
+    and attention are long, compute-bound kernels whose efficiency a decode step's short ones do not
+    show (None: η_f, as before).
     When a replica overlaps its expert all-to-alls with compute (two-batch overlap), the overlap hides
     ``overlap_efficiency`` of the shorter of the two (1: perfectly, 0: not at all).
 
@@ -67,6 +70,12 @@ class Hardware(Spec):
     )
     eta_mem: float = Field(default=DEFAULT_ETA_MEM, gt=0, le=1)
     eta_flop: float = Field(default=DEFAULT_ETA_FLOP, gt=0, le=1)
+    prefill_eta_flop: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description="Achieved / peak dense FLOP/s of prompt (prefill) tokens (None: eta_flop).",
+    )
     usable_memory_fraction: float = Field(default=DEFAULT_USABLE_MEMORY_FRACTION, gt=0, le=1)
     step_overhead_s: float = Field(default=0.0, ge=0, description="Fixed time per decode step, s.")
     layer_latency_s: float = Field(default=0.0, ge=0, description="Fixed time per layer per step, s.")
@@ -142,6 +151,14 @@ class Hardware(Spec):
             raise KeyError(f"hardware {self.name} has no {dtype} compute (has: {known})") from None
         return tflop_s * FLOP_PER_TFLOP * self.eta_flop
 
+    def prefill_flop_s(self, dtype: str) -> float:
+        """Achieved dense FLOP/s per chip in ``dtype`` for prompt tokens (peak × ``prefill_eta_flop``,
+        or × η_f when the hardware has no prefill efficiency of its own)."""
+        flop_s = self.effective_flop_s(dtype)
+        if self.prefill_eta_flop is None:
+            return flop_s
+        return flop_s * self.prefill_eta_flop / self.eta_flop
+
 
 # --- factors fitted to published serving measurements -----------------------------------------
 # Fitted by ``speedtrap.validation.serving_fit.fit_factors`` (scipy least squares on the log errors of
@@ -150,40 +167,45 @@ class Hardware(Spec):
 # with the factors refitted without it (leave one group out), and tests/validation refits and
 # compares. The hardware catalogue (config/catalog.py) carries these factors, so ``speedtrap pareto``
 # and ``speedtrap validate serving`` compute the same numbers.
-FITTED_FIT_DATE = "2026-11-26"
+FITTED_FIT_DATE = "2026-11-27"
 FITTED_ROWS = 50
 """Measurements the factors were fitted on (all groups of the table)."""
-FITTED_GPU_ETA_MEM = 0.971161
+FITTED_GPU_ETA_MEM = 0.855147
 """Achieved / peak HBM bandwidth of GPUs (fitted; docs/design.md §5 quotes 0.87–0.92)."""
-FITTED_GPU_ETA_FLOP = 0.346449
+FITTED_GPU_ETA_FLOP = 0.310015
 """Achieved / peak dense FLOP/s of GPUs in serving (fitted)."""
-FITTED_GPU_STEP_OVERHEAD_S = 0.00147516
+FITTED_GPU_PREFILL_ETA_FLOP = 0.457729
+"""Achieved / peak dense FLOP/s of GPUs on prompt tokens (fitted on time to first token and the
+prompts sharing decode steps)."""
+FITTED_GPU_STEP_OVERHEAD_S = 6.10244e-08
 """Per-step scheduling, sampling and launch overhead on GPUs, s (fitted)."""
-FITTED_GPU_LAYER_LATENCY_S = 4.77187e-05
+FITTED_GPU_LAYER_LATENCY_S = 7.16006e-05
 """Kernel latency per layer per step on GPUs, s (fitted)."""
-FITTED_GPU_COLLECTIVE_LATENCY_S = 1.20816e-05
+FITTED_GPU_COLLECTIVE_LATENCY_S = 5.27781e-06
 """Latency per log2 step of a scale-up collective on GPUs, s (fitted)."""
-FITTED_GPU_REQUEST_OVERHEAD_S = 0.0516977
+FITTED_GPU_REQUEST_OVERHEAD_S = 0.060019
 """Scheduling time of a request before its prefill on GPUs, s (fitted on time to first token)."""
-FITTED_GPU_GEMM_HALF_TOKENS = 19.7306
+FITTED_GPU_GEMM_HALF_TOKENS = 1.00647e-11
 """Tokens at which a GPU matrix multiply reaches half its peak efficiency (fitted)."""
-FITTED_GPU_OVERLAP_EFFICIENCY = 0.179845
+FITTED_GPU_OVERLAP_EFFICIENCY = 0.121363
 """Share of the shorter of compute and expert all-to-all that two-batch overlap hides on GPUs (fitted)."""
-FITTED_AMD_ETA_MEM = 0.659554
+FITTED_AMD_ETA_MEM = 0.604833
 """Achieved / peak HBM bandwidth of AMD Instinct GPUs (fitted; their own, as their software stack differs)."""
-FITTED_AMD_ETA_FLOP = 0.257172
+FITTED_AMD_ETA_FLOP = 1
 """Achieved / peak dense FLOP/s of AMD Instinct GPUs in serving (fitted)."""
-FITTED_AMD_STEP_OVERHEAD_S = 0.00188619
+FITTED_AMD_PREFILL_ETA_FLOP = 0.291736
+"""Achieved / peak dense FLOP/s of AMD Instinct GPUs on prompt tokens (fitted)."""
+FITTED_AMD_STEP_OVERHEAD_S = 4.51977e-14
 """Per-step overhead on AMD Instinct GPUs, s (fitted)."""
-FITTED_AMD_LAYER_LATENCY_S = 8.29011e-05
+FITTED_AMD_LAYER_LATENCY_S = 0.000124682
 """Kernel latency per layer per step on AMD Instinct GPUs, s (fitted)."""
-FITTED_AMD_COLLECTIVE_LATENCY_S = 6.48976e-05
+FITTED_AMD_COLLECTIVE_LATENCY_S = 5.40568e-05
 """Latency per log2 step of an Infinity Fabric collective, s (fitted)."""
-FITTED_WAFER_LAYER_S = 2.08784e-05
+FITTED_WAFER_LAYER_S = 1.41617e-05
 """Pipeline latency per layer per step on a WSE-3, s (fitted)."""
-FITTED_WAFER_HOP_S = 6.75321e-07
+FITTED_WAFER_HOP_S = 1.41049e-17
 """Per-step time to cross one wafer boundary on WSE-3, s (fitted)."""
-FITTED_LPU_LAYER_S = 3.19548e-05
+FITTED_LPU_LAYER_S = 3.22836e-05
 """Pipeline latency per layer per step on a Groq LPU, s (fitted)."""
-FITTED_LPU_HOP_S = 3.62103e-06
+FITTED_LPU_HOP_S = 3.66616e-06
 """Per-step time to cross one chip boundary on a Groq LPU pipeline, s (fitted)."""

@@ -16,7 +16,9 @@ the pool's instances) for their prefill compute ``S``, so the mean wait is ``ρ�
 ``ρ = λ·S`` per server, times ``(B − 1)/B`` (only the other streams' prompts can be ahead). λ itself
 follows from the closed loop of B streams, ``λ·(TTFT + (osl − 1)·inter-token time) = B``, solved by
 bisection. Streams beyond the KV-memory cap wait for admission (Little's law adds their wait to time
-to first token).
+to first token). The wait for the prefill server is 0 for the arrivals that find it idle, so the
+median time to first token (what many benchmarks print) is shorter than the mean under load
+(:func:`median_wait_s`).
 
 Throughput counts output tokens, over the replica's chips and the prefill pool's counted chips.
 Without ``isl``/``osl`` the steps are decode-only at the given context (what the frontier showed
@@ -41,6 +43,7 @@ __all__ = [
     "default_batches",
     "load_at_interactivity",
     "load_at_throughput",
+    "median_wait_s",
     "pareto_frontier",
     "steady_load",
 ]
@@ -53,12 +56,14 @@ PARETO_COLUMNS = [
     "step_s",
     "bound",
     "ttft_s",
+    "ttft_median_s",
     "cost_usd_per_mtok",
 ]
 """Columns of :func:`pareto_frontier`: batch (streams), per-stream and replica/chip output tok/s,
 inter-token step seconds, what bounds the step (``memory``, ``compute`` or ``latency``), time to
-first token (s; with queueing for the prefill under load, without network time) and the chip cost of
-a million output tokens (USD; NaN without a chip price)."""
+first token (s; with queueing for the prefill under load, without network time), its median (s; what
+benchmarks that print the median compare with) and the chip cost of a million output tokens (USD; NaN
+without a chip price)."""
 
 _BISECTIONS = 60
 
@@ -75,6 +80,9 @@ class SteadyLoad:
     """Of ``ttft_s``: the wait for the prefill server and for admission, s."""
     decoding: float = 0.0
     """Streams decoding at once (the batch, or the KV-memory cap when the batch exceeds it)."""
+    ttft_median_s: float = math.nan
+    """Median time to first token, s (``ttft_s`` is the mean): the same terms with the median of the
+    wait for the prefill server (module docstring); NaN where not computed."""
 
 
 def _own_prefill_s(
@@ -118,7 +126,7 @@ def steady_load(
         step = physics.decode_step_s(b, context_tokens)
         ttft = physics.ttft_overhead_s + step_s(physics.steps, b - 1, context_tokens, context_tokens)
         per_user = tps / step
-        return SteadyLoad(step, ttft, per_user, b * per_user / physics.counted_chips, 0.0, b)
+        return SteadyLoad(step, ttft, per_user, b * per_user / physics.counted_chips, 0.0, b, ttft)
     context = cached_tokens + isl + osl / 2.0
     prompt = 2.0 * cached_tokens + isl  # twice the mean attended span of a prompt token
     cap = physics.max_batch(context)
@@ -151,12 +159,28 @@ def steady_load(
             low = mid
     rate = low
     queue = wait(rate) if rate > 0 else 0.0
+    busy = min(others * rate * service / servers, 1.0) if rate > 0 else 0.0
     ttft = own + queue
+    median = own + median_wait_s(queue, busy)
     if b > running and rate > 0:  # streams beyond the KV-memory cap wait for admission
-        admitted_wait = b / rate - (ttft + decode_s)
-        queue += max(admitted_wait, 0.0)
-        ttft += max(admitted_wait, 0.0)
-    return SteadyLoad(step, ttft, per_user, rate * osl / physics.counted_chips, queue, running)
+        admitted_wait = max(b / rate - (ttft + decode_s), 0.0)
+        queue += admitted_wait
+        ttft += admitted_wait
+        median += admitted_wait
+    return SteadyLoad(step, ttft, per_user, rate * osl / physics.counted_chips, queue, running, median)
+
+
+def median_wait_s(mean_wait_s: float, busy: float) -> float:
+    """Median of a queue's waiting time whose mean is ``mean_wait_s`` and which an arrival finds busy
+    with probability ``busy``: the wait is 0 with probability ``1 − busy`` and otherwise about
+    exponential with mean ``mean_wait_s / busy`` (the exponential tail of the M/G/1 waiting time,
+    Kingman's heavy-traffic approximation: Kleinrock, *Queueing Systems* vol. 2, §2.2), so the median
+    is 0 while at most half the arrivals wait and ``mean_wait_s / busy · ln(2·busy)`` beyond.
+    ``busy`` is the single-server probability ρ (for a pool of several servers it overstates the
+    chance of waiting, so the median is an upper estimate there)."""
+    if busy <= 0.5 or mean_wait_s <= 0.0:
+        return 0.0
+    return mean_wait_s / busy * math.log(2.0 * busy)
 
 
 def default_batches(max_batch: int) -> list[int]:
@@ -210,6 +234,7 @@ def pareto_frontier(
                 "step_s": load.step_s,
                 "bound": physics.bound(batch, context, prefill),
                 "ttft_s": load.ttft_s,
+                "ttft_median_s": load.ttft_median_s,
                 "cost_usd_per_mtok": cost,
             }
         )

@@ -67,6 +67,7 @@ __all__ = [
     "Bound",
     "StepConstants",
     "StepParts",
+    "activation_workspace_bytes",
     "fixed_latency_s",
     "kv_batch_cap",
     "kv_capacity_tokens",
@@ -110,14 +111,39 @@ def kv_capacity_tokens(
 
     Each attention group holds a copy of the always-read weights; on GPUs a stream's KV cache is copied
     on the chips of its group beyond the distinct KV heads (tensor parallelism wider than the KV heads;
-    MLA's one latent on every chip of the group). SRAM machines split layers, not heads."""
+    MLA's one latent on every chip of the group). SRAM machines split layers, not heads. A GPU layout
+    with a per-step token budget (``prefill_chunk_tokens``) also keeps the activations of a step of that
+    many tokens out of the KV cache (:func:`activation_workspace_bytes`)."""
     layout = _DEFAULT_LAYOUT if parallel is None else parallel
     d = layout.attention_data_parallel if hardware.memory_kind == "hbm" else 1
     t = max(chips // d, 1)
     resident = llm.weight_bytes + (d - 1) * llm.shared_weight_bytes
+    if hardware.memory_kind == "hbm":
+        resident += activation_workspace_bytes(llm, chips, layout)
     room_bytes = chips * hardware.usable_memory_bytes - resident
     copies = t / _distinct_kv_shards(llm, t) if hardware.memory_kind == "hbm" else 1.0
     return max(0.0, room_bytes / (llm.kv_bytes_per_token * copies))
+
+
+def activation_workspace_bytes(llm: LLM, chips: int, parallel: Parallelism | None = None) -> float:
+    """Bytes a replica's chips keep for the activations of one step of the layout's token budget
+    (``prefill_chunk_tokens``; 0 without one), all chips together.
+
+    A serving engine sizes its KV cache after a trial forward pass of its per-step token budget
+    (vLLM's ``max_num_batched_tokens`` profile run, TensorRT-LLM's ``max_num_tokens``): the memory
+    that pass peaks at is not available to the KV cache (vLLM docs, "Memory profiling":
+    docs.vllm.ai/en/latest/configuration/conserving_memory.html; ``gpu_memory_utilization`` bounds
+    weights, activations and KV cache together). The peak is the layer's widest live tensors — the
+    MLP's gate/up output, its activation and the residual stream — about ``active parameters per
+    layer / width`` values per token (Llama 3.1 70B: 2·28672 + 28672 + 2·8192 = 102k values against
+    70.6e9 / 80 / 8192 = 108k), in 16-bit activations (``LLM.activation_bytes``), sharded over the
+    tensor-parallel chips of each attention group; each group runs its own share of the budget."""
+    layout = _DEFAULT_LAYOUT if parallel is None else parallel
+    budget = layout.prefill_chunk_tokens
+    if budget is None:
+        return 0.0
+    values_per_token = llm.active_params / (llm.layers * llm.width)
+    return budget * values_per_token * llm.activation_bytes
 
 
 def kv_batch_cap(kv_capacity: float, context_tokens: float) -> int:
@@ -235,6 +261,12 @@ class StepConstants:
         expert_f = hardware.effective_flop_s(llm.expert_compute_dtype or llm.compute_dtype)
         attention_f = hardware.effective_flop_s(llm.attention_compute_dtype or llm.compute_dtype)
         matmul = 2.0 * llm.shared_active_params / dense_f + 2.0 * llm.routed_active_params / expert_f
+        prefill_matmul = 2.0 * llm.shared_active_params / hardware.prefill_flop_s(
+            llm.compute_dtype
+        ) + 2.0 * llm.routed_active_params / hardware.prefill_flop_s(
+            llm.expert_compute_dtype or llm.compute_dtype
+        )
+        prefill_attention_f = hardware.prefill_flop_s(llm.attention_compute_dtype or llm.compute_dtype)
         half = hardware.gemm_half_tokens
         small = 2.0 * llm.shared_active_params * half * d / dense_f
         if llm.is_moe:
@@ -268,9 +300,10 @@ class StepConstants:
             window_tokens=float(llm.sliding_window_tokens or 0),
             matmul_s_per_token=matmul / chips,
             matmul_fixed_s=small / chips,
-            prefill_matmul_s_per_token=matmul / chips,
+            prefill_matmul_s_per_token=prefill_matmul / chips,
             attention_s_per_attended=llm.decode_attention_flops_per_attended / (chips * attention_f),
-            prefill_attention_s_per_attended=llm.prefill_attention_flops_per_attended / (chips * attention_f),
+            prefill_attention_s_per_attended=llm.prefill_attention_flops_per_attended
+            / (chips * prefill_attention_f),
             collective_fixed_s=collective_fixed,
             collective_s_per_token=collective_per_token,
             exchange_s_per_token=exchange_per_token,

@@ -7,7 +7,8 @@ routed experts; ``kv``: KV cache; ``compute`` and ``expert_compute``: the dtypes
 multiplies), the request shape (``isl`` uncached input and ``osl`` output tokens; no ``osl``: a
 decode-only measurement at a context of ``isl``), the concurrency per replica (``concurrency_derived``
 when the source does not print it and it was derived from the other figures), the measured output
-tok/s per user, tok/s per GPU and time to first token where the source gives them, the replica's
+tok/s per user, tok/s per GPU and time to first token where the source gives them (``ttft_statistic``:
+``median`` where the source prints the median, empty for the mean or an unstated statistic), the replica's
 parallel layout (attention data parallelism, expert parallelism, dispatch bytes, overlapped
 communication, chunked-prefill budget), a separate prefill pool (``prefill_chips``: counted chips,
 0 when the source measured the decode pool alone), the source's address and how every figure was
@@ -43,6 +44,7 @@ __all__ = [
     "measured",
     "row_spec",
     "row_spec_toml",
+    "ttft_is_median",
 ]
 
 MEASUREMENTS_FILE = "serving_measurements.csv"
@@ -189,6 +191,11 @@ def measured(row: Any) -> dict[str, float]:
         "tok_s_per_gpu": math.nan if per_gpu is None else per_gpu,
         "ttft_s": _number(row.ttft_s) or math.nan,
     }
+
+
+def ttft_is_median(row: Any) -> bool:
+    """Whether the row's time to first token is a median (``ttft_statistic``; else the mean)."""
+    return _text(getattr(row, "ttft_statistic", "")).strip().lower() == "median"
 
 
 def _toml_value(value: Any) -> str:
