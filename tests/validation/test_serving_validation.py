@@ -115,8 +115,8 @@ def _headline(check, metric: str):  # type: ignore[no-untyped-def]
 
 @pytest.mark.xfail(
     strict=True,
-    reason="measured (held out by group, at equal interactivity): median |error| of tok/s per GPU 34% "
-    "(40 rows), of tok/s per user 27% (47 rows); at the stated concurrencies 14% and 12%",
+    reason="measured (held out by group, at equal interactivity): median |error| of tok/s per GPU 37% "
+    "(40 rows), of tok/s per user 24% (47 rows); at the stated concurrencies 17% and 15%",
 )
 @pytest.mark.parametrize("metric", ["tok_s_per_gpu", "tok_s_per_user"])
 def test_held_out_median_error_within_15_percent(check, metric: str) -> None:
@@ -134,7 +134,7 @@ def test_no_held_out_error_worse_than_50_percent(check) -> None:
 
 
 @pytest.mark.xfail(
-    strict=True, reason="measured: held-out median |error| of time to first token 52% (35 rows)"
+    strict=True, reason="measured: held-out median |error| of time to first token 36% (35 rows; in sample 25%)"
 )
 def test_held_out_ttft_median_within_25_percent(check) -> None:
     assert _headline(check, "ttft_s")["median_abs_error"] <= TARGET_TTFT_MEDIAN_ABS_ERROR
