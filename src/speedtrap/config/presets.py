@@ -14,16 +14,15 @@ against docs/design.md §2:
   pool (disaggregated, so prompts never share a decode step: the serving pool's decode-only steps
   are then exactly the rule the serving fit uses), and speculative decoding (γ 3, α 0.65 assumed).
   At 33 streams of 96k-token agent contexts (the KV cap of a data-parallel group; median agent input
-  ≈96k tokens, SemiAnalysis): ≈67 tok/s per stream (target ≈65, docs/design.md §5).
-* ``gpu-fast`` (as of 2026-02) — the same fleet; its fast tier caps replicas at 3 streams: ≈137
-  tok/s (2.06×; Anthropic fast-mode docs: "up to 2.5×", a miss stated in
-  tests/validation/test_calibration.py), at 6× the price, which pays for the 5.4× fewer tokens a
+  ≈96k tokens, SemiAnalysis): ≈62 tok/s per stream (target ≈65, docs/design.md §5).
+* ``gpu-fast`` (as of 2026-02) — the same fleet; its fast tier caps replicas at 3 streams: ≈136
+  tok/s (2.18×; Anthropic fast-mode docs: "up to 2.5×", a miss stated in
+  tests/validation/test_calibration.py), at 6× the price, which pays for the 5.0× fewer tokens a
   replica then emits.
 * ``wafer-distilled`` (as of 2026-02) — a hypothetical distilled model (100B parameters, 10B
   active, 50 layers, bf16) resident in the aggregate SRAM of Cerebras WSE-3s at 8 streams of 96k
   tokens, with the fitted wafer terms (per-layer pipeline latency, per-wafer hop, active-parameter
-  and context terms): ≈900 tok/s (Codex-Spark: ">1000 tok/s", reported; the miss is stated in
-  tests/validation/test_calibration.py), with 1.2× the failures.
+  and context terms): ≈1290 tok/s (Codex-Spark: ">1000 tok/s", reported), with 1.2× the failures.
 
 What changed with the refit (issue 24): the presets used the 2026-11-25 factors with assumed 5 µs
 per layer and per collective step and decode steps free of other requests' prompts. On the refitted
@@ -33,7 +32,7 @@ stream at most ≈76 tok/s, so neither ≈65 nor 2.5× is reachable that way. Wh
 to serve ≈65 tok/s to agent requests — keep prompts out of the decode steps, spread attention
 data-parallel, draft tokens — is now the preset's configuration (docs/serving_validation.md, "The
 presets"). Without drafting (fitted terms only) the two tiers
-would run 41.9 and 83.1 tok/s (1.98×): the ratio rests on the fitted physics, the absolute speeds
+would run 39.2 and 83.1 tok/s (2.12×; 2026-11-27 fit): the ratio rests on the fitted physics, the absolute speeds
 on the assumed acceptance rate.
 """
 
@@ -76,9 +75,10 @@ _STANDARD_TIER = Tier(name="standard", priority=0, batch_cap=64, price_multiplie
 # Fast mode as announced for Opus 4.6 (February 2026): 6× the list price ($30/$150 vs $5/$25,
 # Anthropic fast-mode docs); later fast modes were announced at other multiples — override
 # ``price_multiplier`` and ``as_of`` to model one. The batch cap of 3 is an assumption: the smallest
-# cap whose lost throughput the 6× price still pays for (at 3 streams a replica emits 5.4× fewer
-# tokens per second than at the standard tier's 33; at 2, 7.6×). A stream then runs 2.06× the
-# standard tier's speed; no cap reaches Anthropic's "up to 2.5×" on this layout (1 stream: 2.34×).
+# cap whose lost throughput the 6× price still pays for (at 3 streams a replica emits 5.0× fewer
+# tokens per second than at the standard tier's 33; at 2, 7.1×). A stream then runs 2.18× the
+# standard tier's speed; only one stream per replica reaches Anthropic's "up to 2.5×" (2.52×, at 13×
+# fewer tokens per replica-second, which the price does not pay for).
 _FAST_TIER = Tier(name="fast", priority=1, batch_cap=3, price_multiplier=6.0, as_of="2026-02")
 
 _SLOW_TIER = Tier(name="slow", priority=-1, batch_cap=128, price_multiplier=0.5, as_of="2026-02")
@@ -95,7 +95,7 @@ _SLOW_TIER = Tier(name="slow", priority=-1, batch_cap=128, price_multiplier=0.5,
 _FRONTIER_STANDARD_BATCH = 33
 """Assumption: streams per replica at the standard tier's typical load: the KV cap of the layout at
 96k-token contexts (each data-parallel attention group holds its own streams' KV beside a copy of the
-always-read weights). Without drafting a stream would run ≈42 tok/s here; the provider cannot batch
+always-read weights). Without drafting a stream would run ≈39 tok/s here; the provider cannot batch
 more at these contexts (docs/serving_validation.md, "The presets")."""
 
 _FRONTIER_PARALLEL = Parallelism(attention_data_parallel=8, expert_parallel=8)
@@ -106,18 +106,20 @@ all-to-all carries its own tokens only."""
 _FRONTIER_PREFILL = Disaggregation(prefill_chips=16)
 """Prefill/decode disaggregation (SGLang, Dynamo, DeepSeek): prompts are prefilled on two other 8-GPU
 nodes and their KV moved over the scale-out network, so decode steps carry no prompt tokens. Two
-nodes (assumption) is the prefill pool that maximizes output tok/s per GPU, both pools counted, at
-the standard tier's load of agent requests (9.6k new tokens in, 213 out, on a cached 96k context:
-one node queues prompts for ≈3 s, three leave GPUs idle); time to first token under that load is then
-1.46 s against 1.18 s for a prompt alone (``speedtrap.serving.consistency``)."""
+nodes (assumption) is the smallest prefill pool that does not queue prompts at the standard tier's
+load of agent requests (9.6k new tokens in, 213 out, on a cached 96k context): one node would give
+more output tok/s per GPU, both pools counted (69.9 against 62.0), but first tokens after 2.9 s;
+three leave GPUs idle for no faster first token. Time to first token under that load is 1.32 s
+against 1.18 s for a prompt alone (``speedtrap.serving.consistency``; 2026-11-27 fit)."""
 
 _FRONTIER_DRAFTING = SpeculativeDecoding(acceptance_rate=0.65, draft_tokens=3)
 """Assumption: the fleet drafts tokens, γ 3 with a draft step 10% of a target step (SpeculativeDecoding's
 defaults), at an acceptance rate α of 0.65 — inside the 0.6–0.8 reported for draft models on code and
-chosen so that the standard tier runs at Opus 4.6's measured 65–68 tok/s at its full load (α 0.7
-gives 72). Frontier providers do not publish whether or how they draft; DeepSeek-V3's multi-token
+chosen (on the 2026-11-26 fit) so that the standard tier ran at Opus 4.6's measured 65–68 tok/s at
+its full load; on the 2026-11-27 fit it gives 62.3 tok/s (α 0.7: 67.2), kept rather than retuned to
+the target. Frontier providers do not publish whether or how they draft; DeepSeek-V3's multi-token
 prediction accepts 85–90% of its one drafted token (DeepSeek-V3 report §5.4.3). Without drafting the
-two tiers would run 41.9 and 83.1 tok/s (1.98×)."""
+two tiers would run 39.2 and 83.1 tok/s (2.12×)."""
 
 _FLEET_REPLICAS = 4
 """Assumption: replicas serving the simulated team (each also serves other customers)."""
