@@ -1,7 +1,7 @@
 """How much of the gap does each input explain? Sobol' indices through a Gaussian-process emulator.
 
-``python experiments/emulated_sobol.py [--quick] [--points 256] [--replications 1] [--bootstrap 30]
-[--direct N] [--executor processes] [--workers N]``
+``python experiments/emulated_sobol.py [--quick] [--claims] [--points 256] [--replications 1]
+[--bootstrap 30] [--direct N] [--executor processes] [--workers N]``
 
 A direct Sobol' study of experiments/sweeps/sensitivity.toml needs 1,280 points × 2 replications
 (≈6.4 CPU-hours here). This runs ``--points`` points of a scrambled Sobol' sequence over the same
@@ -23,6 +23,12 @@ the two intervals overlap, ``direct-n<N>.png`` (emulated against direct, per gap
 ``direct-n<N>-convergence.csv`` (the direct study from its first N/2 base samples against all N:
 widest half-width at each size and the largest change of an index, per gap). ``--quick``
 uses the file's quick variant (seconds; the indices from it mean nothing).
+
+``--claims``: the claims study's outcomes instead (``speedtrap.experiments.claim_gaps.claim_gaps``:
+each call runs the point on gpu-batched, gpu-fast, wafer-distilled and by hand, and returns the gaps
+between the backends and between each backend and no AI), over the same inputs, stored under
+``<results-dir>/claims-<name>-emulator-n<points>/`` and written to ``<results-dir>/emulated-sobol-claims/``
+(``-claims-quick/``); the screening check does not apply.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ import pandas as pd
 from speedtrap.analysis.emulator import DEFAULT_BOOTSTRAP, DEFAULT_SOBOL_N
 from speedtrap.config.experiment import Experiment
 from speedtrap.experiments.canonical import EXPERIMENTS_DIR
+from speedtrap.experiments.claim_gaps import CLAIM_OUTCOMES, claim_gaps
 from speedtrap.experiments.sensitivity import (
     DEFAULT_TRAINING_RUNS,
     SCREENING_OUTCOMES,
@@ -67,6 +74,11 @@ QUICK = {"points": 16, "bootstrap": 4, "sobol_n": 512}
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the file's quick variant (a smoke run)")
+    parser.add_argument(
+        "--claims",
+        action="store_true",
+        help="the claims study's gaps (each backend against gpu-batched and against no AI)",
+    )
     parser.add_argument(
         "--points",
         type=int,
@@ -113,6 +125,13 @@ def main(argv: list[str] | None = None) -> int:
 
     full = Experiment.from_toml(EXPERIMENTS_DIR / "sweeps" / "sensitivity.toml")
     base = full.quick_variant() if args.quick else full
+    if args.claims:
+        model, outcomes, runs_per_call, what = claim_gaps, CLAIM_OUTCOMES, 4, "the claims' gaps"
+        base = base.model_copy(update={"name": f"claims-{base.name}"})
+    else:
+        model, outcomes, runs_per_call = productivity_gap, SCREENING_OUTCOMES, 2
+        what = "wafer-distilled − gpu-batched"
+    titles = {name: f"gap in {title}" for name, (title, _, _) in outcomes.items()}
     data = base.model_dump(mode="python")
     data.update(scenario=base.scenario, replications=args.replications)
     spec = Experiment.model_validate(data)
@@ -121,13 +140,13 @@ def main(argv: list[str] | None = None) -> int:
     runs = n * spec.replications
     print(
         f"Emulated Sobol' indices of {d} inputs: {n} points × {spec.replications} replication(s) = {runs} "
-        f"calls of productivity_gap (each two runs of {spec.scenario.developer_days:g} developer-days); "
-        f"executor {executor}",
+        f"calls of {model.__name__} (each {runs_per_call} runs of {spec.scenario.developer_days:g} "
+        f"developer-days); executor {executor}",
         flush=True,
     )
-    runs_of_gaps = {  # how every study here runs: the gaps of productivity_gap, stored in results-dir
-        "model": productivity_gap,
-        "outcome": list(SCREENING_OUTCOMES),
+    runs_of_gaps = {  # how every study here runs: the model's gaps, stored in results-dir
+        "model": model,
+        "outcome": list(outcomes),
         "executor": executor,
         "workers": args.workers,
         "results_dir": args.results_dir,
@@ -145,7 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     diagnostics = result.diagnostics.copy()
     diagnostics["q2_morris"] = float("nan")
     screening_runs = args.results_dir / f"{base.name}-morris-n{SCREENING_TRAJECTORIES}"
-    if screening_runs.is_dir():  # the screening's stored runs: resumed, nothing is rerun if complete
+    if (
+        not args.claims and screening_runs.is_dir()
+    ):  # the screening's stored runs: resumed, nothing is rerun if complete
         print(f"Checking the emulators against the screening's runs in {screening_runs}", flush=True)
         check = run_morris(base, SCREENING_TRAJECTORIES, **runs_of_gaps, progress=False)
         for outcome, q2 in external_q2(spec, result, check).items():
@@ -153,7 +174,9 @@ def main(argv: list[str] | None = None) -> int:
                 (diagnostics["outcome"] == outcome) & (diagnostics["n_train"] == n), "q2_morris"
             ] = q2
 
-    out = args.results_dir / ("emulated-sobol-quick" if args.quick else "emulated-sobol")
+    out = args.results_dir / (
+        "emulated-sobol" + ("-claims" if args.claims else "") + ("-quick" if args.quick else "")
+    )
     out.mkdir(parents=True, exist_ok=True)
     labels = {f.path: factor_label(f.path) for f in spec.factors}
     if args.direct is not None:
@@ -182,44 +205,57 @@ def main(argv: list[str] | None = None) -> int:
             moved.to_csv(out / f"direct-n{args.direct}-convergence.csv", index=False)
             for row in moved.itertuples():
                 print(
-                    f"Direct study, {args.direct // 2} → {args.direct} base samples, gap in "
-                    f"{SCREENING_OUTCOMES[str(row.outcome)][0]}: widest 95% half-width "
+                    f"Direct study, {args.direct // 2} → {args.direct} base samples, "
+                    f"{titles[str(row.outcome)]}: widest 95% half-width "
                     f"{100 * row.widest_conf_smaller:.1f} → {100 * row.widest_conf_larger:.1f} pp, "
                     f"largest change of an index {100 * row.max_change:.1f} pp."
                 )
-        fig, axes = plt.subplots(2, 2, figsize=(12, 11), layout="constrained")
-        for ax, (outcome, (title, _, _)) in zip(axes.flat, SCREENING_OUTCOMES.items(), strict=True):
-            plot_emulator_check(both, ax, outcome=outcome, labels=labels, title=f"gap in {title}")
+        fig, axes = _grid(len(outcomes), (6, 5.5))
+        for ax, outcome in zip(axes, outcomes, strict=False):
+            plot_emulator_check(both, ax, outcome=outcome, labels=labels, title=titles[outcome])
         fig.suptitle(
             f"Emulated ({runs} runs) against direct Sobol' indices ({args.direct} base samples, "
-            f"{direct_calls} calls): wafer-distilled − gpu-batched"
+            f"{direct_calls} calls): {what}"
         )
         fig.savefig(out / f"direct-n{args.direct}.png", dpi=110)
         plt.close(fig)
     result.indices.to_csv(out / "indices.csv", index=False)
     diagnostics.to_csv(out / "diagnostics.csv", index=False)
 
-    fig, axes = plt.subplots(2, 2, figsize=(13, 9.5), layout="constrained")
+    fig, axes = _grid(len(outcomes), (7.5, 4.75))
     shown = result.indices[result.indices["n_train"] == n]
     by_size = diagnostics.set_index(["outcome", "n_train"])
-    for ax, (outcome, (title, _, _)) in zip(axes.flat, SCREENING_OUTCOMES.items(), strict=True):
+    for ax, outcome in zip(axes, outcomes, strict=False):
         q2 = by_size.loc[(outcome, n), "q2"]
         plot_sensitivity(
-            shown, ax, outcome=outcome, labels=labels, title=f"gap in {title} (held-out Q² {q2:.2f})"
+            shown, ax, outcome=outcome, labels=labels, title=f"{titles[outcome]}\n(held-out Q² {q2:.2f})"
         )
-    fig.suptitle(f"wafer-distilled − gpu-batched: Sobol' indices of a GP emulator fitted to {runs} runs")
+    fig.suptitle(f"{what}: Sobol' indices of a GP emulator fitted to {runs} runs")
     fig.savefig(out / "emulated_sobol.png", dpi=110)
 
     with pd.option_context("display.width", 160, "display.max_columns", 12):
         print(diagnostics.round(4).to_string(index=False))
         print(result.indices.round(3).to_string(index=False))
-    for outcome, (title, _, _) in SCREENING_OUTCOMES.items():
+    for outcome, (title, _, _) in outcomes.items():
         print(emulated_finding(result, outcome, title=title))
     if args.quick:
         print(f"Quick variant ({n} points): a smoke run, the indices mean nothing.")
     print(f"{runs} calls and the emulators in {wall_s / 60:.1f} min wall ({executor}).")
     print(f"Wrote {out / 'indices.csv'}, {out / 'diagnostics.csv'}, {out / 'emulated_sobol.png'}")
     return 0
+
+
+def _grid(panels: int, size: tuple[float, float]) -> tuple[plt.Figure, list[plt.Axes]]:
+    """A figure of two columns with room for ``panels`` axes (``size``: inches per panel); the
+    unused ones are hidden."""
+    rows = (panels + 1) // 2
+    fig, axes = plt.subplots(
+        rows, 2, figsize=(2 * size[0], rows * size[1]), layout="constrained", squeeze=False
+    )
+    flat = list(axes.flat)
+    for ax in flat[panels:]:
+        ax.set_visible(False)
+    return fig, flat[:panels]
 
 
 if __name__ == "__main__":  # the processes executor starts fresh interpreters that import this file

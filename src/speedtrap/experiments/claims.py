@@ -15,7 +15,8 @@ result and the wall time.
 one column per scenario path (the format of the calibration's ``ensemble.csv``) — is passed as
 ``ensemble``: the defaults are then run under each member too (``<name>-ensemble/``) and every
 verdict carries the members' 2.5–97.5 percentile interval. Without one the slot says so (the stored
-ensemble is not used for verdicts: no parameter set in it is accepted by every target). Member
+ensemble is not the default here yet: the defaults' seed interval is computed on the scenario's own
+parameter set, docs/claims.md). Member
 columns naming no field of a claim's scenario are left out for that claim (noted in its result).
 """
 
