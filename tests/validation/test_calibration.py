@@ -30,8 +30,8 @@ def test_gpu_batched_streams_at_about_65_tok_s() -> None:
 @pytest.mark.xfail(
     strict=True,
     reason="measured: 135.9 against 62.3 tok/s per stream, 2.18×. A cap the 6× price pays for (3 streams "
-    "per replica: 5.0× fewer tokens per replica-second than at 33; at 2, 7.1×) gives 2.18× (config/presets.py); "
-    "only one stream per replica reaches 2.52×, which the price does not pay for",
+    "per replica: 5.0× fewer tokens per replica-second than at 33; at 2, 7.1×) gives 2.18× "
+    "(config/presets.py); only one stream per replica reaches 2.52×, which the price does not pay for",
 )
 def test_gpu_fast_is_about_2_5x_per_stream() -> None:
     # Anthropic fast mode: up to 2.5× output tok/s (≈65 → ≈163–170)

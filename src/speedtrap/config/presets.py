@@ -31,9 +31,9 @@ catalogue hardware the old layout (tensor parallel over 8 GPUs, prompts in the d
 stream at most ≈76 tok/s, so neither ≈65 nor 2.5× is reachable that way. What a provider has to do
 to serve ≈65 tok/s to agent requests — keep prompts out of the decode steps, spread attention
 data-parallel, draft tokens — is now the preset's configuration (docs/serving_validation.md, "The
-presets"). Without drafting (fitted terms only) the two tiers
-would run 39.2 and 83.1 tok/s (2.12×; 2026-11-27 fit): the ratio rests on the fitted physics, the absolute speeds
-on the assumed acceptance rate.
+presets"). Without drafting (fitted terms only) the two tiers would run 39.2 and 83.1 tok/s (2.12×;
+2026-11-27 fit): the ratio rests on the fitted physics, the absolute speeds on the assumed
+acceptance rate.
 """
 
 from __future__ import annotations
