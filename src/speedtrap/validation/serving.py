@@ -36,7 +36,7 @@ import pandas as pd
 from speedtrap.config.catalog import hardware_preset
 from speedtrap.config.hardware import FITTED_FIT_DATE, FITTED_ROWS
 from speedtrap.serving.pareto import load_at_interactivity, load_at_throughput
-from speedtrap.validation.serving_fit import METRICS, Factors, fit_factors, load_of, physics_of, ttft_of
+from speedtrap.validation.serving_fit import METRICS, Factors, fit_factors, load_metrics, load_of, physics_of
 from speedtrap.validation.serving_table import load_measurements, measured, row_spec, ttft_is_median
 
 __all__ = [
@@ -102,11 +102,7 @@ def compare_rows(table: pd.DataFrame, factors: Factors, fit: str) -> list[dict[s
                 )
             )
         load = load_of(physics, spec, spec.concurrency)
-        predicted = {
-            "tok_s_per_user": load.tok_s_per_user,
-            "tok_s_per_gpu": load.tok_s_per_chip,
-            "ttft_s": ttft_of(load, ttft_is_median(row)),
-        }
+        predicted = load_metrics(load, ttft_is_median(row))
         for metric in METRICS:
             if math.isnan(truth[metric]):
                 continue

@@ -18,7 +18,7 @@ each predicted at the row's concurrency (:func:`predict_at_concurrency`).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -57,12 +57,11 @@ __all__ = [
     "Factors",
     "factors_of_fit",
     "fit_factors",
+    "load_metrics",
     "log_errors",
     "physics_of",
     "predict_at_concurrency",
     "prepare_rows",
-    "residuals",
-    "ttft_of",
 ]
 
 METRICS = ("tok_s_per_user", "tok_s_per_gpu", "ttft_s")
@@ -88,10 +87,11 @@ soft 0.5   38% (345%)           24% (189%)           37% (202%)
 =========  ===================  ===================  ============
 
 Scales 0.1–0.5 move no held-out median by more than 2 points and the fitted factors by at most 8%
-(wafer layer latency 13.8–14.9 µs); the plain (linear) loss is worse everywhere and lets one row
-(nim-l33-70b-tp2-500-2k-c1, a 4.3-s median TTFT) pull the NVIDIA factors (η_mem to its bound 1.0, wafer
-layer latency 20.8 µs). 0.25 (log 1.28, the order of the acceptance targets) has the lowest per-GPU
-median."""
+(wafer layer latency 13.8–14.9 µs); the plain (linear) loss is worse everywhere and lets single rows
+pull the factors: a 4.3-s median TTFT (ix-gptoss-h200-trt-8k1k) takes NVIDIA η_mem to its bound 1.0,
+and Cerebras' 0.24-s first token for Llama 3.1 405B (predicted at ≈1% of it) raises the wafer layer
+latency to 20.8 µs (docs/serving_validation.md). 0.25 (log 1.28, the order of the acceptance
+targets) has the lowest per-GPU median."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,13 +117,6 @@ class Factors:
     wafer_hop_s: float = FITTED_WAFER_HOP_S
     lpu_layer_s: float = FITTED_LPU_LAYER_S
     lpu_hop_s: float = FITTED_LPU_HOP_S
-
-    def as_vector(self) -> NDArray[np.float64]:
-        return np.array(list(asdict(self).values()), dtype=float)
-
-    @classmethod
-    def from_vector(cls, values: Any) -> Factors:
-        return cls(*(float(v) for v in values))
 
     @classmethod
     def names(cls) -> list[str]:
@@ -240,18 +233,17 @@ def predict_at_concurrency(row: Any, factors: Factors | None = None) -> dict[str
     hardware = factors.apply(hardware_preset(str(row.hardware)))
     spec = row_spec(row, hardware)
     load = load_of(physics_of(spec), spec, spec.concurrency)
+    return {**load_metrics(load, ttft_is_median(row)), "chips": float(spec.chips), "batch": load.decoding}
+
+
+def load_metrics(load: SteadyLoad, ttft_median: bool) -> dict[str, float]:
+    """The load's figures of :data:`METRICS`, its time to first token in the row's statistic: the median
+    (``ttft_median``) or the mean."""
     return {
         "tok_s_per_user": load.tok_s_per_user,
         "tok_s_per_gpu": load.tok_s_per_chip,
-        "ttft_s": ttft_of(load, ttft_is_median(row)),
-        "chips": float(spec.chips),
-        "batch": load.decoding,
+        "ttft_s": load.ttft_median_s if ttft_median else load.ttft_s,
     }
-
-
-def ttft_of(load: SteadyLoad, median: bool) -> float:
-    """The load's time to first token in the row's statistic: the median, or the mean."""
-    return load.ttft_median_s if median else load.ttft_s
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,18 +272,9 @@ def log_errors(factors: Factors, prepared: list[_Prepared]) -> NDArray[np.float6
             hardware[name] = factors.apply(item.spec.hardware)
         spec = replace(item.spec, hardware=hardware[name])
         load = load_of(physics_of(spec), spec, spec.concurrency)
-        predicted = {
-            "tok_s_per_user": load.tok_s_per_user,
-            "tok_s_per_gpu": load.tok_s_per_chip,
-            "ttft_s": ttft_of(load, item.ttft_median),
-        }
+        predicted = load_metrics(load, item.ttft_median)
         out.extend(math.log(max(predicted[metric], 1e-12) / value) for metric, value in item.truth)
     return np.array(out, dtype=float)
-
-
-def residuals(vector: NDArray[np.float64], table: pd.DataFrame, /) -> NDArray[np.float64]:
-    """Log errors of every measured figure of ``table`` at the factors ``vector``."""
-    return log_errors(Factors.from_vector(vector), prepare_rows(table))
 
 
 def fit_factors(table: pd.DataFrame) -> Factors:
