@@ -5,26 +5,35 @@ arm × seed, with the columns ``sample`` (0: the defaults, the base scenario its
 Latin-hypercube samples of the levers and uncertainties), ``arm`` (0: the baseline), ``seed``, one
 column per sampled path and one per outcome.
 
+**The defaults.** With the defaults' runs under the members of a calibrated ensemble
+(``ensemble_runs``: the same layout, ``sample`` numbering the members, each member on the claim's
+seeds) the defaults *are* the ensemble: the effect is the mean over members and seeds, with the two
+95% intervals every comparison prints (:func:`speedtrap.analysis.intervals.two_intervals`, a
+one-way random-effects split): **seed noise** on the ensemble's mean, and **behavioural
+uncertainty**, the prediction interval for the effect under a member drawn from the ensemble.
+The samples s ≥ 1 are then paired with members, and there is no sample 0. Without an ensemble the
+defaults are sample 0, the scenario file's own parameter set (``scenario_file`` too), and the
+behavioural slot says so (:data:`NO_ENSEMBLE`).
+
 **Per test and arm** (a *part* of the claim):
 
 1. The statistic per seed: arm − baseline (``difference``), arm / baseline (``ratio``) — paired on
-   the seed, so common random numbers cancel — or the arm's own value (``level``, judged for every
-   arm, the baseline included).
-2. **At the defaults**: its mean over the seeds with a Student-t 95% interval (seed noise). The part
-   *holds* there when the whole interval lies in the test's region, *fails* when none of it does, and
-   is *unresolved* otherwise.
+   the seed (and member), so common random numbers cancel — or the arm's own value (``level``,
+   judged for every arm, the baseline included).
+2. **At the defaults**: the part *holds* when the seed interval lies in the test's region, *fails*
+   when none of it does, and is *unresolved* otherwise (``at_defaults``); the behavioural interval
+   is placed the same way (``across_members``).
 3. **Over the samples**: the statistic's mean over the seeds at each sample, and whether it lies in
    the region. The cases of interest are the samples that disagree with the defaults (where it fails
    if it holds at the defaults, and the other way round; where it holds when unresolved). PRIM finds
    the box of inputs that holds them, and a depth-limited CART tree cross-checks it
    (:mod:`speedtrap.analysis.scenario_discovery`).
-4. **Verdict**: ``true`` when the part holds at the defaults and no flip box counts; ``false`` when it
-   fails at the defaults and no flip box counts; ``depends`` otherwise. A flip box counts when it
-   holds at least :data:`MIN_FLIP_COVERAGE` of the flip cases, at least :data:`MIN_FLIP_DENSITY` of its
-   samples are flip cases, and it holds at least :data:`MIN_FLIP_SAMPLES` of them.
-5. **Behavioural uncertainty**: with runs of the defaults under each member of a calibrated ensemble
-   (the same layout, ``sample`` numbering the members), the 2.5–97.5 percentiles of the members'
-   means; without one, the slot says so (:data:`NO_ENSEMBLE`).
+4. **Verdict**: ``true`` when the part holds at the defaults, across the members (when there are
+   members) and no flip box counts; ``false`` when it fails at the defaults and across the members
+   and no flip box counts; ``depends`` otherwise, with ``depends_on`` saying on what (seed noise,
+   the calibrated behaviour, the sampled assumptions). A flip box counts when it holds at least
+   :data:`MIN_FLIP_COVERAGE` of the flip cases, at least :data:`MIN_FLIP_DENSITY` of its samples are
+   flip cases, and it holds at least :data:`MIN_FLIP_SAMPLES` of them.
 
 **The claim's verdict** (``combine = "all"``): ``false`` when any part is false, else ``depends`` when
 any part depends, else ``true``. With ``combine = "each"`` the same rule is applied to each arm's
@@ -44,12 +53,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from speedtrap.analysis.intervals import two_intervals
 from speedtrap.analysis.scenario_discovery import Box, box_agreement, cart_box, prim_box
 from speedtrap.analysis.statistics import ci_caveat, mean_ci
 from speedtrap.config.claim import ClaimSpec, ClaimTest
 
 SAMPLE, ARM = "sample", "arm"
-"""Columns of a claim's runs: the design sample (0: the defaults) and the arm (0: the baseline)."""
+"""Columns of a claim's runs: the design sample (0: the scenario file's own set; in the defaults'
+runs under an ensemble, the member) and the arm (0: the baseline)."""
 MIN_FLIP_COVERAGE = 0.2
 """A flip box must hold at least this share of the samples that disagree with the defaults."""
 MIN_FLIP_DENSITY = 0.5
@@ -57,13 +68,13 @@ MIN_FLIP_DENSITY = 0.5
 MIN_FLIP_SAMPLES = 2
 """… and hold at least this many of them (one sample is not a region)."""
 NO_ENSEMBLE = (
-    "not available: no ensemble given (--ensemble FILE); verdicts do not use the stored one, "
-    "which no target set accepts as a whole"
+    "not available: the scenario's own single parameter set (--single), not the calibrated ensemble"
 )
 """The behavioural-uncertainty slot of a verdict without a calibrated ensemble."""
 VERDICTS = ("true", "false", "depends")
 RULE = (
-    f"true/false: the 95% interval at the defaults lies inside/outside the region and no box of the "
+    f"true/false: the 95% seed interval at the defaults and the behavioural interval over the "
+    f"calibrated ensemble lie inside/outside the region and no box of the "
     f"sampled inputs holding ≥ {MIN_FLIP_COVERAGE:g} of the disagreeing samples (density ≥ "
     f"{MIN_FLIP_DENSITY:g}, ≥ {MIN_FLIP_SAMPLES} samples) flips it; depends otherwise"
 )
@@ -99,9 +110,14 @@ class Part:
     bounds: list[float]
     arm: str
     verdict: str
+    depends_on: list[str]
     at_defaults: str
+    across_members: str | None
     defaults: Effect
     behavioural: dict[str, Any]
+    scenario_file: Effect | None
+    """The effect on the scenario file's own parameter set (sample 0), where it was run (without an
+    ensemble: the same as ``defaults``)."""
     samples: int
     holds_share: float
     flip_what: str | None
@@ -177,22 +193,28 @@ def statistic_values(runs: pd.DataFrame, test: ClaimTest, arm: int) -> pd.DataFr
     return pd.DataFrame({SAMPLE: pairs[SAMPLE], "seed": pairs["seed"], "value": value})
 
 
-def behavioural_interval(values: pd.DataFrame | None) -> dict[str, Any]:
-    """The members' spread of the statistic at the defaults (``values``: per member and seed, as
-    :func:`statistic_values` gives them), or the :data:`NO_ENSEMBLE` slot."""
-    if values is None:
-        return {"available": False, "note": NO_ENSEMBLE}
-    means = values.groupby(SAMPLE)["value"].mean().dropna()
-    if means.empty:
-        return {"available": False, "note": "the ensemble's runs gave no value"}
-    low, high = np.percentile(means.to_numpy(), [2.5, 97.5])
-    return {
+def defaults_effect(values: pd.DataFrame, members: bool) -> tuple[Effect, dict[str, Any]]:
+    """The statistic at the defaults (``values`` per sample and seed, :func:`statistic_values`): with
+    ``members`` (``sample`` numbering the members) the ensemble's mean with its seed interval, and the
+    behavioural interval (module docstring); without, the mean over seeds with its Student-t interval
+    and the :data:`NO_ENSEMBLE` slot."""
+    if not members:
+        return effect(values["value"]), {"available": False, "note": NO_ENSEMBLE}
+    two = two_intervals(values["value"].to_numpy(dtype=float), values[SAMPLE].to_numpy())
+    seed_caveat = ci_caveat(two.n, two.seed_low, two.seed_high)
+    found = Effect(two.mean, two.seed_low, two.seed_high, two.n, seed_caveat)
+    if two.members < 2:
+        return found, {"available": False, "note": "one member gave a value: no behavioural interval"}
+    return found, {
         "available": True,
-        "members": int(means.size),
-        "mean": float(means.mean()),
-        "low": float(low),
-        "high": float(high),
-        "note": "2.5–97.5 percentiles of the members' means at the defaults",
+        "members": two.members,
+        "mean": two.mean,
+        "low": two.behaviour_low,
+        "high": two.behaviour_high,
+        "dominant": two.dominant,
+        "note": "95% prediction interval for the effect under a member of the calibrated ensemble "
+        "(random effects over members × seeds, docs/intervals.md)",
+        "caveats": list(two.notes),
     }
 
 
@@ -222,8 +244,18 @@ def judge_part(
     """The verdict of ``test`` on ``arm`` from the claim's ``runs`` (module docstring)."""
     region = test.region()
     values = statistic_values(runs, test, arm)
-    found = effect(values.loc[values[SAMPLE] == 0, "value"])
+    file_runs = values[values[SAMPLE] == 0]
+    file_set = effect(file_runs["value"]) if len(file_runs) else None
+    if ensemble_runs is None:
+        found, behavioural = defaults_effect(file_runs, members=False)
+    else:
+        found, behavioural = defaults_effect(statistic_values(ensemble_runs, test, arm), members=True)
     status = at_defaults(found, region)
+    across = (
+        at_defaults(Effect(behavioural["mean"], behavioural["low"], behavioural["high"], 0, None), region)
+        if behavioural["available"]
+        else None
+    )
     sampled = values[values[SAMPLE] > 0].groupby(SAMPLE)["value"].mean()
     holds = np.array([in_region(v, region) for v in sampled.to_numpy()], dtype=bool)
     inputs = (
@@ -240,15 +272,17 @@ def judge_part(
     labels = claim.labels()
     prim, cart = _boxes(x, cases)
     flips = _counts(prim)
-    if status == "holds" and not flips:
-        verdict = "true"
-    elif status == "fails" and not flips:
-        verdict = "false"
+    depends_on = []
+    if status == "unresolved":
+        depends_on.append("seed noise at the defaults")
+    if across is not None and across != status:
+        depends_on.append("the calibrated behaviour (the members disagree)")
+    if flips:
+        depends_on.append("the sampled assumptions (a flip box)")
+    if not depends_on and status in ("holds", "fails"):
+        verdict = "true" if status == "holds" else "false"
     else:
         verdict = "depends"
-    behavioural = behavioural_interval(
-        None if ensemble_runs is None else statistic_values(ensemble_runs, test, arm)
-    )
     return Part(
         test=test.label or f"{test.statistic} of {test.outcome} {test.holds} {test.bounds}",
         outcome=test.outcome,
@@ -257,9 +291,12 @@ def judge_part(
         bounds=list(test.bounds),
         arm=claim.compare.labels[arm],
         verdict=verdict,
+        depends_on=depends_on,
         at_defaults=status,
+        across_members=across,
         defaults=found,
         behavioural=behavioural,
+        scenario_file=file_set,
         samples=len(sampled),
         holds_share=float(holds.mean()) if len(holds) else math.nan,
         flip_what=what if prim is not None else None,
@@ -311,19 +348,14 @@ def judge_claim(
         distinct = set(arm_verdicts.values())
         verdict = distinct.pop() if len(distinct) == 1 else "depends"
     reported = []
+    defaults = runs[runs[SAMPLE] == 0] if ensemble_runs is None else ensemble_runs
     for outcome in claim.report:
         test = ClaimTest(outcome=outcome, statistic="difference", holds="above", bounds=[0.0])
-        base = runs[(runs[ARM] == 0) & (runs[SAMPLE] == 0)][outcome]
+        base = defaults[defaults[ARM] == 0][outcome]
         for arm in range(1, len(claim.compare.values)):
-            values = statistic_values(runs, test, arm)
-            reported.append(
-                Reported(
-                    outcome,
-                    claim.compare.labels[arm],
-                    float(base.mean()),
-                    effect(values.loc[values[SAMPLE] == 0, "value"]),
-                )
-            )
+            values = statistic_values(defaults, test, arm)
+            found, _ = defaults_effect(values, members=ensemble_runs is not None)
+            reported.append(Reported(outcome, claim.compare.labels[arm], float(base.mean()), found))
     return ClaimResult(
         name=claim.name,
         statement=claim.statement,
@@ -332,7 +364,7 @@ def judge_claim(
         parts=parts,
         reported=reported,
         runs=len(runs),
-        samples=int(runs[SAMPLE].nunique()) - 1,
+        samples=int((runs[SAMPLE].unique() > 0).sum()),
     )
 
 
@@ -350,7 +382,7 @@ __all__ = [
     "Part",
     "Reported",
     "at_defaults",
-    "behavioural_interval",
+    "defaults_effect",
     "combine",
     "effect",
     "judge_claim",

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
+from speedtrap.cli.behaviour import EnsembleOption, SingleOption
 from speedtrap.cli.common import (
     JSON_SCHEMA_VERSION,
     ExecutorOption,
@@ -21,6 +22,12 @@ from speedtrap.cli.common import (
     print_json,
 )
 from speedtrap.provenance import provenance
+
+DEFAULT_MEMBERS = 10
+"""Members of the calibrated ensemble the defaults run under, each on the claim's seeds: ten gives
+the behavioural interval nine degrees of freedom (t = 2.26) at a tenth of the stored ensemble's runs."""
+QUICK_MEMBERS = 2
+"""… with --quick: the fewest that give a behavioural interval (a rough one, and flagged as such)."""
 
 
 def claims(
@@ -36,34 +43,30 @@ def claims(
     results_dir: Annotated[
         Path, typer.Option("--results-dir", help="Each claim's runs and claim.json go to DIR/<name>/.")
     ] = Path("results"),
-    ensemble: Annotated[
-        Path | None,
-        typer.Option(
-            "--ensemble",
-            help="A calibrated ensemble (CSV: member, then one column per scenario path): fills each "
-            "verdict's behavioural-uncertainty interval.",
-        ),
-    ] = None,
+    ensemble: EnsembleOption = None,
+    single: SingleOption = False,
     members: Annotated[
         int | None,
         typer.Option(
             "--members",
             min=1,
-            help="With --ensemble: run the defaults under K of its members, evenly spaced through the "
-            "file as compare chooses them (default: every member).",
+            help=f"Run the defaults under K members of the ensemble, evenly spaced through the file as "
+            f"compare chooses them (default {DEFAULT_MEMBERS}; {QUICK_MEMBERS} with --quick).",
         ),
     ] = None,
     json_out: JsonOption = False,
 ) -> None:
     """Run every claim (or those given with --only) and print its verdict — true, false or depends, by
-    the rule printed with it — with the effect at the defaults and its 95% seed interval, the
-    behavioural-uncertainty interval (with --ensemble; --members K runs K of its members), and the
-    PRIM box of assumptions in which it flips, cross-checked by a CART tree. Runs are stored as they
-    finish: run the same command again to resume. The wall time is printed.
+    the rule printed with it — with the effect at the calibrated defaults and its two 95% intervals,
+    seed noise and behavioural uncertainty, and the PRIM box of assumptions in which it flips,
+    cross-checked by a CART tree. The defaults are K members of the stored calibrated ensemble × the
+    claim's seeds (--members K; --ensemble FILE another ensemble; --single the scenario's own
+    parameter set, no behavioural interval), and each Latin-hypercube sample is paired with a member.
+    Runs are stored as they finish: run the same command again to resume. The wall time is printed.
 
     JSON (--json): {"schema_version", "quick", "wall_s", "claims": [each claim.json: name, statement,
-    verdict, arm_verdicts, parts (test, arm, verdict, at_defaults, defaults {mean, ci_low, ci_high, n,
-    caveat}, behavioural, samples, holds_share, flip, flip_words, cart, cart_words, agreement),
+    verdict, arm_verdicts, parts (test, arm, verdict, depends_on, at_defaults, across_members, defaults
+    {mean, ci_low, ci_high, n, caveat}, behavioural, scenario_file, samples, holds_share, flip, flip_words, cart, cart_words, agreement),
     reported, runs, samples, rule, notes, wall_s, command]}, "provenance"}."""
     from speedtrap.experiments import StoreMismatchError
     from speedtrap.experiments.claims import (
@@ -74,6 +77,7 @@ def claims(
         run_claim,
         select_members,
     )
+    from speedtrap.experiments.ensemble import default_ensemble_path
     from speedtrap.experiments.executors import EXECUTOR_KINDS
 
     start = time.monotonic()
@@ -85,9 +89,14 @@ def claims(
         from speedtrap.experiments.claims import claim_names
 
         specs = [load_claim(name) for name in (only or claim_names())]
-        if members is not None and ensemble is None:
-            raise ValueError("--members needs --ensemble (the ensemble whose members to run)")
-        chosen = select_members(read_ensemble(ensemble), members) if ensemble is not None else None
+        chosen = None
+        if single and (ensemble is not None or members is not None):
+            raise ValueError("--single runs the scenario's own parameter set: drop --ensemble and --members")
+        if not single:
+            path = ensemble if ensemble is not None else default_ensemble_path()
+            count = members if members is not None else (QUICK_MEMBERS if quick else DEFAULT_MEMBERS)
+            frame = read_ensemble(path)
+            chosen = select_members(frame, min(count, len(frame)) if members is None else count)
         payloads = []
         for claim in specs:
             done = run_claim(

@@ -3,21 +3,21 @@
 A claim file ``experiments/claims/<name>.toml`` (:class:`~speedtrap.config.claim.ClaimSpec`) names
 the arms compared (values of one scenario path, the baseline first), the levers and uncertainties
 sampled (with their sources) and the tests. :func:`run_claim` builds its experiment — the arms ×
-the **defaults** (the base scenario) and ``points`` Latin-hypercube samples of the levers and
-uncertainties, every point on the same replication seeds — runs it through
+the defaults and ``points`` Latin-hypercube samples of the levers and uncertainties, every point on the same replication seeds — runs it through
 :func:`~speedtrap.experiments.runner.run_experiment` (stored as it runs under
 ``<results_dir>/<name>/``, resumed when run again, on any executor), and judges it
 (:func:`speedtrap.analysis.claim_verdicts.judge_claim`: effect sizes with paired 95% intervals, the
 verdict by its stated rule, PRIM and CART boxes in words). ``claim.json`` beside the runs records the
 result and the wall time.
 
-**Behavioural uncertainty (the hook).** A calibrated ensemble — a CSV with a ``member`` column and
-one column per scenario path (the format of the calibration's ``ensemble.csv``) — is passed as
-``ensemble``: the defaults are then run under each member too (``<name>-ensemble/``) and every
-verdict carries the members' 2.5–97.5 percentile interval. Without one the slot says so (the stored
-ensemble is not the default here yet: the defaults' seed interval is computed on the scenario's own
-parameter set, docs/claims.md). Member
-columns naming no field of a claim's scenario are left out for that claim (noted in its result).
+**The calibrated defaults.** Given a calibrated ensemble (``ensemble``: a frame with a ``member``
+column and one column per scenario path, :func:`read_ensemble`; ``speedtrap claims`` passes 10
+members of the stored one unless told otherwise), the defaults are the arms run under each member on
+the claim's seeds (``<name>-ensemble/``), and each verdict carries the seed and behavioural intervals
+of that nested design. Each Latin-hypercube sample s ≥ 1 takes member (s − 1) mod K's values for the
+paths the claim does not sample. Member columns naming no field of a claim's scenario are left out for
+that claim (noted in its result). Without an ensemble (``--single``) the defaults are sample 0, the
+scenario file's own parameter set.
 """
 
 from __future__ import annotations
@@ -78,9 +78,13 @@ def load_claim(name: str | Path) -> ClaimSpec:
     return ClaimSpec.from_toml(path)
 
 
-def claim_experiment(claim: ClaimSpec, *, quick: bool = False) -> tuple[Experiment, int]:
+def claim_experiment(
+    claim: ClaimSpec, *, quick: bool = False, applied: Sequence[Mapping[str, Any]] = ()
+) -> tuple[Experiment, int]:
     """The claim's experiment (its quick variant with ``quick``, named ``<name>-quick``) and how many
-    Latin-hypercube samples it takes besides the defaults."""
+    Latin-hypercube samples it takes besides the defaults. With ``applied`` (each ensemble member's
+    overrides, :func:`member_paths`) the member paths the claim does not sample are factors too: the
+    samples are paired with members (:func:`claim_points`)."""
     factors = [
         Factor(path=claim.compare.path, values=claim.compare.values),
         *(f.as_factor() for f in claim.sampled),
@@ -99,7 +103,17 @@ def claim_experiment(claim: ClaimSpec, *, quick: bool = False) -> tuple[Experime
         spec = spec.quick_variant()
         if claim.quick is not None and claim.quick.points is not None:
             samples = claim.quick.points
+    paired = _paired_paths(claim, applied)
+    if paired:
+        extra = [Factor(path=p, values=sorted({o[p] for o in applied})) for p in paired]
+        spec = spec.model_copy(update={"factors": [*spec.factors, *extra]})
     return spec, samples
+
+
+def _paired_paths(claim: ClaimSpec, applied: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The member paths a sample takes from its paired member: those neither compared nor sampled."""
+    own = {claim.compare.path, *(f.path for f in claim.sampled)}
+    return sorted(set().union(*applied) - own) if applied else []
 
 
 def base_value(scenario: Scenario, path: str) -> Any:
@@ -112,23 +126,33 @@ def base_value(scenario: Scenario, path: str) -> Any:
     return node
 
 
-def claim_points(claim: ClaimSpec, spec: Experiment, samples: int) -> pd.DataFrame:
-    """The design: sample 0 (the defaults) and ``samples`` Latin-hypercube samples of the levers and
-    uncertainties (seeded by ``design_seed``), each crossed with every arm; ``point`` = sample × arms
-    + arm."""
+def claim_points(
+    claim: ClaimSpec, spec: Experiment, samples: int, applied: Sequence[Mapping[str, Any]] = ()
+) -> pd.DataFrame:
+    """The design: sample 0 (the defaults: the scenario file's own parameter set) and ``samples``
+    Latin-hypercube samples of the levers and uncertainties (seeded by ``design_seed``), each crossed
+    with every arm; ``point`` = sample × arms + arm. With ``applied`` (the members' overrides) the
+    defaults are the members' own experiment (:func:`claim_tables`), so there is no sample 0, and
+    sample s ≥ 1 takes member (s − 1) mod K's values for every member path the claim does not sample:
+    the samples spread over the calibrated behaviour rather than sit on the file's one set."""
     sampled = claim.sampled
-    rows: list[dict[str, Any]] = [{f.path: base_value(spec.scenario, f.path) for f in sampled}]
+    paired = _paired_paths(claim, applied)
+    rows: dict[int, dict[str, Any]] = {}
+    if not applied:
+        rows[0] = {f.path: base_value(spec.scenario, f.path) for f in sampled}
     if sampled and samples:
         unit = qmc.LatinHypercube(len(sampled), rng=np.random.default_rng(claim.design_seed)).random(samples)
         columns = [f.from_unit(unit[:, j]) for j, f in enumerate(sampled)]
-        rows += [{f.path: columns[j][i] for j, f in enumerate(sampled)} for i in range(samples)]
+        for i in range(samples):
+            rows[i + 1] = {f.path: columns[j][i] for j, f in enumerate(sampled)}
+            rows[i + 1].update({p: applied[i % len(applied)][p] for p in paired})
     arms = claim.compare.values
     design = [
         {"point": s * len(arms) + a, claim.compare.path: value_label(value), **row}
-        for s, row in enumerate(rows)
+        for s, row in rows.items()
         for a, value in enumerate(arms)
     ]
-    return pd.DataFrame(design)[["point", claim.compare.path, *(f.path for f in sampled)]]
+    return pd.DataFrame(design)[["point", claim.compare.path, *(f.path for f in sampled), *paired]]
 
 
 def with_sample_and_arm(table: pd.DataFrame, arms: int) -> pd.DataFrame:
@@ -166,30 +190,37 @@ def select_members(ensemble: pd.DataFrame, count: int | None) -> pd.DataFrame:
     return chosen
 
 
-def _ensemble_runs(
-    claim: ClaimSpec, spec: Experiment, members: pd.DataFrame, run: Callable[..., pd.DataFrame]
-) -> tuple[pd.DataFrame, list[str]]:
-    """The defaults under every member (each arm, the same seeds): runs with ``sample`` = member
-    index, and the member's paths left out, with why (as ``compare`` applies a member:
-    :func:`speedtrap.experiments.ensemble.member_overrides`, the claim's compared path kept)."""
+def member_paths(
+    claim: ClaimSpec, scenario: Scenario, members: pd.DataFrame
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Each member's overrides of ``scenario`` (as ``compare`` applies a member:
+    :func:`speedtrap.experiments.ensemble.member_overrides`, the claim's compared path kept) and the
+    member paths left out, with why."""
     from speedtrap.experiments.ensemble import member_overrides
 
     applied, left = [], {}
     for row in members.drop(columns=MEMBER).to_dict(orient="records"):
-        overrides, out = member_overrides(spec.scenario, row, keep=(claim.compare.path,))
+        overrides, out = member_overrides(scenario, row, keep=(claim.compare.path,))
         applied.append(overrides)
         left.update(out)
-    paths = sorted(set().union(*applied))
-    if not paths:
+    if not set().union(*applied):
         raise ValueError("the ensemble names no field of this claim's scenario")
+    return applied, [f"{p} ({why})" for p, why in sorted(left.items())]
+
+
+def _ensemble_experiment(
+    claim: ClaimSpec, spec: Experiment, applied: Sequence[Mapping[str, Any]]
+) -> tuple[Experiment, pd.DataFrame]:
+    """The defaults under every member (each arm, the claim's seeds): ``<name>-ensemble`` and its
+    points, point = member × arms + arm."""
+    paths = sorted(set().union(*applied))
     factors = [
         Factor(path=claim.compare.path, values=claim.compare.values),
         *(Factor(path=p, values=sorted({o[p] for o in applied})) for p in paths),
     ]
     data = spec.model_dump(mode="python", exclude={"quick"})
     data.update(name=f"{spec.name}-ensemble", scenario=spec.scenario, factors=factors)
-    data["design"] = {"kind": "lhs", "points": len(members), "seed": 0}
-    ensemble_spec = Experiment.model_validate(data)
+    data["design"] = {"kind": "lhs", "points": len(applied), "seed": 0}
     arms = claim.compare.values
     points = pd.DataFrame(
         [
@@ -198,8 +229,29 @@ def _ensemble_runs(
             for a, value in enumerate(arms)
         ]
     )
-    table = run(ensemble_spec, points)
-    return with_sample_and_arm(table, len(arms)), [f"{p} ({why})" for p, why in sorted(left.items())]
+    return Experiment.model_validate(data), points
+
+
+Run = Callable[[Experiment, pd.DataFrame], pd.DataFrame]
+
+
+def claim_tables(
+    claim: ClaimSpec, *, quick: bool, members: pd.DataFrame | None, run: Run
+) -> tuple[pd.DataFrame, pd.DataFrame | None, Experiment, int, list[str]]:
+    """The claim's runs (with ``sample`` and ``arm``), the defaults' runs under each member
+    (``sample`` numbering the members; ``None`` without ``members``), the experiment, its samples
+    besides the defaults, and notes — each experiment through ``run`` (which runs or only reads)."""
+    base, _ = claim_experiment(claim, quick=quick)
+    applied, notes = member_paths(claim, base.scenario, members) if members is not None else ([], [])
+    spec, samples = claim_experiment(claim, quick=quick, applied=applied)
+    arms = len(claim.compare.values)
+    runs = with_sample_and_arm(run(spec, claim_points(claim, spec, samples, applied)), arms)
+    ensemble_runs = None
+    if applied:
+        ensemble_runs = with_sample_and_arm(run(*_ensemble_experiment(claim, spec, applied)), arms)
+    if notes:
+        notes = [f"ensemble values not applied to this claim's scenario: {', '.join(notes)}"]
+    return runs, ensemble_runs, spec, samples, notes
 
 
 @dataclass(frozen=True)
@@ -226,7 +278,6 @@ def run_claim(
 ) -> ClaimRun:
     """Run (or resume) the claim's experiment, judge it and write ``claim.json`` (module docstring)."""
     start = time.monotonic()
-    spec, samples = claim_experiment(claim, quick=quick)
     model = MODELS[claim.model]
 
     def run(experiment: Experiment, points: pd.DataFrame) -> pd.DataFrame:
@@ -241,13 +292,7 @@ def run_claim(
             progress=progress,
         )
 
-    arms = len(claim.compare.values)
-    runs = with_sample_and_arm(run(spec, claim_points(claim, spec, samples)), arms)
-    ensemble_runs, notes = None, []
-    if ensemble is not None:
-        ensemble_runs, skipped = _ensemble_runs(claim, spec, ensemble, run)
-        if skipped:
-            notes.append(f"ensemble values not applied to this claim's scenario: {', '.join(skipped)}")
+    runs, ensemble_runs, spec, samples, notes = claim_tables(claim, quick=quick, members=ensemble, run=run)
     result = judge_claim(claim, runs, ensemble_runs)
     result.notes.extend(notes)
     wall_s = time.monotonic() - start
@@ -255,18 +300,23 @@ def run_claim(
     return ClaimRun(result, runs, spec, samples, wall_s)
 
 
-def stored_runs(claim: ClaimSpec, *, quick: bool, results_dir: str | Path) -> pd.DataFrame:
-    """The claim's stored runs (with ``sample`` and ``arm``), running nothing: ``ValueError`` when
-    some are missing."""
-    spec, samples = claim_experiment(claim, quick=quick)
-    points = claim_points(claim, spec, samples)
-    table = run_experiment(
-        spec, points=points, model=MODELS[claim.model], results_dir=results_dir, progress=False, max_runs=0
-    )
-    expected = len(points) * spec.replications
-    if len(table) != expected:
-        raise ValueError(f"{spec.name}: {len(table)} of {expected} runs stored; run the claim first")
-    return with_sample_and_arm(table, len(claim.compare.values))
+def stored_runs(
+    claim: ClaimSpec, *, quick: bool, results_dir: str | Path, ensemble: pd.DataFrame | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The claim's stored runs and its defaults' runs under the members of ``ensemble`` (as
+    :func:`claim_tables` gives them), running nothing: ``ValueError`` when some are missing."""
+
+    def read(spec: Experiment, points: pd.DataFrame) -> pd.DataFrame:
+        table = run_experiment(
+            spec, points=points, model=MODELS[claim.model], results_dir=results_dir, progress=False, max_runs=0
+        )
+        expected = len(points) * spec.replications
+        if len(table) != expected:
+            raise ValueError(f"{spec.name}: {len(table)} of {expected} runs stored; run the claim first")
+        return table
+
+    runs, ensemble_runs, *_ = claim_tables(claim, quick=quick, members=ensemble, run=read)
+    return runs, ensemble_runs
 
 
 def _json_safe(value: Any) -> Any:
@@ -313,16 +363,21 @@ def format_result(result: ClaimResult, *, wall_s: float | None = None) -> list[s
         lines.append("  by arm: " + "; ".join(f"{a}: {v}" for a, v in result.arm_verdicts.items()))
     for part in result.parts:
         d = part.defaults
-        lines.append(f"  {part.arm} · {part.test}: {part.verdict} (at the defaults: {part.at_defaults})")
-        seed = _interval(d.mean, d.ci_low, d.ci_high) + (f"; {d.caveat}" if d.caveat else "")
-        lines.append(f"    effect at the defaults, 95% seed interval over {d.n} seeds: {seed}")
+        why = f" — on {', '.join(part.depends_on)}" if part.depends_on else ""
+        lines.append(f"  {part.arm} · {part.test}: {part.verdict}{why}")
         b = part.behavioural
-        behavioural = (
-            _interval(b["mean"], b["low"], b["high"]) + f" over {b['members']} members"
-            if b.get("available")
-            else b["note"]
+        where = f"over {b['members']} members × seeds" if b.get("available") else "on the scenario's own set"
+        seed = _interval(d.mean, d.ci_low, d.ci_high) + (f"; {d.caveat}" if d.caveat else "")
+        lines.append(
+            f"    effect at the defaults ({where}), 95% seed interval over {d.n} runs: {seed} ({part.at_defaults})"
         )
-        lines.append(f"    behavioural uncertainty: {behavioural}")
+        if b.get("available"):
+            lines.append(
+                f"    behavioural uncertainty, 95% prediction interval for a member: "
+                f"{_interval(b['mean'], b['low'], b['high'])} ({part.across_members})"
+            )
+        else:
+            lines.append(f"    behavioural uncertainty: {b['note']}")
         if part.samples:
             lines.append(f"    holds in {part.holds_share:.0%} of {part.samples} sampled assumptions")
         if part.flip_words:
