@@ -1,6 +1,7 @@
-"""The claims study's machinery: `speedtrap claims --quick` runs every claim at small size, and its
-verdicts are recomputed here from the stored runs (none is typed in); the verdict rule on synthetic
-runs with a known flip region; the behavioural-uncertainty hook with a small ensemble."""
+"""The claims study's machinery: `speedtrap claims --quick` runs every claim at small size under
+members of the stored calibrated ensemble, and its verdicts are recomputed here from the stored runs
+(none is typed in); the verdict rule on synthetic runs with a known flip region and with members that
+disagree; the pairing of samples with members; the scenario's own set with --single."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 
 from speedtrap.analysis.claim_verdicts import ARM, NO_ENSEMBLE, SAMPLE, VERDICTS, judge_claim
 from speedtrap.cli import app
+from speedtrap.cli.claims import QUICK_MEMBERS
 from speedtrap.config.claim import ClaimSpec
 from speedtrap.experiments.claims import (
     claim_names,
@@ -25,6 +27,7 @@ from speedtrap.experiments.claims import (
     select_members,
     stored_runs,
 )
+from speedtrap.experiments.ensemble import default_ensemble_path
 
 runner = CliRunner()
 
@@ -45,36 +48,45 @@ def test_every_claim_runs_quick_and_gets_a_verdict(quick_run: tuple[dict, Path])
     for claim in payload["claims"]:
         assert claim["verdict"] in VERDICTS
         assert (results / f"{claim['name']}-quick" / "claim.json").is_file()
+        assert (results / f"{claim['name']}-quick-ensemble").is_dir()
         assert claim["command"] == f"speedtrap claims --quick --only {claim['name']}"
         for part in claim["parts"]:
             assert part["verdict"] in VERDICTS
-            assert part["behavioural"] == {"available": False, "note": NO_ENSEMBLE}
-            assert part["defaults"]["n"] >= 1
+            # the defaults are members of the stored calibrated ensemble, not the file's own set
+            assert part["behavioural"]["available"] and part["behavioural"]["members"] == QUICK_MEMBERS
+            assert part["scenario_file"] is None
+            assert 1 <= part["defaults"]["n"] <= 2 * QUICK_MEMBERS  # members × 2 quick seeds, NaNs left out
 
 
-def paired_values(runs: pd.DataFrame, outcome: str, statistic: str, arm: int) -> np.ndarray:
-    """The statistic per seed at the defaults, computed directly from the stored runs."""
-    at = runs[runs[SAMPLE] == 0].set_index([ARM, "seed"])[outcome]
+def seed_interval(values: np.ndarray, members: np.ndarray) -> tuple[float, float, float]:
+    """The ensemble's mean (of the members' means) and its seed-noise 95% interval, computed directly:
+    μ ± t(N − K)·√(MSW·Σ(1/n_k)/K²) with MSW the pooled variance within members."""
+    keep = ~np.isnan(values)
+    x, m = values[keep], members[keep]
+    groups = [x[m == k] for k in np.unique(m)]
+    k, n = len(groups), x.size
+    mean = float(np.mean([g.mean() for g in groups]))
+    msw = sum(((g - g.mean()) ** 2).sum() for g in groups) / (n - k)
+    half = stats.t.ppf(0.975, n - k) * math.sqrt(msw * sum(1 / g.size for g in groups) / k**2)
+    return mean, mean - half, mean + half
+
+
+def paired_values(
+    runs: pd.DataFrame, outcome: str, statistic: str, arm: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The statistic per member and seed at the defaults, computed directly from the stored runs, and
+    each value's member."""
+    at = runs.set_index([ARM, SAMPLE, "seed"])[outcome]
     mine = at.loc[arm]
+    members = mine.index.get_level_values(SAMPLE).to_numpy()
     if statistic == "level":
-        return mine.to_numpy(dtype=float)
+        return mine.to_numpy(dtype=float), members
     base = at.loc[0].loc[mine.index]
-    return (
-        (mine - base).to_numpy(dtype=float)
-        if statistic == "difference"
-        else (mine / base).to_numpy(dtype=float)
-    )
+    values = mine - base if statistic == "difference" else mine / base
+    return values.to_numpy(dtype=float), members
 
 
-def status(values: np.ndarray, region: tuple[float, float]) -> str:
-    x = values[~np.isnan(values)]
-    if x.size == 0:
-        return "unresolved"
-    if x.size == 1:
-        low = high = float(x[0])
-    else:
-        half = stats.t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size)
-        low, high = x.mean() - half, x.mean() + half
+def status(low: float, high: float, region: tuple[float, float]) -> str:
     if region[0] <= low and high <= region[1]:
         return "holds"
     if high < region[0] or low > region[1]:
@@ -84,10 +96,13 @@ def status(values: np.ndarray, region: tuple[float, float]) -> str:
 
 def test_the_quick_verdicts_are_recomputed_from_the_stored_runs(quick_run: tuple[dict, Path]) -> None:
     payload, results = quick_run
+    members = select_members(read_ensemble(default_ensemble_path()), QUICK_MEMBERS)
     for printed in payload["claims"]:
         claim = load_claim(printed["name"])
-        runs = stored_runs(claim, quick=True, results_dir=results)  # nothing runs: all stored
-        again = judge_claim(claim, runs)
+        runs, defaults = stored_runs(claim, quick=True, results_dir=results, ensemble=members)  # nothing runs
+        assert defaults is not None and sorted(defaults[SAMPLE].unique()) == list(range(QUICK_MEMBERS))
+        assert 0 not in set(runs[SAMPLE])  # under an ensemble the samples start at 1
+        again = judge_claim(claim, runs, defaults)
         assert again.verdict == printed["verdict"]
         assert again.arm_verdicts == printed["arm_verdicts"]
         assert [p.verdict for p in again.parts] == [p["verdict"] for p in printed["parts"]]
@@ -96,43 +111,78 @@ def test_the_quick_verdicts_are_recomputed_from_the_stored_runs(quick_run: tuple
         for part in printed["parts"]:
             test = tests[part["test"]]
             arm = claim.compare.labels.index(part["arm"])
-            values = paired_values(runs, test.outcome, test.statistic, arm)
-            assert part["at_defaults"] == status(values, test.region())
-            if not np.isnan(values).all():
-                assert part["defaults"]["mean"] == pytest.approx(np.nanmean(values), rel=1e-9, abs=1e-12)
+            values, member = paired_values(defaults, test.outcome, test.statistic, arm)
+            if np.isnan(values).all():
+                continue
+            mean, low, high = seed_interval(values, member)
+            assert part["defaults"]["mean"] == pytest.approx(mean, rel=1e-9, abs=1e-12)
+            assert part["at_defaults"] == status(low, high, test.region())
+            b = part["behavioural"]
+            assert part["across_members"] == status(b["low"], b["high"], test.region())
             if part["verdict"] == "true":
-                assert part["at_defaults"] == "holds"
+                assert part["at_defaults"] == part["across_members"] == "holds" and not part["depends_on"]
             elif part["verdict"] == "false":
-                assert part["at_defaults"] == "fails"
+                assert part["at_defaults"] == part["across_members"] == "fails" and not part["depends_on"]
+            else:
+                assert part["depends_on"]
 
 
 def test_a_rerun_resumes_from_the_store(quick_run: tuple[dict, Path]) -> None:
     _, results = quick_run
     claim = load_claim("c7_fast_primitive")
-    before = sorted(p.name for p in (results / "c7_fast_primitive-quick").rglob("*.parquet"))
-    rerun = run_claim(claim, quick=True, results_dir=results)
-    after = sorted(p.name for p in (results / "c7_fast_primitive-quick").rglob("*.parquet"))
+    before = sorted(str(p) for p in results.glob("c7_fast_primitive-quick*/**/*.parquet"))
+    members = select_members(read_ensemble(default_ensemble_path()), QUICK_MEMBERS)
+    rerun = run_claim(claim, quick=True, results_dir=results, ensemble=members)
+    after = sorted(str(p) for p in results.glob("c7_fast_primitive-quick*/**/*.parquet"))
+    assert len(before) >= 2
     assert before == after  # no new part file: every run came from the store
     printed = json.loads((results / "c7_fast_primitive-quick" / "claim.json").read_text())
     assert rerun.result.verdict == printed["verdict"]
 
 
-def test_the_behavioural_interval_comes_from_an_ensemble(tmp_path: Path) -> None:
+def test_an_ensemble_file_gives_the_defaults_and_the_samples_are_paired_with_its_members(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "ensemble.csv"
     metr_only = "backends.sonnet-2025.quality.horizon_min"
+    hand_fix = "developer.fixing.hand_fix_prob"  # not sampled by claim 7: each sample takes its member's
     pd.DataFrame(
-        {"member": [0, 1], "developer.review.detect_prob": [0.5, 0.7], metr_only: [50.0, 70.0]}
+        {
+            "member": [0, 1],
+            hand_fix: [0.2, 0.4],
+            "developer.review.detect_prob": [0.5, 0.7],
+            metr_only: [50.0, 70.0],
+        }
     ).to_csv(path, index=False)
     claim = load_claim("c7_fast_primitive")
+    assert hand_fix not in {f.path for f in claim.sampled}
     done = run_claim(claim, quick=True, results_dir=tmp_path / "results", ensemble=read_ensemble(path))
     for part in done.result.parts:
         assert part.behavioural["available"] and part.behavioural["members"] == 2
-        assert part.behavioural["low"] <= part.behavioural["high"]
+        assert part.behavioural["low"] <= part.defaults.mean <= part.behavioural["high"]
     assert any(metr_only in note and "metr scenarios only" in note for note in done.result.notes)
+    by_sample = done.runs.drop_duplicates("sample").set_index("sample")[hand_fix]
+    assert list(by_sample.index) == list(range(1, len(by_sample) + 1))
+    assert [by_sample[s] for s in by_sample.index] == [[0.2, 0.4][(s - 1) % 2] for s in by_sample.index]
     # read as every command reads an ensemble: a path outside the parameters table is refused
     pd.DataFrame({"member": [0], "not.a.field": [1.0]}).to_csv(tmp_path / "bad.csv", index=False)
     with pytest.raises(ValueError, match="not a parameter of the ranges table"):
         read_ensemble(tmp_path / "bad.csv")
+
+
+def test_single_runs_the_scenarios_own_set_with_no_behavioural_interval(tmp_path: Path) -> None:
+    args = ["claims", "--quick", "--single", "--only", "c5_chaining_chips", "--json"]
+    result = runner.invoke(app, [*args, "--results-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    (claim,) = json.loads(result.output)["claims"]
+    for part in claim["parts"]:
+        assert part["behavioural"] == {"available": False, "note": NO_ENSEMBLE}
+        assert part["across_members"] is None
+        assert part["scenario_file"] == part["defaults"]
+    runs, defaults = stored_runs(load_claim("c5_chaining_chips"), quick=True, results_dir=tmp_path)
+    assert defaults is None and 0 in set(runs[SAMPLE])
+    result = runner.invoke(app, ["claims", "--quick", "--single", "--members", "3"])
+    assert result.exit_code == 2 and "--single runs the scenario's own parameter set" in result.output
 
 
 def test_members_are_chosen_as_compare_chooses_them(tmp_path: Path) -> None:
@@ -147,8 +197,6 @@ def test_members_are_chosen_as_compare_chooses_them(tmp_path: Path) -> None:
     assert three["member"].tolist() == [0, 1, 2]
     with pytest.raises(ValueError, match="--members 8: the ensemble has 7 members"):
         select_members(ensemble, 8)
-    result = runner.invoke(app, ["claims", "--quick", "--members", "3"])
-    assert result.exit_code == 2 and "--members needs --ensemble" in result.output
 
 
 # --- the verdict rule on synthetic runs -----------------------------------------------------------
@@ -217,6 +265,34 @@ def test_a_flip_region_makes_it_depend_and_prim_finds_it() -> None:
     assert part.flip_words.startswith("fails when review catches ≥ 0.")
     assert part.agreement is not None and part.agreement >= 0.8
     assert part.holds_share == pytest.approx(0.7, abs=0.1)
+
+
+def synthetic_members(gaps: list[float], seeds: int = 5) -> pd.DataFrame:
+    """The defaults' runs under members whose gap is ``gaps[k]`` (± small seed noise)."""
+    rng = np.random.default_rng(2)
+    rows = []
+    for k, gap in enumerate(gaps):
+        for seed in range(seeds):
+            base = 10.0 + rng.normal(0, 0.1)
+            rows += [
+                {SAMPLE: k, ARM: 0, "seed": seed, "tasks_per_dev_day": base},
+                {SAMPLE: k, ARM: 1, "seed": seed, "tasks_per_dev_day": base + gap + rng.normal(0, 0.05)},
+            ]
+    return pd.DataFrame(rows)
+
+
+def test_members_that_disagree_make_it_depend_on_the_calibrated_behaviour() -> None:
+    runs = synthetic_runs(None)
+    agree = judge_claim(synthetic_claim("below"), runs, synthetic_members([-1.0, -1.1, -0.9, -1.05, -0.95]))
+    assert agree.verdict == "true" and agree.parts[0].across_members == "holds"
+    # the mean gap is below 0 by far more than the seeds' noise, but one member in five sees a gain
+    mixed = synthetic_members([-1.0, -1.2, -0.8, -1.1, +0.6])
+    (part,) = judge_claim(synthetic_claim("below"), runs, mixed).parts
+    assert part.at_defaults == "holds" and part.across_members == "unresolved"
+    assert part.verdict == "depends" and part.depends_on == [
+        "the calibrated behaviour (the members disagree)"
+    ]
+    assert part.defaults.mean == pytest.approx(np.mean([-1.0, -1.2, -0.8, -1.1, 0.6]), abs=0.05)
 
 
 def test_a_small_flip_region_does_not_count() -> None:

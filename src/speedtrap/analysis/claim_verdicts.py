@@ -67,9 +67,7 @@ MIN_FLIP_DENSITY = 0.5
 """… and disagree with the defaults in at least this share of its own samples …"""
 MIN_FLIP_SAMPLES = 2
 """… and hold at least this many of them (one sample is not a region)."""
-NO_ENSEMBLE = (
-    "not available: the scenario's own single parameter set (--single), not the calibrated ensemble"
-)
+NO_ENSEMBLE = "not available: the scenario's own single parameter set (--single), not the calibrated ensemble"
 """The behavioural-uncertainty slot of a verdict without a calibrated ensemble."""
 VERDICTS = ("true", "false", "depends")
 RULE = (
@@ -130,12 +128,14 @@ class Part:
 
 @dataclass(frozen=True)
 class Reported:
-    """An outcome summarised without a verdict: arm − baseline at the defaults."""
+    """An outcome summarised without a verdict: arm − baseline at the defaults, with its seed interval
+    and its behavioural slot (as a part's)."""
 
     outcome: str
     arm: str
     baseline_mean: float
     difference: Effect
+    behavioural: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -354,8 +354,10 @@ def judge_claim(
         base = defaults[defaults[ARM] == 0][outcome]
         for arm in range(1, len(claim.compare.values)):
             values = statistic_values(defaults, test, arm)
-            found, _ = defaults_effect(values, members=ensemble_runs is not None)
-            reported.append(Reported(outcome, claim.compare.labels[arm], float(base.mean()), found))
+            found, behavioural = defaults_effect(values, members=ensemble_runs is not None)
+            reported.append(
+                Reported(outcome, claim.compare.labels[arm], float(base.mean()), found, behavioural)
+            )
     return ClaimResult(
         name=claim.name,
         statement=claim.statement,
@@ -382,8 +384,8 @@ __all__ = [
     "Part",
     "Reported",
     "at_defaults",
-    "defaults_effect",
     "combine",
+    "defaults_effect",
     "effect",
     "judge_claim",
     "judge_part",

@@ -66,7 +66,8 @@ def claims(
 
     JSON (--json): {"schema_version", "quick", "wall_s", "claims": [each claim.json: name, statement,
     verdict, arm_verdicts, parts (test, arm, verdict, depends_on, at_defaults, across_members, defaults
-    {mean, ci_low, ci_high, n, caveat}, behavioural, scenario_file, samples, holds_share, flip, flip_words, cart, cart_words, agreement),
+    {mean, ci_low, ci_high, n, caveat}, behavioural, scenario_file, samples, holds_share, flip,
+    flip_words, cart, cart_words, agreement),
     reported, runs, samples, rule, notes, wall_s, command]}, "provenance"}."""
     from speedtrap.experiments import StoreMismatchError
     from speedtrap.experiments.claims import (

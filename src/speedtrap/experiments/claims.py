@@ -3,7 +3,8 @@
 A claim file ``experiments/claims/<name>.toml`` (:class:`~speedtrap.config.claim.ClaimSpec`) names
 the arms compared (values of one scenario path, the baseline first), the levers and uncertainties
 sampled (with their sources) and the tests. :func:`run_claim` builds its experiment — the arms ×
-the defaults and ``points`` Latin-hypercube samples of the levers and uncertainties, every point on the same replication seeds — runs it through
+the defaults and ``points`` Latin-hypercube samples of the levers and uncertainties, every point on
+the same replication seeds — runs it through
 :func:`~speedtrap.experiments.runner.run_experiment` (stored as it runs under
 ``<results_dir>/<name>/``, resumed when run again, on any executor), and judges it
 (:func:`speedtrap.analysis.claim_verdicts.judge_claim`: effect sizes with paired 95% intervals, the
@@ -308,7 +309,12 @@ def stored_runs(
 
     def read(spec: Experiment, points: pd.DataFrame) -> pd.DataFrame:
         table = run_experiment(
-            spec, points=points, model=MODELS[claim.model], results_dir=results_dir, progress=False, max_runs=0
+            spec,
+            points=points,
+            model=MODELS[claim.model],
+            results_dir=results_dir,
+            progress=False,
+            max_runs=0,
         )
         expected = len(points) * spec.replications
         if len(table) != expected:
@@ -369,7 +375,8 @@ def format_result(result: ClaimResult, *, wall_s: float | None = None) -> list[s
         where = f"over {b['members']} members × seeds" if b.get("available") else "on the scenario's own set"
         seed = _interval(d.mean, d.ci_low, d.ci_high) + (f"; {d.caveat}" if d.caveat else "")
         lines.append(
-            f"    effect at the defaults ({where}), 95% seed interval over {d.n} runs: {seed} ({part.at_defaults})"
+            f"    effect at the defaults ({where}), 95% seed interval over {d.n} runs: {seed}"
+            f" ({part.at_defaults})"
         )
         if b.get("available"):
             lines.append(
@@ -386,10 +393,13 @@ def format_result(result: ClaimResult, *, wall_s: float | None = None) -> list[s
             agree = f" (agreement with PRIM {part.agreement:.2f})" if part.agreement is not None else ""
             lines.append(f"    CART: {part.cart_words}{agree}")
     for rep in result.reported:
-        d = rep.difference
+        d, b = rep.difference, rep.behavioural
+        behavioural = (
+            f"; behavioural {_interval(b['mean'], b['low'], b['high'])}" if b.get("available") else ""
+        )
         lines.append(
             f"  reported: {rep.outcome}, {rep.arm} − baseline {_interval(d.mean, d.ci_low, d.ci_high)}"
-            f" (baseline {rep.baseline_mean:.3g})"
+            f" (95% seed interval{behavioural}; baseline {rep.baseline_mean:.3g})"
         )
     lines.extend(f"  note: {note}" for note in result.notes)
     if wall_s is not None:
