@@ -35,7 +35,16 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
     results = tmp_path_factory.mktemp("claims")
-    result = runner.invoke(app, ["claims", "--quick", "--json", "--results-dir", str(results)])
+    args = [
+        "claims",
+        "--quick",
+        "--json",
+        "--results-dir",
+        str(results),
+        "--figures",
+        str(results / "figures"),
+    ]
+    result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     return json.loads(result.output), results
 
@@ -49,6 +58,7 @@ def test_every_claim_runs_quick_and_gets_a_verdict(quick_run: tuple[dict, Path])
         assert claim["verdict"] in VERDICTS
         assert (results / f"{claim['name']}-quick" / "claim.json").is_file()
         assert (results / f"{claim['name']}-quick-ensemble").is_dir()
+        assert (results / "figures" / f"{claim['name']}-quick.png").stat().st_size > 10_000
         assert claim["command"] == f"speedtrap claims --quick --only {claim['name']}"
         for part in claim["parts"]:
             assert part["verdict"] in VERDICTS
@@ -306,3 +316,31 @@ def test_bad_input_is_one_line() -> None:
     assert result.exit_code == 2 and "unknown executor 'nowhere'" in result.output
     result = runner.invoke(app, ["claims", "--quick", "--only", "c9_nothing"])
     assert result.exit_code == 2 and "unknown claim 'c9_nothing'" in result.output
+
+
+def test_the_claim_figure_draws_every_part_and_every_sample_against_the_deciding_input() -> None:
+    from matplotlib.collections import PathCollection
+
+    from speedtrap.plots.claims import HOLDS_COLOUR, claim_figure
+
+    claim = synthetic_claim("below")
+    runs = synthetic_runs(0.7)
+    result = judge_claim(claim, runs, synthetic_members([-1.0, -1.1, -0.9, -1.05, -0.95]))
+    fig = claim_figure(result, runs[runs[SAMPLE] > 0], claim)
+    top, bottom = fig.axes[:2]
+    assert [t.get_text() for t in top.get_yticklabels()] == ["w"]
+    # the seed interval (thick) and the behavioural interval (thin) of the one part, at its numbers
+    (part,) = result.parts
+    spans = sorted(tuple(line.get_xdata()) for line in top.get_lines() if len(line.get_xdata()) == 2)
+    assert (part.defaults.ci_low, part.defaults.ci_high) in spans
+    assert (part.behavioural["low"], part.behavioural["high"]) in spans
+    # every sample, against PRIM's input, coloured by whether the test holds there
+    (points,) = [c for c in bottom.collections if isinstance(c, PathCollection)]
+    assert len(points.get_offsets()) == 200
+    assert bottom.get_xlabel() == "review catches"
+    colours = points.get_facecolors()
+    holds = runs[(runs[SAMPLE] > 0)].drop_duplicates(SAMPLE)["developer.review.detect_prob"].to_numpy() <= 0.7
+    import matplotlib.colors as mcolors
+
+    green = np.array(mcolors.to_rgba(HOLDS_COLOUR))[:3]
+    assert ((np.abs(colours[:, :3] - green).sum(axis=1) < 1e-6) == holds).mean() > 0.95

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import ValidationError
@@ -22,6 +22,28 @@ from speedtrap.cli.common import (
     print_json,
 )
 from speedtrap.provenance import provenance
+
+if TYPE_CHECKING:
+    from speedtrap.config.claim import ClaimSpec
+    from speedtrap.experiments.claims import ClaimRun
+
+
+def write_figure(done: ClaimRun, claim: ClaimSpec, directory: Path) -> Path:
+    """Save the claim's figure as ``DIR/<experiment name>.png`` (150 dpi) and return its path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from speedtrap.plots.claims import claim_figure
+
+    directory.mkdir(parents=True, exist_ok=True)
+    fig = claim_figure(done.result, done.runs, claim)
+    path = directory / f"{done.spec.name}.png"
+    fig.savefig(path, dpi=150, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
 
 DEFAULT_MEMBERS = 10
 """Members of the calibrated ensemble the defaults run under, each on the claim's seeds: ten gives
@@ -52,6 +74,14 @@ def claims(
             min=1,
             help=f"Run the defaults under K members of the ensemble, evenly spaced through the file as "
             f"compare chooses them (default {DEFAULT_MEMBERS}; {QUICK_MEMBERS} with --quick).",
+        ),
+    ] = None,
+    figures: Annotated[
+        Path | None,
+        typer.Option(
+            "--figures",
+            help="Write each claim's figure to DIR/<name>.png (the effects with both intervals, and the "
+            "samples against the input that decides them).",
         ),
     ] = None,
     json_out: JsonOption = False,
@@ -110,6 +140,8 @@ def claims(
                 progress=not json_out,
                 ensemble=chosen,
             )
+            if figures is not None:
+                write_figure(done, claim, figures)
             if json_out:
                 payloads.append(result_payload(done.result, wall_s=done.wall_s, quick=quick))
             else:
