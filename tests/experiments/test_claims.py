@@ -148,6 +148,10 @@ def test_a_rerun_resumes_from_the_store(quick_run: tuple[dict, Path]) -> None:
     assert before == after  # no new part file: every run came from the store
     printed = json.loads((results / "c7_fast_primitive-quick" / "claim.json").read_text())
     assert rerun.result.verdict == printed["verdict"]
+    # the wall time of every invocation adds up: the first run's is kept when the rerun judges again
+    first = next(c for c in quick_run[0]["claims"] if c["name"] == "c7_fast_primitive")
+    assert printed["wall_s"] == pytest.approx(rerun.wall_s)
+    assert printed["wall_s_total"] == pytest.approx(first["wall_s"] + rerun.wall_s, rel=1e-9)
 
 
 def test_an_ensemble_file_gives_the_defaults_and_the_samples_are_paired_with_its_members(

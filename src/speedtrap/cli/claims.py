@@ -3,6 +3,7 @@ computed from its runs (experiments/claims/*.toml; :mod:`speedtrap.experiments.c
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -98,13 +99,14 @@ def claims(
     verdict, arm_verdicts, parts (test, arm, verdict, depends_on, at_defaults, across_members, defaults
     {mean, ci_low, ci_high, n, caveat}, behavioural, scenario_file, samples, holds_share, flip,
     flip_words, cart, cart_words, agreement),
-    reported, runs, samples, rule, notes, wall_s, command]}, "provenance"}."""
+    reported, runs, samples, rule, notes, wall_s (this invocation), wall_s_total (every invocation
+    that ran or judged these runs), command]}, "provenance"}."""
     from speedtrap.experiments import StoreMismatchError
     from speedtrap.experiments.claims import (
+        RESULT_FILE,
         format_result,
         load_claim,
         read_ensemble,
-        result_payload,
         run_claim,
         select_members,
     )
@@ -143,7 +145,7 @@ def claims(
             if figures is not None:
                 write_figure(done, claim, figures)
             if json_out:
-                payloads.append(result_payload(done.result, wall_s=done.wall_s, quick=quick))
+                payloads.append(json.loads((results_dir / done.spec.name / RESULT_FILE).read_text()))
             else:
                 typer.echo("\n".join(format_result(done.result, wall_s=done.wall_s)))
     except (StoreMismatchError, ImportError, FileNotFoundError) as exc:

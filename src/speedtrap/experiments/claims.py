@@ -346,10 +346,21 @@ def result_payload(result: ClaimResult, *, wall_s: float, quick: bool) -> dict[s
 
 
 def write_result(result: ClaimResult, directory: Path, *, wall_s: float, quick: bool) -> Path:
-    """Write ``claim.json`` into the claim's results directory."""
+    """Write ``claim.json`` into the claim's results directory. ``wall_s`` is this invocation's wall
+    time; ``wall_s_total`` adds it to the total the file held before (its ``wall_s`` where it holds no
+    total), so a study resumed over several invocations, or judged again from its stored runs,
+    keeps the wall time its runs took."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / RESULT_FILE
+    before = 0.0
+    if path.is_file():
+        try:
+            old = json.loads(path.read_text())
+            before = float(old.get("wall_s_total", old.get("wall_s")) or 0.0)
+        except (ValueError, TypeError, AttributeError):
+            before = 0.0  # an unreadable earlier result: its time is not known
     payload = result_payload(result, wall_s=wall_s, quick=quick)
+    payload["wall_s_total"] = before + wall_s
     path.write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n")
     return path
 
