@@ -95,7 +95,7 @@ def claim_figure(result: ClaimResult, runs: pd.DataFrame, claim: ClaimSpec) -> F
                 part.verdict, (1.0, i), xycoords=("axes fraction", "data"), xytext=(4, 0),
                 textcoords="offset points", va="center", fontsize=8, color=VERDICT_COLOUR[part.verdict],
             )  # fmt: skip
-        ax.set_yticks(y, [textwrap.shorten(p.arm, 34) for p in parts], fontsize=8)
+        ax.set_yticks(y, [textwrap.shorten(p.arm, 44) for p in parts], fontsize=8)
         ax.set_ylim(-0.6, len(parts) - 0.4)
         ax.invert_yaxis()
         _shade_region(ax, test.region(), vertical=True)
@@ -144,7 +144,7 @@ def _sample_panel(
     ax.scatter(samples[path].to_numpy(dtype=float), means.to_numpy(), c=colours, s=16, alpha=0.8)
     _shade_region(ax, region, vertical=False)
     ax.set_xlabel(textwrap.fill(labels.get(path, path), 44), fontsize=8)
-    ax.set_ylabel(f"{_statistic_name(test)} per sample ({textwrap.shorten(part.arm, 24)})", fontsize=8)
+    ax.set_ylabel(f"{_statistic_name(test)} per sample ({textwrap.shorten(part.arm, 30)})", fontsize=8)
     ax.tick_params(labelsize=8)
     if part.flip_words:
         ax.set_title(textwrap.fill("PRIM: " + part.flip_words, 56), fontsize=7.5)
