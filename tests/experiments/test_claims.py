@@ -307,6 +307,20 @@ def test_members_that_disagree_make_it_depend_on_the_calibrated_behaviour() -> N
         "the calibrated behaviour (the members disagree)"
     ]
     assert part.defaults.mean == pytest.approx(np.mean([-1.0, -1.2, -0.8, -1.1, 0.6]), abs=0.05)
+    # members whose means agree exactly, seeds too noisy to settle the mean: it depends on seed noise
+    # alone (the behavioural interval, the members' mean's own noise, lies below 0)
+    noisy = pd.DataFrame(
+        [
+            {SAMPLE: k, ARM: arm, "seed": j, "tasks_per_dev_day": 10.0 + arm * (-0.1 + noise)}
+            for k in range(5)
+            for j, noise in enumerate([1.0, -1.0, 0.5, -0.5])
+            for arm in (0, 1)
+        ]
+    )
+    (part,) = judge_claim(synthetic_claim("below"), runs, noisy).parts
+    assert (part.at_defaults, part.across_members) == ("unresolved", "holds")
+    assert part.verdict == "depends" and part.depends_on[0] == "seed noise at the defaults"
+    assert "the calibrated behaviour (the members disagree)" not in part.depends_on
 
 
 def test_a_small_flip_region_does_not_count() -> None:

@@ -275,7 +275,7 @@ def judge_part(
     depends_on = []
     if status == "unresolved":
         depends_on.append("seed noise at the defaults")
-    if across is not None and across != status:
+    if across == "unresolved" or (across is not None and status != "unresolved" and across != status):
         depends_on.append("the calibrated behaviour (the members disagree)")
     if flips:
         depends_on.append("the sampled assumptions (a flip box)")
