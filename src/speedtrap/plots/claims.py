@@ -144,10 +144,12 @@ def _sample_panel(
     ax.scatter(samples[path].to_numpy(dtype=float), means.to_numpy(), c=colours, s=16, alpha=0.8)
     _shade_region(ax, region, vertical=False)
     ax.set_xlabel(textwrap.fill(labels.get(path, path), 44), fontsize=8)
-    ax.set_ylabel(f"{_statistic_name(test)} per sample ({textwrap.shorten(part.arm, 30)})", fontsize=8)
+    ax.set_ylabel(f"{test.outcome}, {_statistic_name(test)}\n(mean per sample)", fontsize=8)
     ax.tick_params(labelsize=8)
+    title = f"samples, {textwrap.shorten(part.arm, 40)}"
     if part.flip_words:
-        ax.set_title(textwrap.fill("PRIM: " + part.flip_words, 56), fontsize=7.5)
+        title += "\n" + textwrap.fill("PRIM: " + part.flip_words, 60)
+    ax.set_title(title, fontsize=7.5)
 
 
 __all__ = ["claim_figure", "key_input"]
