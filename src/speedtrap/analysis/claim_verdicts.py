@@ -244,10 +244,10 @@ def judge_part(
     """The verdict of ``test`` on ``arm`` from the claim's ``runs`` (module docstring)."""
     region = test.region()
     values = statistic_values(runs, test, arm)
-    file_runs = values[values[SAMPLE] == 0]
-    file_set = effect(file_runs["value"]) if len(file_runs) else None
+    file_set: Effect | None = None  # under an ensemble there is no sample 0 (module docstring)
     if ensemble_runs is None:
-        found, behavioural = defaults_effect(file_runs, members=False)
+        found, behavioural = defaults_effect(values[values[SAMPLE] == 0], members=False)
+        file_set = found
     else:
         found, behavioural = defaults_effect(statistic_values(ensemble_runs, test, arm), members=True)
     status = at_defaults(found, region)

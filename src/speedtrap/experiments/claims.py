@@ -84,7 +84,7 @@ def claim_experiment(
 ) -> tuple[Experiment, int]:
     """The claim's experiment (its quick variant with ``quick``, named ``<name>-quick``) and how many
     Latin-hypercube samples it takes besides the defaults. With ``applied`` (each ensemble member's
-    overrides, :func:`member_paths`) the member paths the claim does not sample are factors too: the
+    overrides, :func:`applied_members`) the member paths the claim does not sample are factors too: the
     samples are paired with members (:func:`claim_points`)."""
     factors = [
         Factor(path=claim.compare.path, values=claim.compare.values),
@@ -106,9 +106,13 @@ def claim_experiment(
             samples = claim.quick.points
     paired = _paired_paths(claim, applied)
     if paired:
-        extra = [Factor(path=p, values=sorted({o[p] for o in applied})) for p in paired]
-        spec = spec.model_copy(update={"factors": [*spec.factors, *extra]})
+        spec = spec.model_copy(update={"factors": [*spec.factors, *_member_factors(paired, applied)]})
     return spec, samples
+
+
+def _member_factors(paths: Sequence[str], applied: Sequence[Mapping[str, Any]]) -> list[Factor]:
+    """A factor per member path, its values those the members take."""
+    return [Factor(path=p, values=sorted({o[p] for o in applied})) for p in paths]
 
 
 def _paired_paths(claim: ClaimSpec, applied: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -191,7 +195,7 @@ def select_members(ensemble: pd.DataFrame, count: int | None) -> pd.DataFrame:
     return chosen
 
 
-def member_paths(
+def applied_members(
     claim: ClaimSpec, scenario: Scenario, members: pd.DataFrame
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Each member's overrides of ``scenario`` (as ``compare`` applies a member:
@@ -215,10 +219,7 @@ def _ensemble_experiment(
     """The defaults under every member (each arm, the claim's seeds): ``<name>-ensemble`` and its
     points, point = member × arms + arm."""
     paths = sorted(set().union(*applied))
-    factors = [
-        Factor(path=claim.compare.path, values=claim.compare.values),
-        *(Factor(path=p, values=sorted({o[p] for o in applied})) for p in paths),
-    ]
+    factors = [Factor(path=claim.compare.path, values=claim.compare.values), *_member_factors(paths, applied)]
     data = spec.model_dump(mode="python", exclude={"quick"})
     data.update(name=f"{spec.name}-ensemble", scenario=spec.scenario, factors=factors)
     data["design"] = {"kind": "lhs", "points": len(applied), "seed": 0}
@@ -243,7 +244,7 @@ def claim_tables(
     (``sample`` numbering the members; ``None`` without ``members``), the experiment, its samples
     besides the defaults, and notes — each experiment through ``run`` (which runs or only reads)."""
     base, _ = claim_experiment(claim, quick=quick)
-    applied, notes = member_paths(claim, base.scenario, members) if members is not None else ([], [])
+    applied, notes = applied_members(claim, base.scenario, members) if members is not None else ([], [])
     spec, samples = claim_experiment(claim, quick=quick, applied=applied)
     arms = len(claim.compare.values)
     runs = with_sample_and_arm(run(spec, claim_points(claim, spec, samples, applied)), arms)
