@@ -8,8 +8,9 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test test-pure test-slow lint bench bench-pure clean venv notebooks-strip
 
-# the compiled serving pool is rebuilt (pip install -e) when its sources change
-POOL_SOURCES := $(addprefix src/speedtrap/serving/,request.py replica_clock.py admission.py decode_rate.py pool.py)
+# the compiled serving pool and typed core are rebuilt (pip install -e) when their sources change
+POOL_SOURCES := $(addprefix src/speedtrap/serving/,request.py replica_clock.py admission.py decode_rate.py pool.py) \
+	src/speedtrap/models/_typed_core.pyx
 
 $(STAMP): pyproject.toml hatch_build.py $(POOL_SOURCES)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -42,7 +43,7 @@ test: $(STAMP)
 # the whole suite ran on it and there is no second build: this says so and runs nothing.
 PURE_TESTS := tests/models tests/serving tests/agents tests/test_build.py tests/cli/test_cli_provenance.py
 test-pure: $(STAMP)
-	@if $(BIN)/speedtrap --version | grep -q '(pure Python)'; then \
+	@if $(BIN)/speedtrap --version | grep -q '(pure Python'; then \
 	  echo "test-pure: the installed build is pure Python (no compiled serving pool): nothing more to run"; \
 	else \
 	  SPEEDTRAP_PURE=1 $(BIN)/speedtrap --version && \
@@ -77,3 +78,4 @@ notebooks-strip: $(STAMP)
 clean:
 	rm -rf $(VENV) results .pytest_cache
 	rm -f src/speedtrap/serving/*.so src/*.so src/speedtrap/serving/compiled_sources.sha256
+	rm -f src/speedtrap/models/*.so src/speedtrap/models/typed_core_source.sha256

@@ -1,4 +1,5 @@
-"""Build hook: the serving pool compiled with mypyc where it can be, else a pure-Python wheel.
+"""Build hook: the serving pool compiled with mypyc and the typed core with Cython where they can be,
+else a pure-Python wheel.
 
 Hatchling runs this for every wheel, regular and editable (``pip install .``, ``pip install -e .``).
 It compiles ``speedtrap.serving``'s modules listed in ``speedtrap.build.COMPILED_MODULES`` with
@@ -9,10 +10,17 @@ their sources change (``speedtrap.build`` then falls back to the sources, with a
 compiler or no mypyc is found, or compiling fails, the wheel is pure Python (said on the build's
 output); ``SPEEDTRAP_PURE=1`` asks for that build, ``SPEEDTRAP_COMPILED=1`` makes a failure to
 compile fail the build instead.
+
+With the pool compiled, the typed core (``speedtrap/models/_typed_core.pyx``, Cython, a build
+requirement: ``speedtrap.models.typed_core``) is compiled too, in the same way: beside its source in
+the wheel, or into ``src/`` for an editable install, with the digest of its source beside it; where
+Cython or the compile fails, the wheel has no typed core (said on the output) and every run takes the
+Mesa model.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import shutil
@@ -36,6 +44,21 @@ setup(
     name="speedtrap_serving_compiled",
     ext_modules=mypycify(
         ["--config-file", "mypy.ini", *paths], opt_level="3", group_name="speedtrap_serving"
+    ),
+)
+"""
+
+CYTHON_SETUP = """\
+import sys
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+source = sys.argv.pop(1)
+setup(
+    name="speedtrap_typed_core",
+    ext_modules=cythonize(
+        [Extension("speedtrap.models._typed_core", [source], extra_compile_args=["-O3"])],
+        language_level=3,
     ),
 )
 """
@@ -111,6 +134,67 @@ class CompiledPoolHook(BuildHookInterface):  # type: ignore[type-arg]
         build_data["pure_python"] = False
         build_data["infer_tag"] = True
         self.app.display_info(f"speedtrap: the serving pool is compiled with mypyc ({len(built)} modules)")
+        self._typed_core(root, build, version, build_data)
+
+    def _typed_core(self, root: Path, build: ModuleType, version: str, build_data: dict[str, Any]) -> None:
+        """Compile the typed core with Cython (module docstring); say so, or why not."""
+        models = root / "src" / "speedtrap" / "models"
+        source = models / "_typed_core.pyx"
+        if importlib.util.find_spec("Cython") is None:
+            reason: str | None = "Cython is not installed"
+        else:
+            reason = None
+            try:
+                built = self._cythonize(source)
+            except subprocess.CalledProcessError as exc:
+                reason = f"compiling failed:\n{exc.stdout}"
+        if reason is not None:
+            if os.environ.get("SPEEDTRAP_COMPILED", "") not in ("", "0"):
+                raise RuntimeError(
+                    f"SPEEDTRAP_COMPILED is set, but the typed core was not compiled: {reason}"
+                )
+            self.app.display_warning(f"speedtrap: no typed core; every run takes the Mesa model ({reason})")
+            return
+        digest = hashlib.sha256(source.read_bytes()).hexdigest()
+        if version == "editable":
+            shutil.copy2(built, models / built.name)
+            (models / build.CORE_DIGEST_FILE).write_text(digest + "\n", encoding="ascii")
+        else:
+            staging = Path(tempfile.mkdtemp(prefix="speedtrap-core-"))
+            digest_file = staging / build.CORE_DIGEST_FILE
+            digest_file.write_text(digest + "\n", encoding="ascii")
+            build_data["force_include"][str(built)] = f"speedtrap/models/{built.name}"
+            build_data["force_include"][str(digest_file)] = f"speedtrap/models/{build.CORE_DIGEST_FILE}"
+        self.app.display_info("speedtrap: the typed core is compiled with Cython")
+
+    def _cythonize(self, source: Path) -> Path:
+        """Compile the typed core in a temporary directory; return the extension module's file."""
+        work = Path(tempfile.mkdtemp(prefix="speedtrap-cython-"))
+        (work / "setup.py").write_text(CYTHON_SETUP, encoding="utf-8")
+        shutil.copy2(source, work / source.name)
+        out = work / "lib"
+        self.app.display_info("speedtrap: compiling the typed core with Cython (a minute)")
+        subprocess.run(
+            [
+                sys.executable,
+                "setup.py",
+                source.name,
+                "build_ext",
+                "--build-lib",
+                str(out),
+                "--build-temp",
+                str(work / "tmp"),
+            ],
+            cwd=work,
+            check=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        found = list(out.rglob("_typed_core*.so"))
+        if not found:
+            raise subprocess.CalledProcessError(1, "cython", output="no compiled typed core was built")
+        return found[0]
 
     def _remove_in_tree(self, root: Path, build: ModuleType) -> None:
         """Remove compiled modules an earlier editable install left in the source tree."""
@@ -121,6 +205,10 @@ class CompiledPoolHook(BuildHookInterface):  # type: ignore[type-arg]
         for path in (root / "src").glob("speedtrap_serving__mypyc.*.so"):
             path.unlink()
         (serving / build.SOURCES_DIGEST_FILE).unlink(missing_ok=True)
+        models = root / "src" / "speedtrap" / "models"
+        for path in models.glob("_typed_core.*.so"):
+            path.unlink()
+        (models / build.CORE_DIGEST_FILE).unlink(missing_ok=True)
 
     def _compile(self, root: Path, build: ModuleType) -> dict[str, Path]:
         """Compile the pool's modules in a temporary directory; return ``{path in the wheel: file}``."""

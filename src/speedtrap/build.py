@@ -1,4 +1,5 @@
-"""Which build of the serving pool is in use: compiled with mypyc, or the pure-Python modules.
+"""Which build of the serving pool is in use: compiled with mypyc, or the pure-Python modules; and
+whether the typed core (Cython, :mod:`speedtrap.models.typed_core`) is.
 
 The serving pool's modules (:data:`COMPILED_MODULES`) are compiled with mypyc when the package is
 installed where a C compiler and mypyc are present (the build hook ``hatch_build.py``); their
@@ -29,9 +30,14 @@ from types import ModuleType
 
 __all__ = [
     "COMPILED_MODULES",
+    "CORE_DIGEST_FILE",
+    "CORE_MODULE",
     "PURE_ENV",
     "SOURCES_DIGEST_FILE",
     "StaleBuildWarning",
+    "build_description",
+    "core_build",
+    "core_state",
     "pool_build",
     "pure_requested",
     "sources_digest",
@@ -48,6 +54,12 @@ SOURCES_DIGEST_FILE = "compiled_sources.sha256"
 """Written beside the compiled modules at build time: :func:`sources_digest` of their sources."""
 
 SERVING = Path(__file__).resolve().parent / "serving"
+MODELS = Path(__file__).resolve().parent / "models"
+
+CORE_MODULE = "_typed_core"
+"""The typed core's module in ``speedtrap.models`` (compiled with Cython from ``_typed_core.pyx``)."""
+CORE_DIGEST_FILE = "typed_core_source.sha256"
+"""Written beside the compiled typed core at build time: the SHA-256 of its Cython source."""
 
 COMPILED = "compiled pool (mypyc)"
 PURE = "pure Python"
@@ -106,6 +118,34 @@ def pool_build() -> str:
     if pure_requested():
         return PURE
     return COMPILED if _compiled_state() == "fresh" else PURE
+
+
+def core_state(directory: Path = MODELS) -> str:
+    """``"absent"``, ``"fresh"`` or ``"stale"``: the compiled typed core in ``directory``
+    (``speedtrap.models._typed_core``) against the Cython source beside it."""
+    suffixes = importlib.machinery.EXTENSION_SUFFIXES
+    if not any((directory / f"{CORE_MODULE}{suffix}").is_file() for suffix in suffixes):
+        return "absent"
+    try:
+        digest = hashlib.sha256((directory / f"{CORE_MODULE}.pyx").read_bytes()).hexdigest()
+        fresh = (directory / CORE_DIGEST_FILE).read_text(encoding="ascii").strip() == digest
+    except OSError:
+        fresh = False
+    return "fresh" if fresh else "stale"
+
+
+def core_build() -> str:
+    """Whether the typed core (``speedtrap.models.typed_core``) is in use: ``"typed core (Cython)"``
+    or ``"no typed core"`` (not built, stale, or ``SPEEDTRAP_PURE`` set)."""
+    if pure_requested() or core_state() != "fresh":
+        return "no typed core"
+    return "typed core (Cython)"
+
+
+def build_description() -> str:
+    """What ``speedtrap --version`` says of the build: the pool's and the typed core's, e.g.
+    ``"compiled pool (mypyc), typed core (Cython)"``."""
+    return f"{pool_build()}, {core_build()}"
 
 
 class _SourceFinder:

@@ -50,9 +50,9 @@ app = HelpTyper(
 def _print_version(show: bool) -> None:
     if show:
         from speedtrap import __version__
-        from speedtrap.build import pool_build
+        from speedtrap.build import build_description
 
-        typer.echo(f"speedtrap {__version__} ({pool_build()})")
+        typer.echo(f"speedtrap {__version__} ({build_description()})")
         raise typer.Exit()
 
 

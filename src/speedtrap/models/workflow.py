@@ -19,6 +19,7 @@ from speedtrap.models.ledger import Ledger
 from speedtrap.models.results import RunResult, request_means, summarize, tasks_frame
 from speedtrap.models.tallies import TaskCounts, TaskTally, task_counts
 from speedtrap.models.tasks import ATTENTION_STREAM, TaskSource, stream_rng
+from speedtrap.models.typed_core import SUMMARY_MAX_DEVELOPER_DAYS, core_module, not_covered, run_core
 from speedtrap.policies.base import build_policy
 from speedtrap.serving.request import REQUEST_COLUMNS, tally_means
 from speedtrap.serving.speed import SpeedModel
@@ -267,7 +268,25 @@ def simulate(
     ``progress``, if given, is called with the fraction of the horizon simulated (0 < f <= 1) after
     each of :data:`PROGRESS_SLICES` equal slices; the results are those of one uninterrupted run
     (events run in the same order: a slice ends only between events).
+
+    Where the typed core is built and covers the scenario (:mod:`speedtrap.models.typed_core`), and
+    no ``trace`` is asked for, the run is the core's: the same results, bit for bit.
     """
+    core = None if trace else _typed_core_for(scenario)
+    if core is not None:
+        with fewer_collections():
+            run = run_core(core, scenario, seed, progress=progress, slices=PROGRESS_SLICES)
+            return RunResult(
+                scenario=scenario,
+                seed=seed,
+                horizon_s=float(run.time),
+                ledger=run.ledger_frame(),
+                tasks=tasks_frame(run.tasks()),
+                requests=run.requests_frame(),
+                backend_stats=run.backend_stats_frame(),
+                trace=None,
+                stretches=run.stretches_frame(),
+            )
     model = WorkflowModel(scenario, rng=seed, trace=trace)
     if progress is None:
         model.run_until(scenario.horizon_s)
@@ -282,7 +301,30 @@ def simulate(
 
 def simulate_summary(scenario: Scenario, seed: int | None = None) -> dict[str, float]:
     """The experiment engine's model function: ``simulate(scenario, seed).summary()``, bit for bit,
-    from a run that keeps no per-request or per-stretch tables (``WorkflowModel(tables=False)``)."""
+    from a run that keeps no per-request or per-stretch tables (``WorkflowModel(tables=False)``), or
+    from the typed core's tables where it is built and covers the scenario, up to
+    :data:`~speedtrap.models.typed_core.SUMMARY_MAX_DEVELOPER_DAYS` developer-days."""
+    developer_days = scenario.developers * scenario.horizon_s / scenario.workday_s
+    core = _typed_core_for(scenario) if developer_days <= SUMMARY_MAX_DEVELOPER_DAYS else None
+    if core is not None:
+        with fewer_collections():
+            run = run_core(core, scenario, seed)
+            return summarize(
+                scenario,
+                float(run.time),
+                run.ledger_frame(),
+                task_counts(tasks_frame(run.tasks())),
+                request_means(run.requests_frame()),
+                run.backend_stats_frame(),
+            )
     model = WorkflowModel(scenario, rng=seed, tables=False)
     model.run_until(scenario.horizon_s)
     return model.summary()
+
+
+def _typed_core_for(scenario: Scenario) -> Any:
+    """The compiled typed core if it is in use and covers ``scenario``, else ``None``."""
+    core = core_module()
+    if core is None or not_covered(scenario) is not None:
+        return None
+    return core

@@ -1,0 +1,1623 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""A typed compiled core of the headline scenario's hot path (docs/performance.md, "A typed core").
+
+The workflow model's event loop, serving pool, agent sessions and developers, with the Mesa model
+and agents taken off the event path: the event list is a binary heap of C structs in (time,
+insertion) order; a replica, a request, a session, a developer and a task's running counters are
+``cdef`` classes or C arrays, and every per-turn step (submitting a request, placing and admitting
+it, prefill and decode at the live rate with exact re-timing, the request's end, the tool call, the
+developer's estimate of the wait and their patience, the ledger's wait split) runs in C.
+
+It follows the Python model rule for rule (``speedtrap.agents.session``, ``developer``,
+``attention``; ``speedtrap.serving.pool``, ``admission``, ``replica_clock``, ``decode_rate``), for
+the rules the headline scenario uses: one backend with one tier in use, routing ``always``, the
+``expected_wait`` attention rule, every task delegated (``delegated_fraction`` 1), random
+check-in stretches split into transcripts, review and repair, hand fixes and escaped defects.
+The draws are the model's own: the tasks come from :class:`speedtrap.models.tasks.TaskSource`,
+each attempt's per-turn and check-in draws from :class:`speedtrap.agents.task.TurnDraws` (Python
+calls once per 32 turns or per stretch) and the attention rule's episode draws from the
+developer's :class:`speedtrap.agents.attention.AttentionRule` (Python calls once per episode).
+The physics is the pool's flat decode-rate and prefill functions, written again in C over the
+same step constants. A prototype outside the package, for measurement: it keeps the ledger, the
+task records and the finished requests, and builds the run's ledger, task and request tables.
+"""
+
+from libc.math cimport ceil, exp, expm1, log1p, pow, INFINITY, NAN
+from libc.stdlib cimport free, malloc, realloc
+
+import math
+from collections import deque
+
+import numpy as np
+import pandas as pd
+
+cdef double INF = INFINITY
+
+cdef enum:
+    WAKE = 0      # a replica's one wake-up (who: replica, version: its version)
+    TOOL = 1      # a session's tool call ends (who: session id)
+    STEP = 2      # a developer's human step ends (who: developer)
+    AWAY = 3      # a developer's away episode ends (who: developer, version)
+    DEFECT = 4    # an escaped defect surfaces (who: task id)
+
+# developer activities: ledger columns as in speedtrap.models.ledger (WAITING is split into 1-4)
+cdef enum:
+    PROMPTING = 0
+    WAITING = 1
+    REVIEWING = 5
+    FIXING = 6
+    SWITCHING = 7
+    MANUAL = 8
+    OTHER_WORK = 9
+    IDLE = 10
+    NCOLS = 11
+
+# what a human step does when it ends (Developer._then)
+cdef enum:
+    THEN_NONE = 0
+    THEN_HAND_OFF = 1
+    THEN_AFTER_REVIEW = 2
+    THEN_AFTER_HAND_FIX = 3
+    THEN_AFTER_REWORK = 4
+    THEN_FOCUS_STEP = 5
+    THEN_ENTER_OTHER_WORK = 6
+
+cdef enum:
+    CHECKIN = 1
+    REVIEW = 2
+
+
+cdef struct Entry:
+    double time
+    long seq
+    int kind
+    long who
+    long version
+
+
+cdef struct Mark:   # a finish mark (decode) or a prefill end, ordered by (value, request id)
+    double value
+    long req
+    double vstart
+
+
+# ---------------------------------------------------------------------------------- event loop
+
+cdef class EventLoop:
+    cdef Entry* heap
+    cdef long n, cap, seq
+    cdef public double now
+    cdef public long scheduled, executed, cancelled, skipped
+
+    def __cinit__(self):
+        self.cap = 4096
+        self.skipped = 0
+        self.heap = <Entry*> malloc(self.cap * sizeof(Entry))
+        self.n = self.seq = 0
+        self.now = 0.0
+        self.scheduled = self.executed = self.cancelled = 0
+
+    def __dealloc__(self):
+        free(self.heap)
+
+    cdef inline bint less(self, Entry* a, Entry* b) noexcept:
+        return a.time < b.time or (a.time == b.time and a.seq < b.seq)
+
+    cdef void push(self, double time, int kind, long who, long version) noexcept:
+        cdef long i, parent
+        cdef Entry e
+        if self.n == self.cap:
+            self.cap *= 2
+            self.heap = <Entry*> realloc(self.heap, self.cap * sizeof(Entry))
+        e.time = time
+        e.seq = self.seq
+        e.kind = kind
+        e.who = who
+        e.version = version
+        self.seq += 1
+        self.scheduled += 1
+        i = self.n
+        self.n += 1
+        while i > 0:
+            parent = (i - 1) >> 1
+            if not self.less(&e, &self.heap[parent]):
+                break
+            self.heap[i] = self.heap[parent]
+            i = parent
+        self.heap[i] = e
+
+    cdef Entry pop(self) noexcept:
+        cdef Entry top = self.heap[0]
+        cdef Entry last
+        cdef long i = 0, child
+        self.n -= 1
+        if self.n > 0:
+            last = self.heap[self.n]
+            while True:
+                child = 2 * i + 1
+                if child >= self.n:
+                    break
+                if child + 1 < self.n and self.less(&self.heap[child + 1], &self.heap[child]):
+                    child += 1
+                if not self.less(&self.heap[child], &last):
+                    break
+                self.heap[i] = self.heap[child]
+                i = child
+            self.heap[i] = last
+        return top
+
+
+cdef inline bint mark_less(Mark* a, Mark* b) noexcept:
+    return a.value < b.value or (a.value == b.value and a.req < b.req)
+
+
+cdef void mark_push(Mark* h, int* n, Mark m) noexcept:
+    cdef int i = n[0], parent
+    n[0] += 1
+    while i > 0:
+        parent = (i - 1) >> 1
+        if not mark_less(&m, &h[parent]):
+            break
+        h[i] = h[parent]
+        i = parent
+    h[i] = m
+
+
+cdef Mark mark_pop(Mark* h, int* n) noexcept:
+    cdef Mark top = h[0]
+    cdef Mark last
+    cdef int i = 0, child
+    n[0] -= 1
+    if n[0] > 0:
+        last = h[n[0]]
+        while True:
+            child = 2 * i + 1
+            if child >= n[0]:
+                break
+            if child + 1 < n[0] and mark_less(&h[child + 1], &h[child]):
+                child += 1
+            if not mark_less(&h[child], &last):
+                break
+            h[i] = h[child]
+            i = child
+        h[i] = last
+    return top
+
+
+# ---------------------------------------------------------------------------------- requests
+
+cdef struct Req:
+    long id
+    long input_tokens, cached_tokens, output_tokens
+    double arrival_s, admitted_s, first_token_s, done_s, cost_usd
+    long replica
+    long session          # the session waiting on it
+    long done_seq         # its place in completion order (-1: not finished)
+    long dev, task, attempt, turn
+
+
+cdef class Requests:
+    """Every request, in submission order (the pool's records; the table is built from them)."""
+    cdef Req* r
+    cdef long n, cap
+
+    def __cinit__(self):
+        self.cap = 1 << 16
+        self.r = <Req*> malloc(self.cap * sizeof(Req))
+        self.n = 0
+
+    def __dealloc__(self):
+        free(self.r)
+
+    cdef long new(self) noexcept:
+        if self.n == self.cap:
+            self.cap *= 2
+            self.r = <Req*> realloc(self.r, self.cap * sizeof(Req))
+        self.n += 1
+        return self.n - 1
+
+
+# ---------------------------------------------------------------------------------- the pool
+
+cdef struct Replica:
+    int index, streams, decoding, ndec, npre, dirty
+    long kv_used
+    double cap                # effective cap: the tier's cap while it holds streams, else inf
+    double v_tok, v_time, rate, due_s, due_mark, event_s, prefill_free_s, sum_input, sum_vstart
+    long version, fold        # the live wake-up's version; a folded prefill's request (-1: none)
+    Mark* dec                 # finish marks (cap entries)
+    Mark* pre                 # prefill ends (cap entries)
+
+
+cdef class Pool:
+    """ServingPool for one tier (speedtrap.serving.pool, admission, replica_clock) over C arrays."""
+    cdef EventLoop loop
+    cdef Requests reqs
+    cdef Replica* reps
+    cdef int nrep, batch_cap, bg
+    cdef double kv_capacity, overhead_s
+    cdef double usd_uncached, usd_cached, usd_output
+    cdef long* queue          # FIFO of waiting request ids (a ring)
+    cdef long qhead, qlen, qcap
+    cdef long* loads          # placement heap: streams << 20 | index (stale entries included)
+    cdef int nloads, loads_limit, loads_cap
+    cdef int* dirty
+    cdef int ndirty
+    cdef double* notes        # folded prefill ends still to integrate (a heap)
+    cdef int nnotes, notes_cap
+    cdef double stat_t, area_system, area_waiting
+    cdef long in_system, waiting, completed
+    cdef public long events_scheduled, events_cancelled
+    cdef dict prefill_memo
+    # decode-rate step constants (speedtrap.serving.decode_rate.pool_decode_rate)
+    cdef double shared_read_s, expert_keep, expert_read_s, full_layers, window_layers, window
+    cdef double kv_read_s, matmul_s, matmul_fixed_s, attention_s, fixed_s, collective_s
+    cdef double exchange_s, overlap, floor_s, scale, draft_share
+    cdef double experts
+    cdef long verify_tokens
+    # prefill step constants (pool_prefill_s)
+    cdef double p_shared_read_s, p_experts, p_expert_keep, p_expert_read_s, p_full, p_window_layers
+    cdef double p_window, p_matmul_tok, p_attn, p_matmul_fixed, p_fixed, p_coll, p_exch, p_overlap
+    cdef double p_floor, p_transfer, p_ttft, p_compute_idle, p_kv_idle
+    cdef double p_chunk        # 0: no chunking
+    cdef object session_done   # set by the core: the callback target
+    cdef Core core
+
+    def __cinit__(self, EventLoop loop, Requests reqs, speed, int replicas, info, int bg):
+        cdef int i
+        self.loop = loop
+        self.reqs = reqs
+        self.nrep = replicas
+        self.batch_cap = info.batch_cap
+        self.usd_uncached = info.usd_per_uncached
+        self.usd_cached = info.usd_per_cached
+        self.usd_output = info.usd_per_output
+        self.bg = bg
+        self.kv_capacity = float(speed.kv_capacity_tokens)
+        self.overhead_s = float(getattr(speed, "ttft_overhead_s", 0.0))
+        c = speed.steps
+        self.shared_read_s = c.shared_read_s
+        self.experts = c.experts
+        self.expert_keep = c.expert_keep
+        self.expert_read_s = c.expert_read_s
+        self.full_layers = c.full_layers
+        self.window_layers = c.window_layers
+        self.window = c.window_tokens if c.window_tokens is not None else INF
+        self.kv_read_s = c.kv_read_s_per_attended
+        self.matmul_s = c.matmul_s_per_token
+        self.matmul_fixed_s = c.matmul_fixed_s
+        self.attention_s = c.attention_s_per_attended
+        self.fixed_s = c.fixed_s + c.collective_fixed_s
+        self.collective_s = c.collective_s_per_token
+        self.exchange_s = c.exchange_s_per_token
+        self.overlap = c.overlap
+        self.floor_s = c.floor_s
+        self.scale = speed.decode_speedup * speed.tokens_per_step
+        self.verify_tokens = speed.draft_tokens + 1 if speed.draft_tokens else 0
+        self.draft_share = speed.draft_tokens * speed.draft_cost
+        ppool = speed.prefill_pool
+        if ppool is None:
+            p, chunk = speed.steps, speed.prefill_chunk_tokens
+            self.p_transfer = 0.0
+        else:
+            p, chunk = ppool.steps, ppool.chunk_tokens
+            self.p_transfer = ppool.transfer_s_per_token
+        self.p_chunk = 0.0 if chunk is None else chunk
+        self.p_ttft = speed.ttft_overhead_s
+        self.p_fixed = p.fixed_s + p.collective_fixed_s
+        self.p_shared_read_s = p.shared_read_s
+        self.p_experts = p.experts
+        self.p_expert_keep = p.expert_keep
+        self.p_expert_read_s = p.expert_read_s
+        self.p_full = p.full_layers
+        self.p_window_layers = p.window_layers
+        self.p_window = p.window_tokens if p.window_tokens is not None else INF
+        self.p_matmul_tok = p.prefill_matmul_s_per_token
+        self.p_attn = p.prefill_attention_s_per_attended
+        self.p_matmul_fixed = p.matmul_fixed_s
+        self.p_coll = p.collective_s_per_token
+        self.p_exch = p.exchange_s_per_token
+        self.p_overlap = p.overlap
+        self.p_floor = p.floor_s
+        attended_idle = p.full_layers * 0.0 + p.window_layers * min(0.0, self.p_window)
+        self.p_compute_idle = 0.0 * (p.matmul_s_per_token + attended_idle * p.attention_s_per_attended)
+        self.p_kv_idle = 0 * attended_idle * p.kv_read_s_per_attended
+        self.prefill_memo = {}
+        self.reps = <Replica*> malloc(replicas * sizeof(Replica))
+        for i in range(replicas):
+            self.reps[i].index = i
+            self.reps[i].streams = self.reps[i].decoding = self.reps[i].ndec = self.reps[i].npre = 0
+            self.reps[i].dirty = 0
+            self.reps[i].kv_used = 0
+            self.reps[i].cap = INF
+            self.reps[i].v_tok = self.reps[i].v_time = self.reps[i].rate = 0.0
+            self.reps[i].due_s = INF
+            self.reps[i].due_mark = NAN
+            self.reps[i].event_s = INF
+            self.reps[i].prefill_free_s = 0.0
+            self.reps[i].sum_input = self.reps[i].sum_vstart = 0.0
+            self.reps[i].version = 0
+            self.reps[i].fold = -1
+            self.reps[i].dec = <Mark*> malloc((self.batch_cap + 1) * sizeof(Mark))
+            self.reps[i].pre = <Mark*> malloc((self.batch_cap + 1) * sizeof(Mark))
+        self.qcap = 1024
+        self.queue = <long*> malloc(self.qcap * sizeof(long))
+        self.qhead = self.qlen = 0
+        self.loads_limit = 8 * replicas + 64
+        self.loads_cap = self.loads_limit + 2
+        self.loads = <long*> malloc(self.loads_cap * sizeof(long))
+        self.nloads = 0
+        for i in range(replicas):
+            self.loads_push(i)
+        self.dirty = <int*> malloc(replicas * sizeof(int))
+        self.ndirty = 0
+        self.notes_cap = 1024
+        self.notes = <double*> malloc(self.notes_cap * sizeof(double))
+        self.nnotes = 0
+        self.stat_t = 0.0
+        self.area_system = self.area_waiting = 0.0
+        self.in_system = self.waiting = self.completed = 0
+        self.events_scheduled = self.events_cancelled = 0
+
+    def __dealloc__(self):
+        cdef int i
+        if self.reps != NULL:
+            for i in range(self.nrep):
+                free(self.reps[i].dec)
+                free(self.reps[i].pre)
+            free(self.reps)
+        free(self.queue); free(self.loads); free(self.dirty); free(self.notes)
+
+    # -- physics (pool_decode_rate, pool_prefill_s) --------------------------------------------
+
+    cdef double decode_rate(self, int batch, double context) noexcept:
+        cdef double attended, kv_s, per_token_s, tokens, weights_s, compute_s, core, exchange, plain_s
+        cdef double verify_s
+        if batch < 1:
+            batch = 1
+        attended = self.full_layers * context + self.window_layers * (context if context < self.window else self.window)
+        kv_s = batch * attended * self.kv_read_s
+        per_token_s = self.matmul_s + attended * self.attention_s
+        tokens = batch * 1.0 + 0.0
+        weights_s = self.shared_read_s
+        if self.experts:
+            weights_s += self.experts * (1.0 - pow(self.expert_keep, tokens if tokens > 1.0 else 1.0)) * self.expert_read_s
+        compute_s = batch * 1.0 * per_token_s + self.matmul_fixed_s
+        core = (weights_s + kv_s if weights_s + kv_s >= compute_s else compute_s) + 0.0
+        exchange = tokens * self.exchange_s
+        core += exchange - self.overlap * (core if core < exchange else exchange)
+        plain_s = core + (self.fixed_s + tokens * self.collective_s)
+        if plain_s < self.floor_s:
+            plain_s = self.floor_s
+        if not self.verify_tokens:
+            return self.scale / plain_s
+        tokens = batch * self.verify_tokens + 0.0
+        weights_s = self.shared_read_s
+        if self.experts:
+            weights_s += self.experts * (1.0 - pow(self.expert_keep, tokens if tokens > 1.0 else 1.0)) * self.expert_read_s
+        compute_s = batch * self.verify_tokens * per_token_s + self.matmul_fixed_s
+        core = (weights_s + kv_s if weights_s + kv_s >= compute_s else compute_s) + 0.0
+        exchange = tokens * self.exchange_s
+        core += exchange - self.overlap * (core if core < exchange else exchange)
+        verify_s = core + (self.fixed_s + tokens * self.collective_s)
+        if verify_s < self.floor_s:
+            verify_s = self.floor_s
+        return self.scale / (verify_s + self.draft_share * plain_s)
+
+    cdef double prefill_compute(self, long uncached) noexcept:
+        cdef double n, prompt, tokens, weights_s, memory_s, half, seen, prefill, latency_s, exchange
+        cdef double core, compute
+        if uncached <= 0:
+            return self.p_ttft + 0.0
+        n = 1.0 if self.p_chunk == 0.0 else max(1.0, ceil(uncached / self.p_chunk))
+        prompt = 2.0 * 0.0 + uncached
+        tokens = uncached / n
+        weights_s = self.p_shared_read_s
+        if self.p_experts:
+            weights_s += self.p_experts * (1.0 - pow(self.p_expert_keep, tokens if tokens > 1.0 else 1.0)) * self.p_expert_read_s
+        memory_s = weights_s + self.p_kv_idle
+        half = prompt / 2.0
+        seen = self.p_full * half + self.p_window_layers * (half if half < self.p_window else self.p_window)
+        prefill = tokens * (self.p_matmul_tok + seen * self.p_attn)
+        prefill += self.p_matmul_fixed
+        latency_s = self.p_fixed + tokens * self.p_coll
+        exchange = tokens * self.p_exch
+        core = (memory_s if memory_s >= self.p_compute_idle else self.p_compute_idle) + prefill
+        core += exchange - self.p_overlap * (core if core < exchange else exchange)
+        compute = n * (core + latency_s if core + latency_s >= self.p_floor else self.p_floor)
+        compute += uncached * self.p_transfer
+        return self.p_ttft + compute
+
+    cdef double prefill_s(self, long uncached):
+        cached = self.prefill_memo.get(uncached)
+        if cached is not None:
+            return <double> cached
+        cdef double s = self.prefill_compute(uncached)
+        self.prefill_memo[uncached] = s
+        return s
+
+    # -- placement heap ------------------------------------------------------------------------
+
+    cdef void loads_push(self, int i) noexcept:
+        cdef long key = (<long> self.reps[i].streams << 20) | i
+        cdef int j = self.nloads, parent
+        self.nloads += 1
+        while j > 0:
+            parent = (j - 1) >> 1
+            if self.loads[parent] <= key:
+                break
+            self.loads[j] = self.loads[parent]
+            j = parent
+        self.loads[j] = key
+
+    cdef void loads_pop(self) noexcept:
+        cdef long last
+        cdef int i = 0, child, n
+        self.nloads -= 1
+        n = self.nloads
+        if n > 0:
+            last = self.loads[n]
+            while True:
+                child = 2 * i + 1
+                if child >= n:
+                    break
+                if child + 1 < n and self.loads[child + 1] < self.loads[child]:
+                    child += 1
+                if self.loads[child] >= last:
+                    break
+                self.loads[i] = self.loads[child]
+                i = child
+            self.loads[i] = last
+
+    cdef void note_load(self, int i) noexcept:
+        cdef int j
+        if self.nloads > self.loads_limit:
+            self.nloads = 0
+            for j in range(self.nrep):
+                self.loads_push(j)
+        else:
+            self.loads_push(i)
+
+    cdef int place(self, long kv_need) noexcept:
+        """The replica to admit a request to now (-1: none): Admission._place and _scan, one tier."""
+        cdef long key, streams
+        cdef int i, best = -1
+        cdef long best_key = 0
+        cdef double kv_limit = self.kv_capacity - kv_need
+        cdef Replica* r
+        while True:
+            key = self.loads[0]
+            i = <int> (key & 0xFFFFF)
+            streams = key >> 20
+            if self.reps[i].streams == streams:
+                break
+            self.loads_pop()
+        r = &self.reps[i]
+        if r.cap >= self.batch_cap:
+            if streams >= self.batch_cap:
+                return -1
+            if r.kv_used <= kv_limit:
+                return i
+        for i in range(self.nrep):  # the scan
+            r = &self.reps[i]
+            if r.streams >= self.batch_cap:
+                continue
+            if r.kv_used > kv_limit:
+                continue
+            if best < 0 or r.streams < best_key:
+                best = i
+                best_key = r.streams
+                if best_key == 0:
+                    break
+        return best
+
+    # -- statistics ----------------------------------------------------------------------------
+
+    cdef void notes_push(self, double at) noexcept:
+        cdef int j, parent
+        if self.nnotes == self.notes_cap:
+            self.notes_cap *= 2
+            self.notes = <double*> realloc(self.notes, self.notes_cap * sizeof(double))
+        j = self.nnotes
+        self.nnotes += 1
+        while j > 0:
+            parent = (j - 1) >> 1
+            if self.notes[parent] <= at:
+                break
+            self.notes[j] = self.notes[parent]
+            j = parent
+        self.notes[j] = at
+
+    cdef double notes_pop(self) noexcept:
+        cdef double top = self.notes[0], last
+        cdef int i = 0, child, n
+        self.nnotes -= 1
+        n = self.nnotes
+        if n > 0:
+            last = self.notes[n]
+            while True:
+                child = 2 * i + 1
+                if child >= n:
+                    break
+                if child + 1 < n and self.notes[child + 1] < self.notes[child]:
+                    child += 1
+                if self.notes[child] >= last:
+                    break
+                self.notes[i] = self.notes[child]
+                i = child
+            self.notes[i] = last
+        return top
+
+    cdef void integrate(self, double now) noexcept:
+        cdef double at, dt
+        while self.nnotes and self.notes[0] <= now:
+            at = self.notes_pop()
+            dt = at - self.stat_t
+            if dt > 0:
+                self.area_system += self.in_system * dt
+                self.area_waiting += self.waiting * dt
+                self.stat_t = at
+        dt = now - self.stat_t
+        if dt > 0:
+            self.area_system += self.in_system * dt
+            self.area_waiting += self.waiting * dt
+            self.stat_t = now
+
+    # -- submit, admit, re-time, wake ----------------------------------------------------------
+
+    cdef long submit(self, double now, long input_tokens, long cached_tokens, long output_tokens,
+                     long session, long dev, long task, long attempt, long turn) except -1:
+        cdef long i = self.reqs.new()
+        cdef Req* q = &self.reqs.r[i]
+        cdef int r
+        if input_tokens + output_tokens > self.kv_capacity:
+            raise ValueError("request larger than a replica's KV")
+        q.id = i
+        q.input_tokens = input_tokens
+        q.cached_tokens = cached_tokens
+        q.output_tokens = output_tokens
+        q.arrival_s = now
+        q.admitted_s = q.first_token_s = q.done_s = NAN
+        q.cost_usd = ((input_tokens - cached_tokens) * self.usd_uncached + cached_tokens * self.usd_cached
+                      + output_tokens * self.usd_output)
+        q.replica = -1
+        q.done_seq = -1
+        q.session = session
+        q.dev = dev
+        q.task = task
+        q.attempt = attempt
+        q.turn = turn
+        self.integrate(now)
+        self.in_system += 1
+        if self.qlen == 0:
+            r = self.place(input_tokens + output_tokens)
+            if r >= 0:
+                self.admit(i, r, now)
+                self.retime(r, now)
+                return i
+        self.waiting += 1
+        if self.qlen == self.qcap:
+            self.grow_queue()
+        self.queue[(self.qhead + self.qlen) % self.qcap] = i
+        self.qlen += 1
+        return i
+
+    cdef void grow_queue(self) noexcept:
+        cdef long* q = <long*> malloc(2 * self.qcap * sizeof(long))
+        cdef long k
+        for k in range(self.qlen):
+            q[k] = self.queue[(self.qhead + k) % self.qcap]
+        free(self.queue)
+        self.queue = q
+        self.qhead = 0
+        self.qcap *= 2
+
+    cdef void unfold(self, Replica* r, long i) noexcept:
+        cdef Req* q = &self.reqs.r[i]
+        cdef double at = q.first_token_s
+        cdef Mark m
+        cdef int k, found = -1
+        q.first_token_s = NAN
+        r.decoding = 0
+        r.ndec = 0
+        r.sum_input -= q.input_tokens
+        r.rate = 0.0
+        r.due_mark = NAN
+        r.due_s = INF
+        m.value = at
+        m.req = i
+        m.vstart = 0.0
+        mark_push(r.pre, &r.npre, m)
+        for k in range(self.nnotes):
+            if self.notes[k] == at:
+                found = k
+                break
+        if found >= 0:  # not yet integrated: remove it and restore the heap
+            self.notes[found] = self.notes[self.nnotes - 1]
+            self.nnotes -= 1
+            self.reheap_notes()
+
+    cdef void reheap_notes(self) noexcept:
+        cdef int n = self.nnotes, k
+        self.nnotes = 0
+        for k in range(n):
+            self.notes_push(self.notes[k])
+
+    cdef void admit(self, long i, int ri, double now) except *:
+        cdef Replica* r = &self.reps[ri]
+        cdef Req* q = &self.reqs.r[i]
+        cdef long fold = r.fold
+        cdef double prefill, overhead, start, end
+        cdef Mark m
+        if fold >= 0:
+            r.fold = -1
+            if now <= self.reqs.r[fold].first_token_s:
+                self.unfold(r, fold)
+        q = &self.reqs.r[i]
+        prefill = self.prefill_s(q.input_tokens - q.cached_tokens)
+        q.admitted_s = now
+        q.replica = ri
+        r.streams += 1
+        self.note_load(ri)
+        r.kv_used += q.input_tokens + q.output_tokens
+        if self.batch_cap < r.cap:
+            r.cap = self.batch_cap
+        if prefill > 0:
+            overhead = self.overhead_s if self.overhead_s < prefill else prefill
+            start = now + overhead
+            if r.prefill_free_s > start:
+                start = r.prefill_free_s
+            end = start + (prefill - overhead)
+            r.prefill_free_s = end
+            m.value = end
+            m.req = i
+            m.vstart = 0.0
+            mark_push(r.pre, &r.npre, m)
+        else:
+            q.first_token_s = now
+            self.start_decoding(r, i, now)
+
+    cdef void start_decoding(self, Replica* r, long i, double now) noexcept:
+        cdef Req* q = &self.reqs.r[i]
+        cdef Mark m
+        if r.decoding:
+            r.v_tok += r.rate * (now - r.v_time)
+        else:
+            r.v_tok = 0.0
+            r.sum_vstart = 0.0
+            r.due_mark = NAN
+        r.v_time = now
+        m.value = r.v_tok + q.output_tokens - 1
+        m.req = i
+        m.vstart = r.v_tok
+        mark_push(r.dec, &r.ndec, m)
+        r.decoding += 1
+        r.sum_input += q.input_tokens
+        r.sum_vstart += r.v_tok
+
+    cdef void retime(self, int ri, double now) noexcept:
+        cdef Replica* r = &self.reps[ri]
+        cdef double start = now, v, context, room, rate, head, due, at
+        cdef int n = r.decoding, batch
+        cdef Mark m
+        cdef Req* q
+        r.dirty = 0
+        if not n and r.npre == 1 and r.pre[0].value > now:
+            m = mark_pop(r.pre, &r.npre)
+            at = m.value
+            q = &self.reqs.r[m.req]
+            q.first_token_s = at
+            r.v_tok = 0.0
+            r.sum_vstart = 0.0
+            r.due_mark = NAN
+            r.v_time = at
+            m.value = 0.0 + q.output_tokens - 1
+            m.vstart = 0.0
+            mark_push(r.dec, &r.ndec, m)
+            r.decoding = n = 1
+            r.sum_input += q.input_tokens
+            r.sum_vstart += 0.0
+            r.fold = m.req
+            self.notes_push(at)
+            now = at
+        if n:
+            v = r.v_tok
+            if r.v_time != now:
+                v = v + r.rate * (now - r.v_time)
+                r.v_tok = v
+                r.v_time = now
+            context = (r.sum_input + n * v - r.sum_vstart) / n
+            room = r.cap - r.streams
+            batch = n + (self.bg if self.bg < room else <int> room)
+            rate = self.decode_rate(batch, context)
+            head = r.dec[0].value
+            if rate != r.rate or head != r.due_mark:
+                r.rate = rate
+                r.due_mark = head
+                r.due_s = due = now + (head - v) / rate
+            else:
+                due = r.due_s
+        else:
+            r.rate = 0.0
+            r.due_mark = NAN
+            r.due_s = due = INF
+        if r.npre and r.pre[0].value < due:
+            due = r.pre[0].value
+        if due < start:
+            due = start
+        if r.event_s < INF:
+            if r.event_s == due:
+                return
+            self.events_cancelled += 1
+            self.loop.cancelled += 1
+            r.version += 1
+            r.event_s = INF
+        if due < INF:
+            r.version += 1
+            self.loop.push(due, WAKE, ri, r.version)
+            r.event_s = due
+            self.events_scheduled += 1
+
+    cdef void wake(self, int ri, double now, Core core) except *:
+        cdef Replica* r = &self.reps[ri]
+        cdef double v
+        cdef Mark m
+        cdef Req* q
+        cdef long first_done = -1, ndone = 0, k
+        cdef long done_ids[256]
+        self.integrate(now)
+        r.event_s = INF
+        r.fold = -1
+        if r.decoding:
+            v = r.v_tok + r.rate * (now - r.v_time)
+            if now >= r.due_s and v < r.due_mark:
+                v = r.due_mark
+            r.v_tok = v
+            r.v_time = now
+            while r.ndec and r.dec[0].value <= v:
+                m = mark_pop(r.dec, &r.ndec)
+                q = &self.reqs.r[m.req]
+                r.decoding -= 1
+                r.sum_input -= q.input_tokens
+                r.sum_vstart -= m.vstart
+                r.streams -= 1
+                self.note_load(ri)
+                r.kv_used -= q.input_tokens + q.output_tokens
+                if r.streams == 0:
+                    r.cap = INF
+                q.done_s = now
+                q.done_seq = self.completed + ndone
+                done_ids[ndone] = m.req
+                ndone += 1
+            self.in_system -= ndone
+        while r.npre and r.pre[0].value <= now:
+            m = mark_pop(r.pre, &r.npre)
+            self.reqs.r[m.req].first_token_s = now
+            self.start_decoding(r, m.req, now)
+        if self.waiting:
+            if not r.dirty:
+                r.dirty = 1
+                self.dirty[self.ndirty] = ri
+                self.ndirty += 1
+            self.dispatch(now)
+            self.flush(now)
+        else:
+            self.retime(ri, now)
+        self.completed += ndone
+        for k in range(ndone):
+            core.request_done(done_ids[k])
+
+    cdef void dispatch(self, double now) except *:
+        cdef long i
+        cdef int ri
+        cdef Req* q
+        while self.qlen:
+            i = self.queue[self.qhead]
+            q = &self.reqs.r[i]
+            ri = self.place(q.input_tokens + q.output_tokens)
+            if ri < 0:
+                break
+            self.qhead = (self.qhead + 1) % self.qcap
+            self.qlen -= 1
+            self.waiting -= 1
+            self.admit(i, ri, now)
+            if not self.reps[ri].dirty:
+                self.reps[ri].dirty = 1
+                self.dirty[self.ndirty] = ri
+                self.ndirty += 1
+
+    cdef void flush(self, double now) noexcept:
+        cdef int k
+        for k in range(self.ndirty):
+            self.retime(self.dirty[k], now)
+        self.ndirty = 0
+
+
+# ---------------------------------------------------------------------------------- agents
+
+cdef class CTask:
+    """A task's per-turn running counters in C (flushed to its Task object at the end)."""
+    cdef object task
+    cdef long id, index, dev
+    cdef long context_tokens, cache_prefix_tokens, requests, turns, input_tokens, cached_tokens
+    cdef long output_tokens, attempts, wrong_attempts, outputs, outputs_rejected, initial_context
+    cdef double cache_time_s, cost_usd, tool_s, human_s, prompt_s, effort_s
+    cdef bint cached_key     # the conversation's prompt-cache key is the session's (else None)
+
+    def flush(self):
+        t = self.task
+        t.context_tokens = self.context_tokens
+        t.cache_prefix_tokens = self.cache_prefix_tokens
+        t.cache_time_s = self.cache_time_s
+        t.requests = self.requests
+        t.turns = self.turns
+        t.input_tokens = self.input_tokens
+        t.cached_tokens = self.cached_tokens
+        t.output_tokens = self.output_tokens
+        t.cost_usd = self.cost_usd
+        t.tool_s = self.tool_s
+        t.human_s = self.human_s
+        t.attempts = self.attempts
+        t.wrong_attempts = self.wrong_attempts
+        t.outputs = self.outputs
+        t.outputs_rejected = self.outputs_rejected
+
+
+cdef class CSession:
+    cdef long id, attempt, planned_turns, turns_done, checkins_done, output_tokens, need
+    cdef long stretches, stretch_start, next_checkin, transcript, transcript_left, req
+    cdef bint wrong, new_transcript, random_stretches, has_left
+    cdef double tool_error_prob, left_at, idle_at_leave_s, turn_start_s, tool_end_s
+    cdef double checkin_every, stretch_sigma, per_transcript  # per_transcript 0: not split
+    cdef CTask task
+    cdef CDev dev
+    cdef object draws
+    cdef list out, tool_s, result, u_tool, log
+
+
+cdef class CDev:
+    cdef long index, activity, max_sessions, then, away_version, label
+    cdef double since, idle_total_s, other_left_s, patience_s, episode_patience_s, estimate
+    cdef double prompt_cache_s
+    cdef bint has_estimate, has_other_left, away_pending
+    cdef CSession focus
+    cdef CTask label_task, task_in_hand
+    cdef list sessions
+    cdef object pending, tasks, attention, spec
+    cdef double* seconds
+    cdef list closed_stretches
+
+
+cdef class Core:
+    cdef EventLoop loop
+    cdef Requests reqs
+    cdef Pool pool
+    cdef list devs, sessions, ctasks
+    cdef double horizon
+    cdef double* ledger
+    cdef object mix, spec, quality, review, fixing, attention_spec, tasks_list, backend_name, tier
+    cdef long capacity_streams
+    # specs read once
+    cdef double compact_at, ttl, turn_memory, turn_prior, detect_prob, hand_fix_prob
+    cdef double review_base_s, review_s_per_kt, res_short_s, res_short_scale, res_max, res_tau
+    cdef double ow_max, failed_mult, repair_fraction
+    cdef long compact_to, shared_prefix, max_repairs
+    cdef double reject_prob, redo_prob, other_work_prob
+    cdef bint keep_stretches, resumption_random
+
+    def __cinit__(self, scenario, seed, str name, str tier, speed, info, bint tables=True):
+        cdef CDev d
+        cdef long i, k
+        from speedtrap.agents.attention import AttentionRule
+        from speedtrap.models.tasks import ATTENTION_STREAM, TaskSource, stream_rng
+
+        bspec = scenario.backends[name]
+        self.loop = EventLoop()
+        self.reqs = Requests()
+        self.pool = Pool(self.loop, self.reqs, speed, bspec.replicas, info, bspec.background_streams_per_replica)
+        self.backend_name = name
+        self.tier = tier
+        self.capacity_streams = bspec.replicas * max(t.batch_cap for t in bspec.tiers)
+        self.mix = mix = scenario.task_mix
+        self.spec = spec = scenario.developer
+        self.quality = bspec.quality
+        self.review = spec.review
+        self.fixing = spec.fixing
+        a = self.attention_spec = spec.attention
+        self.horizon = scenario.horizon_s
+        self.compact_at = mix.compact_at_fraction * bspec.llm.context_window_tokens
+        self.compact_to = mix.compact_to_tokens
+        self.ttl = mix.cache_ttl_s
+        self.shared_prefix = mix.shared_prefix_tokens
+        self.turn_memory = a.turn_memory
+        self.turn_prior = a.turn_prior_s
+        self.detect_prob = spec.review.detect_prob
+        self.hand_fix_prob = spec.fixing.hand_fix_prob
+        self.max_repairs = spec.fixing.max_repair_sessions
+        self.review_base_s = spec.review.base_s
+        self.review_s_per_kt = spec.review.s_per_kilotoken
+        self.res_short_s = a.resumption_short_s
+        self.res_short_scale = a.resumption_short_scale_s
+        self.res_max = a.resumption_max_s
+        self.res_tau = a.resumption_tau_s
+        self.ow_max = a.other_work_resumption_max_s
+        self.failed_mult = mix.failed_turns_multiplier
+        self.reject_prob = spec.reject_prob
+        self.redo_prob = spec.fixing.redo_prob
+        self.other_work_prob = a.other_work_prob
+        self.resumption_random = a.resumption_random
+        self.repair_fraction = mix.repair_turns_fraction
+        self.keep_stretches = tables
+        n = scenario.developers
+        self.ledger = <double*> malloc(n * NCOLS * sizeof(double))
+        for k in range(n * NCOLS):
+            self.ledger[k] = 0.0
+        root = np.random.SeedSequence(seed)
+        self.devs = []
+        self.sessions = []
+        self.ctasks = []
+        self.tasks_list = []
+        for i in range(n):
+            d = CDev()
+            d.index = i
+            d.spec = spec
+            d.tasks = TaskSource(root, i, mix, spec)
+            d.attention = AttentionRule(a, stream_rng(root, ATTENTION_STREAM, i))
+            d.patience_s = d.attention.patience_s
+            d.episode_patience_s = d.patience_s
+            d.max_sessions = d.attention.max_sessions
+            d.activity = IDLE
+            d.since = 0.0
+            d.idle_total_s = 0.0
+            d.has_other_left = False
+            d.has_estimate = False
+            d.prompt_cache_s = -INF
+            d.sessions = []
+            d.pending = deque()
+            d.then = THEN_NONE
+            d.away_version = 0
+            d.away_pending = False
+            d.label = -1
+            d.label_task = None
+            d.task_in_hand = None
+            d.focus = None
+            d.seconds = self.ledger + i * NCOLS
+            d.closed_stretches = []
+            self.devs.append(d)
+        for d in self.devs:
+            self.start_new_task(d)
+
+    def __dealloc__(self):
+        free(self.ledger)
+
+    # -- the run -------------------------------------------------------------------------------
+
+    def run_until(self, double end):
+        """Run every event due at or before ``end`` seconds (as ``EventModel.run_until``)."""
+        cdef Entry e
+        cdef EventLoop loop = self.loop
+        cdef CDev d
+        while loop.n > 0:
+            if loop.heap[0].time > end:
+                break
+            e = loop.pop()
+            if e.kind == WAKE:
+                if e.version != self.pool.reps[e.who].version:
+                    loop.skipped += 1
+                    continue
+                loop.now = e.time
+                loop.executed += 1
+                self.pool.wake(<int> e.who, e.time, self)
+            elif e.kind == TOOL:
+                loop.now = e.time
+                loop.executed += 1
+                self.tool_done(<CSession> self.sessions[e.who])
+            elif e.kind == STEP:
+                loop.now = e.time
+                loop.executed += 1
+                self.step_done(<CDev> self.devs[e.who])
+            elif e.kind == AWAY:
+                d = <CDev> self.devs[e.who]
+                if e.version != d.away_version or not d.away_pending:
+                    loop.skipped += 1
+                    continue
+                loop.now = e.time
+                loop.executed += 1
+                self.away_end(d)
+            else:
+                loop.now = e.time
+                loop.executed += 1
+                self.defect(<CTask> self.ctasks[e.who])
+        if end > loop.now:
+            loop.now = end
+
+    def finish(self):
+        """Charge every developer's activity up to now and write the tasks' counters to them (once,
+        at the end of the run)."""
+        cdef CDev d
+        cdef double now = self.loop.now
+        for d in self.devs:
+            self.charge(d, now)
+        for t in self.ctasks:
+            (<CTask> t).flush()
+            if (<CTask> t).requests:
+                (<CTask> t).task.tiers.append(self.tier)
+
+    # -- sessions (speedtrap.agents.session) ---------------------------------------------------
+
+    cdef CSession open_session(self, CDev d, CTask t, long attempt):
+        from speedtrap.agents.task import TurnDraws
+        cdef CSession s = CSession()
+        task = t.task
+        mix = self.mix
+        s.id = len(self.sessions)
+        self.sessions.append(s)
+        s.dev = d
+        s.task = t
+        s.attempt = attempt
+        t_min = mix.agent_minutes(task.effort_s, task.difficulty, self.spec.delegated_fraction)
+        s.wrong = task.u_fail[attempt] < self.quality.failure_prob_at(t_min)
+        s.tool_error_prob = self.quality.tool_error_prob
+        base = task.base_turns if attempt == 0 else max(1, round(self.repair_fraction * task.base_turns))
+        s.planned_turns = max(1, round(base * self.failed_mult)) if s.wrong else base
+        s.turns_done = s.checkins_done = s.output_tokens = s.need = 0
+        s.has_left = False
+        s.log = []
+        s.idle_at_leave_s = 0.0
+        s.turn_start_s = self.loop.now
+        s.req = -1
+        s.tool_end_s = INF
+        s.draws = TurnDraws(task, attempt, mix, self.spec)
+        s.out = s.draws.out
+        s.tool_s = s.draws.tool_s
+        s.result = s.draws.result
+        s.u_tool = s.draws.u_tool
+        every = self.spec.checkin_every_turns
+        autonomy = self.quality.autonomy
+        if autonomy != 1.0:  # Quality.autonomy: longer or shorter stretches
+            every = max(1.0, every * autonomy) if self.spec.checkin_random else max(1, round(every * autonomy))
+        s.checkin_every = every
+        s.random_stretches = self.spec.checkin_random
+        s.stretch_sigma = self.spec.stretch_sigma
+        per = self.spec.stretches_per_transcript
+        s.per_transcript = 0.0 if per is None else per
+        s.stretches = 0
+        s.stretch_start = 0
+        s.next_checkin = self.stretch_end(s, 0)
+        s.transcript = 0
+        s.transcript_left = self.transcript_length(s)
+        s.new_transcript = False
+        t.attempts = attempt + 1
+        t.wrong_attempts += s.wrong
+        d.sessions.append(s)
+        return s
+
+    cdef long stretch_end(self, CSession s, long start):
+        s.stretch_start = start
+        if not s.random_stretches:
+            return start + <long> s.checkin_every
+        j = s.stretches
+        s.stretches += 1
+        return start + s.draws.stretch_turns(j, s.checkin_every, s.stretch_sigma)
+
+    cdef long transcript_length(self, CSession s):
+        cdef double mean = s.per_transcript, u
+        if mean == 0.0:
+            return 1 << 62
+        if mean <= 1.0:
+            return 1
+        u = s.draws.review_uniform()
+        return 1 + <long> (log1p(-u) / log1p(-1.0 / mean))
+
+    cdef void advance(self, CSession s) except *:
+        cdef double now = self.loop.now
+        if s.log:
+            (<list> s.log[len(s.log) - 1])[2] = now
+        s.log.append([now, INF, INF, s.transcript])
+        s.need = 0
+        self.start_turn(s, now)
+
+    cdef void start_turn(self, CSession s, double now) except *:
+        cdef long k = s.turns_done, out, context, cached = 0
+        cdef CTask t = s.task
+        if k >= len(s.out):
+            s.draws.ensure(k)
+        out = s.out[k]
+        context = t.context_tokens
+        if context + out > self.compact_at:
+            context = t.context_tokens = self.compact_to
+            t.cached_key = False
+        if t.cached_key and now - t.cache_time_s <= self.ttl and t.cache_prefix_tokens <= context:
+            cached = t.cache_prefix_tokens
+        elif self.shared_prefix:
+            if now - s.dev.prompt_cache_s <= self.ttl:
+                cached = self.shared_prefix if self.shared_prefix < context else context
+        s.turn_start_s = now
+        s.tool_end_s = INF
+        s.req = self.pool.submit(now, context, cached, out, s.id, s.dev.index, t.index, s.attempt, k)
+
+    cdef void request_done(self, long i) except *:
+        cdef Req* q = &self.reqs.r[i]
+        cdef CSession s = <CSession> self.sessions[q.session]
+        cdef CTask t = s.task
+        cdef long k = s.turns_done
+        cdef double now = q.done_s, tool_s
+        t.cached_key = True
+        t.cache_prefix_tokens = q.input_tokens
+        t.cache_time_s = now
+        if self.shared_prefix:
+            s.dev.prompt_cache_s = now
+        t.context_tokens = q.input_tokens + q.output_tokens + <long> s.result[k]
+        t.requests += 1
+        t.turns += 1
+        t.input_tokens += q.input_tokens
+        t.cached_tokens += q.cached_tokens
+        t.output_tokens += q.output_tokens
+        t.cost_usd += q.cost_usd
+        s.output_tokens += q.output_tokens
+        if <double> s.u_tool[k] < s.tool_error_prob:
+            s.planned_turns += 1
+            tool_s = 0.0
+        else:
+            tool_s = s.tool_s[k]
+        t.tool_s += tool_s
+        s.tool_end_s = now + tool_s
+        self.loop.push(s.tool_end_s, TOOL, s.id, 0)
+
+    cdef void tool_done(self, CSession s) except *:
+        cdef CDev d = s.dev
+        cdef double now = s.tool_end_s
+        cdef long done
+        self.note_turn_end(d, s, now - s.turn_start_s, now)
+        s.turns_done = done = s.turns_done + 1
+        s.req = -1
+        if done >= s.planned_turns:
+            s.need = REVIEW
+            (<list> s.log[len(s.log) - 1])[1] = now
+            self.take_session(d, s)
+        elif done >= s.next_checkin:
+            s.need = CHECKIN
+            (<list> s.log[len(s.log) - 1])[1] = now
+            self.judge_checkin(s, done)
+            s.next_checkin = self.stretch_end(s, done)
+            self.take_session(d, s)
+        else:
+            self.start_turn(s, now)
+            if d.focus is s and d.activity == WAITING:
+                self.maybe_leave(d, self.expected_wait_s(d, s))
+
+    cdef void judge_checkin(self, CSession s, long done) except *:
+        s.task.outputs += 1
+        if self.reject_prob > 0.0 and s.draws.review_uniform() < self.reject_prob:
+            s.task.outputs_rejected += 1
+            s.planned_turns += done - s.stretch_start
+        s.transcript_left -= 1
+        if s.transcript_left <= 0:
+            s.new_transcript = True
+            s.transcript_left = self.transcript_length(s)
+        else:
+            s.new_transcript = False
+
+    cdef double next_checkin_s(self, CSession s) except? -1:
+        cdef double v
+        if s.new_transcript:
+            s.new_transcript = False
+            s.transcript += 1
+            s.task.context_tokens = s.task.initial_context
+            s.task.cached_key = False
+            return float(self.spec.prompt_s.sample(s.draws.review_rng(), 1)[0])
+        v = s.draws.checkin_s(s.checkins_done)
+        s.checkins_done += 1
+        return v
+
+    # -- developers (speedtrap.agents.developer, attention) -----------------------------------
+
+    cdef double expected_wait_s(self, CDev d, CSession s) noexcept:
+        cdef double turns
+        if s.random_stretches:
+            turns = s.checkin_every  # the mean of a random stretch (memoryless)
+        else:
+            turns = s.checkin_every - s.turns_done % (<long> s.checkin_every)
+        return turns * (d.estimate if d.has_estimate else self.turn_prior)
+
+    cdef void note_turn_end(self, CDev d, CSession s, double turn_s, double now) noexcept:
+        if d.has_estimate:
+            d.estimate = d.estimate + self.turn_memory * (turn_s - d.estimate)
+        else:
+            d.estimate = turn_s
+            d.has_estimate = True
+        if d.focus is s and d.activity == WAITING:
+            self.charge(d, now)
+
+    cdef void charge(self, CDev d, double now) noexcept:
+        cdef double since = d.since, b1, b2, b3, admitted, first, done, tool_end
+        cdef double* row = d.seconds
+        cdef CSession f
+        cdef Req* q
+        if now > since:
+            f = d.focus
+            if d.activity == WAITING and f is not None:
+                if f.req < 0:
+                    admitted = first = done = INF
+                else:
+                    q = &self.reqs.r[f.req]
+                    admitted = q.admitted_s if q.admitted_s == q.admitted_s else INF
+                    first = q.first_token_s if q.first_token_s == q.first_token_s else INF
+                    done = q.done_s if q.done_s == q.done_s else INF
+                b1 = min(max(admitted, since), now)
+                b2 = min(max(first, b1), now)
+                b3 = min(max(done, b2), now)
+                if b1 > since:
+                    row[1] += b1 - since
+                if b2 > b1:
+                    row[2] += b2 - b1
+                if b3 > b2:
+                    row[3] += b3 - b2
+                if now > b3:
+                    row[4] += now - b3
+            else:
+                row[d.activity] += now - since
+                if d.activity == IDLE:
+                    d.idle_total_s += now - since
+            if d.label_task is not None:
+                d.label_task.human_s += now - since
+        d.since = now
+
+    cdef double resumption_mean_s(self, double away_s) noexcept:
+        cdef double lng, short
+        if away_s <= 0.0:
+            return 0.0
+        lng = -expm1(-away_s / self.res_tau)
+        short = self.res_short_s * log1p(away_s / self.res_short_scale)
+        return short + self.res_max * lng * lng
+
+    cdef double other_resumption_mean_s(self, CDev d, double now) noexcept:
+        cdef double away_s, lng, short
+        if not d.has_other_left:
+            return 0.0
+        away_s = now - d.other_left_s
+        if away_s <= 0.0:
+            return 0.0
+        lng = -expm1(-away_s / self.res_tau)
+        short = self.res_short_s * log1p(away_s / self.res_short_scale)
+        return short + self.ow_max * lng * lng
+
+    cdef void maybe_leave(self, CDev d, double expected_s) except *:
+        cdef bint only_other
+        if expected_s <= d.episode_patience_s:
+            return
+        only_other = not d.pending and len(d.sessions) >= d.max_sessions
+        if only_other and self.other_work_prob > 0.0:  # other work's round trip must pay
+            if self.other_resumption_mean_s(d, self.loop.now) + self.resumption_mean_s(expected_s) >= expected_s:
+                return
+        self.fill_gap(d)
+
+    cdef void set_activity(self, CDev d, long activity, CSession focus, CTask task) except *:
+        cdef double now = self.loop.now
+        cdef CSession old
+        self.charge(d, now)
+        if d.activity == OTHER_WORK and activity != OTHER_WORK:
+            d.other_left_s = now
+            d.has_other_left = True
+        old = d.focus
+        if old is not focus:
+            if old is not None:
+                old.left_at = now
+                old.has_left = True
+                old.idle_at_leave_s = d.idle_total_s
+            if focus is not None:
+                focus.has_left = False
+            d.focus = focus
+        d.activity = activity
+        if focus is not None:
+            task = focus.task
+        d.label_task = task
+        d.label = task.index if task is not None else -1
+        if d.away_pending:
+            d.away_pending = False
+            d.away_version += 1
+            self.loop.cancelled += 1
+
+    cdef void begin(self, CDev d, long activity, double duration_s, CSession focus, long then,
+                    CTask task=None) except *:
+        self.set_activity(d, activity, focus, task)
+        d.then = then
+        self.loop.push(self.loop.now + duration_s, STEP, d.index, 0)
+
+    cdef void step_done(self, CDev d) except *:
+        cdef long then = d.then
+        d.then = THEN_NONE
+        if then == THEN_HAND_OFF:
+            self.hand_off(d)
+        elif then == THEN_AFTER_REVIEW:
+            self.after_review(d)
+        elif then == THEN_AFTER_HAND_FIX:
+            t = d.task_in_hand
+            d.task_in_hand = None
+            t.task.fixed_by = "hand"
+            self.accept(d, t, "fixed")
+        elif then == THEN_AFTER_REWORK:
+            t = d.task_in_hand
+            d.task_in_hand = None
+            t.task.rework_done_s = self.loop.now
+            t.task.rework_spent_s += t.task.rework_s
+            t.task.outcome = "reworked"
+            self.fill_gap(d)
+        elif then == THEN_FOCUS_STEP:
+            self.do_step(d, d.focus)
+        elif then == THEN_ENTER_OTHER_WORK:
+            if d.pending:
+                self.serve(d, d.pending.popleft())
+            else:
+                self.go_away(d, OTHER_WORK)
+
+    cdef void start_new_task(self, CDev d) except *:
+        cdef CTask t = CTask()
+        task = d.tasks.next()
+        task.owner = None
+        task.start_s = self.loop.now
+        task.backends.append(self.backend_name)
+        self.tasks_list.append(task)
+        t.task = task
+        t.id = len(self.ctasks)
+        self.ctasks.append(t)
+        t.index = task.index
+        t.dev = d.index
+        t.context_tokens = t.initial_context = task.initial_context_tokens
+        t.cached_key = False
+        t.cache_prefix_tokens = 0
+        t.cache_time_s = -INF
+        t.requests = t.turns = t.input_tokens = t.cached_tokens = t.output_tokens = 0
+        t.attempts = t.wrong_attempts = t.outputs = t.outputs_rejected = 0
+        t.cost_usd = t.tool_s = t.human_s = 0.0
+        t.prompt_s = task.prompt_s
+        t.effort_s = task.effort_s
+        s = self.open_session(d, t, 0)
+        self.begin(d, PROMPTING, t.prompt_s, s, THEN_HAND_OFF)
+
+    cdef void hand_off(self, CDev d) except *:
+        cdef CSession s = d.focus
+        if d.pending:
+            self.serve(d, d.pending.popleft())
+            self.advance(s)
+        else:
+            self.set_activity(d, WAITING, s, None)
+            self.advance(s)
+            d.attention.new_episode()
+            d.episode_patience_s = d.attention.episode_patience_s
+            self.maybe_leave(d, self.expected_wait_s(d, s))
+
+    cdef void fill_gap(self, CDev d) except *:
+        cdef double overhead_s
+        if d.pending:
+            self.serve(d, d.pending.popleft())
+        elif len(d.sessions) < d.max_sessions:
+            self.start_new_task(d)
+        elif not d.attention.chooses_other_work():
+            self.go_away(d, IDLE)
+        else:
+            mean = self.other_resumption_mean_s(d, self.loop.now)
+            overhead_s = mean
+            if mean > 0.0 and self.resumption_random:  # exponential around the mean (attention stream)
+                overhead_s = float(d.attention._rng.exponential(mean))
+            if overhead_s > 0.0:
+                self.begin(d, SWITCHING, overhead_s, None, THEN_ENTER_OTHER_WORK)
+            else:
+                self.go_away(d, OTHER_WORK)
+
+    cdef void go_away(self, CDev d, long activity) except *:
+        cdef double away_s
+        self.set_activity(d, activity, None, None)
+        away_s = d.attention.away_episode_s()
+        if away_s < INF:
+            d.away_pending = True
+            self.loop.push(self.loop.now + away_s, AWAY, d.index, d.away_version)
+
+    cdef void away_end(self, CDev d) except *:
+        cdef double away_s
+        d.away_pending = False
+        d.away_version += 1
+        if d.pending:
+            self.serve(d, d.pending.popleft())
+        else:
+            away_s = d.attention.away_episode_s()
+            d.away_pending = True
+            self.loop.push(self.loop.now + away_s, AWAY, d.index, d.away_version)
+
+    cdef void take_session(self, CDev d, CSession s) except *:
+        if d.away_pending:
+            d.pending.append(s)
+        elif d.activity == WAITING and d.focus is s:
+            self.do_step(d, s)
+        elif d.activity == WAITING or d.activity == OTHER_WORK or d.activity == IDLE:
+            self.serve(d, s)
+        else:
+            d.pending.append(s)
+
+    cdef void defect(self, CTask t) except *:
+        cdef CDev d = <CDev> self.devs[t.dev]
+        t.task.surfaced_s = self.loop.now
+        if d.away_pending:
+            d.pending.append(t)
+        elif d.activity == WAITING or d.activity == OTHER_WORK or d.activity == IDLE:
+            self.serve(d, t)
+        else:
+            d.pending.append(t)
+
+    cdef void serve(self, CDev d, item) except *:
+        cdef CSession s
+        cdef CTask t
+        cdef double away_s, overhead_s, mean
+        if isinstance(item, CTask):
+            t = <CTask> item
+            d.task_in_hand = t
+            self.begin(d, FIXING, t.task.rework_s, None, THEN_AFTER_REWORK, t)
+            return
+        s = <CSession> item
+        away_s = self.loop.now - s.left_at if s.has_left else 0.0
+        if away_s > 0.0:  # time_away_s: a break is not time away
+            away_s = max(0.0, away_s - (d.idle_total_s - s.idle_at_leave_s))
+        mean = self.resumption_mean_s(away_s)
+        overhead_s = mean
+        if mean > 0.0 and self.resumption_random:
+            overhead_s = float(d.attention._rng.exponential(mean))
+        if overhead_s > 0.0:
+            self.begin(d, SWITCHING, overhead_s, s, THEN_FOCUS_STEP)
+        else:
+            self.do_step(d, s)
+
+    cdef void do_step(self, CDev d, CSession s) except *:
+        cdef bint repair = s.attempt > 0
+        cdef double review_s
+        if s.need == CHECKIN:
+            self.begin(d, FIXING if repair else PROMPTING, self.next_checkin_s(s), s, THEN_HAND_OFF)
+        else:
+            review_s = (self.review_base_s + self.review_s_per_kt * s.output_tokens / 1000.0) * \
+                s.task.task.review_factor[s.attempt]
+            self.begin(d, FIXING if repair else REVIEWING, review_s, s, THEN_AFTER_REVIEW)
+
+    cdef void close(self, CDev d, CSession s) except *:
+        d.sessions.remove(s)
+        if self.keep_stretches:
+            for row in s.log:
+                d.closed_stretches.append((s.task.index, s.attempt, *row))
+        self.sessions[s.id] = None
+
+    cdef void after_review(self, CDev d) except *:
+        cdef CSession s = d.focus, repair
+        cdef CTask t = s.task
+        cdef long attempt = s.attempt
+        task = t.task
+        self.close(d, s)
+        t.outputs += 1
+        if not s.wrong:
+            if attempt > 0:
+                task.fixed_by = "repair"
+            self.accept(d, t, "ok" if attempt == 0 else "fixed")
+        elif task.u_detect[attempt] < self.detect_prob:
+            t.outputs_rejected += 1
+            if attempt < self.max_repairs and task.u_hand[attempt] >= self.hand_fix_prob:
+                repair = self.open_session(d, t, attempt + 1)
+                self.begin(d, FIXING, task.diagnose_s[attempt], repair, THEN_HAND_OFF)
+            else:
+                d.task_in_hand = t
+                self.begin(d, FIXING, self.hand_fix_s(task, attempt), None, THEN_AFTER_HAND_FIX, t)
+        else:
+            self.accept(d, t, "escaped")
+
+    cdef double hand_fix_s(self, task, long attempt) except? -1:
+        """Developer._hand_fix_s: the hand fix, or with redo_prob a redo of the delegated effort."""
+        from speedtrap.agents.task import REDO_STREAM
+        fix_s = task.hand_fix_s
+        effort_s = task.effort_s
+        if self.redo_prob > 0.0 and effort_s == effort_s and task.rng(REDO_STREAM, attempt).random() < self.redo_prob:
+            fix_s = max(fix_s, effort_s * self.spec.delegated_fraction)
+        return fix_s
+
+    cdef void accept(self, CDev d, CTask t, str outcome) except *:
+        task = t.task
+        task.finish(self.loop.now, outcome)
+        if outcome == "escaped":
+            self.loop.push(self.loop.now + task.escape_delay_s, DEFECT, t.id, 0)
+        self.fill_gap(d)
+
+    # -- results -------------------------------------------------------------------------------
+
+    def event_counts(self):
+        """(events scheduled, executed, cancelled, pending): cancelled events still in the heap are
+        not pending."""
+        return (self.loop.scheduled, self.loop.executed, self.loop.cancelled,
+                self.loop.n - (self.loop.cancelled - self.loop.skipped))
+
+    @property
+    def time(self):
+        return self.loop.now
+
+    def agent_turns(self):
+        return sum((<CTask> t).turns for t in self.ctasks)
+
+    def ledger_frame(self):
+        from speedtrap.config.ledger import LEDGER_CATEGORIES
+        n = len(self.devs)
+        return pd.DataFrame(
+            {
+                "developer": [d for d in range(n) for _ in LEDGER_CATEGORIES],
+                "category": pd.Categorical(
+                    [c for _ in range(n) for c in LEDGER_CATEGORIES], categories=list(LEDGER_CATEGORIES)
+                ),
+                "seconds": [self.ledger[d * NCOLS + c] for d in range(n) for c in range(NCOLS)],
+            }
+        )
+
+    def requests_frame(self):
+        """Finished requests as ``WorkflowModel.requests_frame`` gives them: in completion order,
+        then stably sorted by arrival."""
+        cdef long n = self.reqs.n, i, k = 0, m = self.pool.completed
+        cdef Req* q
+        cols = {c: np.empty(m, dtype=np.int64) for c in
+                ("id", "replica", "input_tokens", "cached_tokens", "output_tokens", "developer", "task",
+                 "attempt", "turn")}
+        fcols = {c: np.empty(m) for c in ("arrival_s", "admitted_s", "first_token_s", "done_s", "cost_usd")}
+        cdef long[:] cid = cols["id"], crep = cols["replica"], cin = cols["input_tokens"]
+        cdef long[:] cca = cols["cached_tokens"], cou = cols["output_tokens"], cde = cols["developer"]
+        cdef long[:] cta = cols["task"], cat = cols["attempt"], ctu = cols["turn"]
+        cdef double[:] far = fcols["arrival_s"], fad = fcols["admitted_s"], ffi = fcols["first_token_s"]
+        cdef double[:] fdo = fcols["done_s"], fco = fcols["cost_usd"]
+        for i in range(n):
+            q = &self.reqs.r[i]
+            if q.done_seq < 0:
+                continue
+            k = q.done_seq
+            cid[k] = q.id; crep[k] = q.replica; cin[k] = q.input_tokens; cca[k] = q.cached_tokens
+            cou[k] = q.output_tokens; cde[k] = q.dev; cta[k] = q.task; cat[k] = q.attempt; ctu[k] = q.turn
+            far[k] = q.arrival_s; fad[k] = q.admitted_s; ffi[k] = q.first_token_s; fdo[k] = q.done_s
+            fco[k] = q.cost_usd
+        a, b, f, d = fcols["arrival_s"], fcols["admitted_s"], fcols["first_token_s"], fcols["done_s"]
+        frame = pd.DataFrame(
+            {
+                "backend": pd.Series([self.backend_name] * m, dtype="str"),
+                "id": cols["id"], "tier": pd.Series([self.tier] * m, dtype="str"),
+                "replica": cols["replica"], "input_tokens": cols["input_tokens"],
+                "cached_tokens": cols["cached_tokens"], "output_tokens": cols["output_tokens"],
+                "arrival_s": a, "admitted_s": b, "first_token_s": f, "done_s": d,
+                "queue_wait_s": b - a, "ttft_s": f - a, "prefill_s": f - b, "decode_s": d - f,
+                "sojourn_s": d - a, "cost_usd": fcols["cost_usd"], "developer": cols["developer"],
+                "task": cols["task"], "attempt": cols["attempt"], "turn": cols["turn"],
+            }
+        )
+        return frame.sort_values("arrival_s", kind="stable", ignore_index=True)
+
+    def stretches_frame(self):
+        cdef CDev d
+        cdef CSession s
+        rows = []
+        for d in self.devs:
+            i = d.index
+            rows.extend((i, *row) for row in d.closed_stretches)
+            for s in d.sessions:
+                rows.extend((i, s.task.index, s.attempt, *r) for r in s.log)
+        frame = pd.DataFrame(
+            rows, columns=["developer", "task", "attempt", "handoff_s", "need_s", "back_s", "transcript"]
+        )
+        for column in ("need_s", "back_s"):
+            frame[column] = frame[column].astype("float64").replace(math.inf, math.nan)
+        return frame
+
+    def tasks(self):
+        return self.tasks_list
+
+    def backend_stats_frame(self):
+        """As WorkflowModel.backend_stats_frame (the pool's time averages over the run)."""
+        cdef Pool p = self.pool
+        cdef double now = self.loop.now
+        p.integrate(now)
+        in_system = p.area_system / now
+        waiting = p.area_waiting / now
+        return pd.DataFrame([{
+            "backend": self.backend_name, "replicas": p.nrep, "capacity_streams": self.capacity_streams,
+            "mean_in_service": in_system - waiting, "mean_waiting": waiting,
+            "utilization": (in_system - waiting) / self.capacity_streams, "requests": p.completed,
+        }])
+
+    def pool_stats(self):
+        return (self.pool.area_system, self.pool.area_waiting, self.pool.completed)
