@@ -1,7 +1,9 @@
-"""Which build of the serving pool runs (speedtrap.build): compiled, pure, or the sources of a stale build."""
+"""Which build of the serving pool runs (speedtrap.build): compiled, pure, or the sources of a stale build;
+and whether the typed core is in use."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.machinery
 import shutil
 import subprocess
@@ -83,4 +85,31 @@ def test_speedtrap_version_names_the_build() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "speedtrap", "--version"], capture_output=True, text=True, check=True
     )
-    assert out.stdout.strip().endswith(f"({build.pool_build()})")
+    assert out.stdout.strip().endswith(f"({build.pool_build()}, {build.core_build()})")
+
+
+def test_the_typed_core_is_fresh_only_for_the_source_it_was_built_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert build.core_state(tmp_path) == "absent"
+    source = tmp_path / f"{build.CORE_MODULE}.pyx"
+    shutil.copy(build.MODELS / source.name, source)
+    (tmp_path / f"{build.CORE_MODULE}{importlib.machinery.EXTENSION_SUFFIXES[0]}").write_bytes(b"")
+    assert build.core_state(tmp_path) == "stale"  # no digest recorded
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()
+    (tmp_path / build.CORE_DIGEST_FILE).write_text(digest + "\n")
+    assert build.core_state(tmp_path) == "fresh"
+    with source.open("a") as changed:
+        changed.write("\n# changed since the build\n")
+    assert build.core_state(tmp_path) == "stale"
+    monkeypatch.setenv(build.PURE_ENV, "1")
+    assert build.core_build() == "no typed core"
+
+
+def test_the_reported_typed_core_is_the_one_the_models_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    from speedtrap.models import typed_core
+
+    in_use = typed_core.core_module() is not None
+    assert build.core_build() == ("typed core (Cython)" if in_use else "no typed core")
+    monkeypatch.setenv(build.PURE_ENV, "1")
+    assert typed_core.core_module() is None

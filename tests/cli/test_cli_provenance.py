@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from speedtrap import __version__
-from speedtrap.build import pool_build
+from speedtrap.build import build_description, pool_build
 from speedtrap.cli import app, load_scenario
 from speedtrap.config import Scenario
 from speedtrap.experiments import ResultStore, StoreMismatchError, make_executor
@@ -19,8 +19,8 @@ runner = CliRunner()
 
 
 def test_version_flag_and_module_entry_point() -> None:
-    build = pool_build()
-    assert build in ("compiled pool (mypyc)", "pure Python")
+    assert pool_build() in ("compiled pool (mypyc)", "pure Python")
+    build = build_description()
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0 and result.stdout.strip() == f"speedtrap {__version__} ({build})"
     out = subprocess.run(
@@ -34,7 +34,7 @@ def test_version_flag_and_module_entry_point() -> None:
         check=True,
         env={**os.environ, "SPEEDTRAP_PURE": "1"},
     )
-    assert pure.stdout.strip() == f"speedtrap {__version__} (pure Python)"
+    assert pure.stdout.strip() == f"speedtrap {__version__} (pure Python, no typed core)"
 
 
 def test_run_json_records_backend_overrides_spec_and_provenance() -> None:

@@ -1,0 +1,181 @@
+"""The typed core (speedtrap.models.typed_core): the Mesa model's results, bit for bit, on every
+scenario it covers; the Mesa model for everything else.
+
+The core is compared with the Mesa model in the same process (the models' ``core_module`` replaced
+by one that finds no core): every table of the run (ledger, tasks, requests, backend statistics,
+agent stretches) and both summaries must be equal exactly. The variants switch on, one at a time,
+each rule of the developer, the task mix and the backend that the core follows. Where the core is
+not built (no C compiler or Cython at install, or ``SPEEDTRAP_PURE=1``) these comparisons skip; the
+coverage rules and the dispatch are tested everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pandas.testing import assert_frame_equal
+
+import speedtrap.models.workflow as workflow
+from speedtrap.config import Scenario
+from speedtrap.models import simulate, simulate_summary
+from speedtrap.models import typed_core as typed_core_module
+from speedtrap.models.typed_core import SUMMARY_MAX_DEVELOPER_DAYS, core_module, not_covered, run_core
+
+ROOT = Path(__file__).resolve().parents[2]
+HEADLINE = ROOT / "experiments" / "scenarios" / "headline.toml"
+SHARED_FLEET = ROOT / "experiments" / "scenarios" / "shared_fleet.toml"
+TWO_BACKENDS = ROOT / "experiments" / "scenarios" / "two_backends.toml"
+DAY_S = 28800.0
+TABLES = ("ledger", "tasks", "requests", "backend_stats", "stretches")
+
+CORE = core_module()
+needs_core = pytest.mark.skipif(CORE is None, reason="the typed core is not built or not in use here")
+
+
+def headline(**overrides: Any) -> Scenario:
+    base = Scenario.from_toml(HEADLINE).with_overrides({"developers": 4, "horizon_s": 1.5 * DAY_S})
+    return base.with_overrides(overrides) if overrides else base
+
+
+VARIANTS: dict[str, Scenario] = {
+    "headline": headline(),
+    "parallel-sessions": headline(**{"developer.attention.parallel_sessions_probs": [0.3, 0.4, 0.3]}),
+    "rejected-check-ins": headline(**{"developer.reject_prob": 0.3}),
+    "fixed-stretches": headline(**{"developer.checkin_random": False, "developer.checkin_every_turns": 3}),
+    "one-transcript": headline(**{"developer.stretches_per_transcript": None}),
+    "breaks-and-fixed-resumption": headline(
+        **{"developer.attention.other_work_prob": 0.4, "developer.attention.resumption_random": False}
+    ),
+    "no-away-episodes": headline(**{"developer.attention.away_s": None}),
+    "redo-and-repairs": headline(
+        **{
+            "developer.fixing.redo_prob": 0.5,
+            "developer.fixing.hand_fix_prob": 0.2,
+            "developer.review.detect_prob": 0.9,
+        }
+    ),
+    "queueing": headline(**{"developers": 40, "horizon_s": 0.25 * DAY_S, "backends.gpu-batched.replicas": 1}),
+    "fast-tier": headline(**{"policy.tier": "fast", "developers": 6}),
+    "gpu-fast": headline().with_backend("gpu-fast"),
+    "wafer-distilled": headline().with_backend("wafer-distilled"),
+    "no-prompt-cache-sharing": headline(**{"task_mix.shared_prefix_tokens": 0, "task_mix.cache_ttl_s": 60.0}),
+}
+
+
+def mesa_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(workflow, "core_module", lambda: None)
+
+
+@needs_core
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_the_core_gives_the_mesa_models_results_bit_for_bit(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scenario = VARIANTS[name]
+    assert not_covered(scenario) is None
+    core_result = simulate(scenario, 3)
+    core_summary = simulate_summary(scenario, 3)
+    mesa_only(monkeypatch)
+    mesa_result = simulate(scenario, 3)
+    mesa_summary = simulate_summary(scenario, 3)
+    for table in TABLES:
+        assert_frame_equal(getattr(core_result, table), getattr(mesa_result, table), check_exact=True)
+    assert core_result.horizon_s == mesa_result.horizon_s and core_result.trace is None
+    mesa = {k: float(v).hex() for k, v in mesa_summary.items()}
+    assert {k: float(v).hex() for k, v in core_summary.items()} == mesa
+    assert {k: float(v).hex() for k, v in core_result.summary().items()} == mesa
+    assert core_summary["requests"] > 0
+
+
+def test_the_variants_exercise_what_they_name() -> None:
+    """Each variant changes the run (a variant equal to the headline would test nothing new)."""
+    # the summaries are compared in the test above; here only that the variants differ in their specs
+    specs = {name: s.model_dump_json() for name, s in VARIANTS.items()}
+    assert len(set(specs.values())) == len(specs)
+
+
+@needs_core
+def test_every_event_of_the_core_is_accounted_for() -> None:
+    """Scheduled = executed + cancelled + pending, as the Mesa model's event accounts; and the core runs
+    the events the Mesa model runs: about 2.5 per agent turn."""
+    assert CORE is not None
+    run = run_core(CORE, VARIANTS["parallel-sessions"], 1)
+    scheduled, executed, cancelled, pending = run.event_counts()
+    assert pending >= 0 and cancelled >= 0
+    assert scheduled == executed + cancelled + pending
+    assert 2.0 < executed / run.agent_turns() < 3.0
+
+
+@needs_core
+def test_progress_slices_do_not_change_the_core_run() -> None:
+    scenario = VARIANTS["headline"]
+    seen: list[float] = []
+    sliced = simulate(scenario, 5, progress=seen.append)
+    assert len(seen) == workflow.PROGRESS_SLICES and seen[-1] == 1.0
+    whole = simulate(scenario, 5)
+    for table in TABLES:
+        assert_frame_equal(getattr(sliced, table), getattr(whole, table), check_exact=True)
+
+
+def test_what_the_core_does_not_cover_is_named() -> None:
+    assert not_covered(VARIANTS["headline"]) is None
+    manual = headline().with_backend("manual")
+    assert "policy kind 'manual'" in (not_covered(manual) or "")
+    threshold = headline(**{"developer.attention.rule": "threshold"})
+    assert "attention rule 'threshold'" in (not_covered(threshold) or "")
+    hybrid = headline(**{"developer.delegated_fraction": 0.5})
+    assert "delegated_fraction" in (not_covered(hybrid) or "")
+    two = Scenario.from_toml(TWO_BACKENDS)
+    assert "2 backends" in (not_covered(two) or "")
+    fleet = Scenario.from_toml(SHARED_FLEET)
+    assert not_covered(fleet) is not None
+
+
+def test_runs_the_core_does_not_cover_take_the_mesa_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dispatch: traces, uncovered scenarios, long summary-only runs and a missing core all run
+    on the Mesa model (run_core is never called); a covered run calls it."""
+    calls: list[Scenario] = []
+
+    def fake_run_core(module: Any, scenario: Scenario, seed: int | None, **kwargs: Any) -> Any:
+        calls.append(scenario)
+        raise RuntimeError("the core was called")
+
+    monkeypatch.setattr(workflow, "core_module", lambda: object())
+    monkeypatch.setattr(workflow, "run_core", fake_run_core)
+    short = headline(**{"developers": 2, "horizon_s": 600.0})
+    simulate(short, 1, trace=True)
+    simulate(short.with_overrides({"developer.attention.rule": "threshold"}), 1)
+    days = SUMMARY_MAX_DEVELOPER_DAYS / 2 + 1  # 2 developers: just over the limit
+    long = short.with_overrides({"horizon_s": days * DAY_S})
+    assert long.developers * long.horizon_s / long.workday_s > SUMMARY_MAX_DEVELOPER_DAYS
+    monkeypatch.setattr(workflow, "WorkflowModel", _NoRun)
+    assert simulate_summary(long, 1) == {"mesa": 1.0}
+    assert calls == []
+    with pytest.raises(RuntimeError, match="the core was called"):
+        simulate(short, 1)
+    with pytest.raises(RuntimeError, match="the core was called"):
+        simulate_summary(short, 1)
+    assert len(calls) == 2
+    monkeypatch.setattr(workflow, "core_module", lambda: None)
+    assert simulate_summary(short, 1) == {"mesa": 1.0}
+
+
+class _NoRun:
+    """A stand-in for the Mesa model that records that it was chosen (a long run is not run here)."""
+
+    def __init__(self, scenario: Scenario, **kwargs: Any) -> None:
+        self.scenario = scenario
+
+    def run_until(self, end: float) -> None:
+        assert math.isfinite(end)
+
+    def summary(self) -> dict[str, float]:
+        return {"mesa": 1.0}
+
+
+def test_the_pure_build_has_no_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SPEEDTRAP_PURE", "1")
+    assert typed_core_module.core_module() is None
