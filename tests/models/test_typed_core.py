@@ -11,7 +11,6 @@ coverage rules and the dispatch are tested everywhere.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ import speedtrap.models.workflow as workflow
 from speedtrap.config import Scenario
 from speedtrap.models import simulate, simulate_summary
 from speedtrap.models import typed_core as typed_core_module
-from speedtrap.models.typed_core import SUMMARY_MAX_DEVELOPER_DAYS, core_module, not_covered, run_core
+from speedtrap.models.typed_core import core_module, not_covered, run_core
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADLINE = ROOT / "experiments" / "scenarios" / "headline.toml"
@@ -135,45 +134,44 @@ def test_what_the_core_does_not_cover_is_named() -> None:
 
 
 def test_runs_the_core_does_not_cover_take_the_mesa_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The dispatch: traces, uncovered scenarios, long summary-only runs and a missing core all run
-    on the Mesa model (run_core is never called); a covered run calls it."""
-    calls: list[Scenario] = []
+    """The dispatch: traces, uncovered scenarios and a missing core run on the Mesa model (run_core is
+    never called); a covered run calls it, with tables for simulate and without for simulate_summary."""
+    calls: list[bool] = []
 
     def fake_run_core(module: Any, scenario: Scenario, seed: int | None, **kwargs: Any) -> Any:
-        calls.append(scenario)
+        calls.append(kwargs.get("tables", True))
         raise RuntimeError("the core was called")
 
     monkeypatch.setattr(workflow, "core_module", lambda: object())
     monkeypatch.setattr(workflow, "run_core", fake_run_core)
     short = headline(**{"developers": 2, "horizon_s": 600.0})
-    simulate(short, 1, trace=True)
-    simulate(short.with_overrides({"developer.attention.rule": "threshold"}), 1)
-    days = SUMMARY_MAX_DEVELOPER_DAYS / 2 + 1  # 2 developers: just over the limit
-    long = short.with_overrides({"horizon_s": days * DAY_S})
-    assert long.developers * long.horizon_s / long.workday_s > SUMMARY_MAX_DEVELOPER_DAYS
-    monkeypatch.setattr(workflow, "WorkflowModel", _NoRun)
-    assert simulate_summary(long, 1) == {"mesa": 1.0}
+    assert simulate(short, 1, trace=True).trace is not None
+    assert (
+        simulate_summary(short.with_overrides({"developer.attention.rule": "threshold"}), 1)["requests"] > 0
+    )
     assert calls == []
     with pytest.raises(RuntimeError, match="the core was called"):
         simulate(short, 1)
     with pytest.raises(RuntimeError, match="the core was called"):
         simulate_summary(short, 1)
-    assert len(calls) == 2
+    assert calls == [True, False]
     monkeypatch.setattr(workflow, "core_module", lambda: None)
-    assert simulate_summary(short, 1) == {"mesa": 1.0}
+    assert simulate_summary(short, 1)["requests"] > 0
+    assert calls == [True, False]
 
 
-class _NoRun:
-    """A stand-in for the Mesa model that records that it was chosen (a long run is not run here)."""
-
-    def __init__(self, scenario: Scenario, **kwargs: Any) -> None:
-        self.scenario = scenario
-
-    def run_until(self, end: float) -> None:
-        assert math.isfinite(end)
-
-    def summary(self) -> dict[str, float]:
-        return {"mesa": 1.0}
+@needs_core
+def test_a_summary_only_core_run_keeps_no_finished_requests() -> None:
+    """Without tables the core reuses a request's slot once its turn ends: the slots are those in
+    flight at once, not the run's requests; with tables every request is kept."""
+    assert CORE is not None
+    scenario = VARIANTS["parallel-sessions"]
+    summary_only = run_core(CORE, scenario, 2, tables=False)
+    requests = summary_only.agent_turns()
+    assert requests > 1000
+    sessions_at_most = scenario.developers * len(scenario.developer.attention.parallel_sessions_probs or [1])
+    assert summary_only.request_slots() <= sessions_at_most
+    assert run_core(CORE, scenario, 2).request_slots() == requests
 
 
 def test_the_pure_build_has_no_core(monkeypatch: pytest.MonkeyPatch) -> None:

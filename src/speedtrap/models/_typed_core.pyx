@@ -26,12 +26,14 @@ from libc.math cimport ceil, exp, expm1, log1p, pow, INFINITY, NAN
 from libc.stdlib cimport free, malloc, realloc
 
 import math
+from array import array
 from collections import deque
 
 import numpy as np
 import pandas as pd
 
 cdef double INF = INFINITY
+cdef long TALLY_BLOCK = 1024
 
 cdef enum:
     WAKE = 0      # a replica's one wake-up (who: replica, version: its version)
@@ -197,24 +199,42 @@ cdef struct Req:
 
 
 cdef class Requests:
-    """Every request, in submission order (the pool's records; the table is built from them)."""
+    """The requests' slots: every request in submission order when the run keeps its tables, else
+    slots reused once their request's turn has ended (``release``)."""
     cdef Req* r
-    cdef long n, cap
+    cdef long n, cap, next_id
+    cdef long* free_slots
+    cdef long nfree, free_cap
 
     def __cinit__(self):
-        self.cap = 1 << 16
+        self.cap = 1 << 12
         self.r = <Req*> malloc(self.cap * sizeof(Req))
-        self.n = 0
+        self.n = self.next_id = 0
+        self.free_cap = 1 << 10
+        self.free_slots = <long*> malloc(self.free_cap * sizeof(long))
+        self.nfree = 0
 
     def __dealloc__(self):
         free(self.r)
+        free(self.free_slots)
 
     cdef long new(self) noexcept:
+        """A slot for the next request (its id: ``next_id``, counted by the caller)."""
+        if self.nfree:
+            self.nfree -= 1
+            return self.free_slots[self.nfree]
         if self.n == self.cap:
             self.cap *= 2
             self.r = <Req*> realloc(self.r, self.cap * sizeof(Req))
         self.n += 1
         return self.n - 1
+
+    cdef void release(self, long i) noexcept:
+        if self.nfree == self.free_cap:
+            self.free_cap *= 2
+            self.free_slots = <long*> realloc(self.free_slots, self.free_cap * sizeof(long))
+        self.free_slots[self.nfree] = i
+        self.nfree += 1
 
 
 # ---------------------------------------------------------------------------------- the pool
@@ -260,8 +280,10 @@ cdef class Pool:
     cdef double p_window, p_matmul_tok, p_attn, p_matmul_fixed, p_fixed, p_coll, p_exch, p_overlap
     cdef double p_floor, p_transfer, p_ttft, p_compute_idle, p_kv_idle
     cdef double p_chunk        # 0: no chunking
-    cdef object session_done   # set by the core: the callback target
-    cdef Core core
+    cdef long* done_buf         # requests finished in one wake-up (at most a replica's streams)
+    cdef double* tally_buf      # packed values of finished requests (RequestTally.add_values)
+    cdef long ntally
+    cdef object tally           # a RequestTally (summary-only runs), else None
 
     def __cinit__(self, EventLoop loop, Requests reqs, speed, int replicas, info, int bg):
         cdef int i
@@ -358,6 +380,10 @@ cdef class Pool:
         self.area_system = self.area_waiting = 0.0
         self.in_system = self.waiting = self.completed = 0
         self.events_scheduled = self.events_cancelled = 0
+        self.tally = None
+        self.tally_buf = <double*> malloc(4 * TALLY_BLOCK * sizeof(double))
+        self.done_buf = <long*> malloc((self.batch_cap + 1) * sizeof(long))
+        self.ntally = 0
 
     def __dealloc__(self):
         cdef int i
@@ -366,7 +392,8 @@ cdef class Pool:
                 free(self.reps[i].dec)
                 free(self.reps[i].pre)
             free(self.reps)
-        free(self.queue); free(self.loads); free(self.dirty); free(self.notes)
+        free(self.queue); free(self.loads); free(self.dirty); free(self.notes); free(self.tally_buf)
+        free(self.done_buf)
 
     # -- physics (pool_decode_rate, pool_prefill_s) --------------------------------------------
 
@@ -572,7 +599,8 @@ cdef class Pool:
         cdef int r
         if input_tokens + output_tokens > self.kv_capacity:
             raise ValueError("request larger than a replica's KV")
-        q.id = i
+        q.id = self.reqs.next_id
+        self.reqs.next_id += 1
         q.input_tokens = input_tokens
         q.cached_tokens = cached_tokens
         q.output_tokens = output_tokens
@@ -763,8 +791,8 @@ cdef class Pool:
         cdef double v
         cdef Mark m
         cdef Req* q
-        cdef long first_done = -1, ndone = 0, k
-        cdef long done_ids[256]
+        cdef long ndone = 0, k
+        cdef long* done_ids = self.done_buf
         self.integrate(now)
         r.event_s = INF
         r.fold = -1
@@ -787,6 +815,8 @@ cdef class Pool:
                     r.cap = INF
                 q.done_s = now
                 q.done_seq = self.completed + ndone
+                if self.tally is not None:
+                    self.tally_add(q)
                 done_ids[ndone] = m.req
                 ndone += 1
             self.in_system -= ndone
@@ -806,6 +836,24 @@ cdef class Pool:
         self.completed += ndone
         for k in range(ndone):
             core.request_done(done_ids[k])
+
+    cdef void tally_add(self, Req* q) except *:
+        """RequestTally.add's values of a finished request, handed over every TALLY_BLOCK requests."""
+        cdef double tokens = <double> q.output_tokens - 1.0, seconds = q.done_s - q.first_token_s
+        cdef double* b = self.tally_buf + 4 * self.ntally
+        b[0] = q.admitted_s - q.arrival_s
+        b[1] = q.first_token_s - q.arrival_s
+        b[2] = tokens / seconds if tokens > 0 and seconds > 0 else NAN
+        b[3] = q.cost_usd
+        self.ntally += 1
+        if self.ntally == TALLY_BLOCK:
+            self.tally_flush()
+
+    cdef void tally_flush(self) except *:
+        values = array("d")
+        values.frombytes((<char*> self.tally_buf)[:self.ntally * 4 * sizeof(double)])
+        self.tally.add_values(values)
+        self.ntally = 0
 
     cdef void dispatch(self, double now) except *:
         cdef long i
@@ -893,6 +941,9 @@ cdef class Core:
     cdef Requests reqs
     cdef Pool pool
     cdef list devs, sessions, ctasks
+    cdef dict escaped          # tasks whose defect has not surfaced yet, by id
+    cdef long next_task, turns
+    cdef object task_tally, request_tally
     cdef double horizon
     cdef double* ledger
     cdef object mix, spec, quality, review, fixing, attention_spec, tasks_list, backend_name, tier
@@ -948,6 +999,16 @@ cdef class Core:
         self.resumption_random = a.resumption_random
         self.repair_fraction = mix.repair_turns_fraction
         self.keep_stretches = tables
+        self.escaped = {}
+        self.next_task = self.turns = 0
+        if tables:
+            self.task_tally = self.request_tally = None
+        else:
+            from speedtrap.models.tallies import TaskTally
+            from speedtrap.serving.request import RequestTally
+
+            self.task_tally = TaskTally()
+            self.request_tally = self.pool.tally = RequestTally()
         n = scenario.developers
         self.ledger = <double*> malloc(n * NCOLS * sizeof(double))
         for k in range(n * NCOLS):
@@ -1027,7 +1088,7 @@ cdef class Core:
             else:
                 loop.now = e.time
                 loop.executed += 1
-                self.defect(<CTask> self.ctasks[e.who])
+                self.defect(<CTask> self.escaped.pop(e.who))
         if end > loop.now:
             loop.now = end
 
@@ -1170,6 +1231,8 @@ cdef class Core:
         cdef long done
         self.note_turn_end(d, s, now - s.turn_start_s, now)
         s.turns_done = done = s.turns_done + 1
+        if self.task_tally is not None:  # no tables: the request's slot is free once its turn ends
+            self.reqs.release(s.req)
         s.req = -1
         if done >= s.planned_turns:
             s.need = REVIEW
@@ -1357,10 +1420,14 @@ cdef class Core:
         task.owner = None
         task.start_s = self.loop.now
         task.backends.append(self.backend_name)
-        self.tasks_list.append(task)
+        if self.task_tally is None:
+            self.tasks_list.append(task)
+            self.ctasks.append(t)
+        else:
+            self.task_tally.started(task)
         t.task = task
-        t.id = len(self.ctasks)
-        self.ctasks.append(t)
+        t.id = self.next_task
+        self.next_task += 1
         t.index = task.index
         t.dev = d.index
         t.context_tokens = t.initial_context = task.initial_context_tokens
@@ -1518,6 +1585,7 @@ cdef class Core:
         task = t.task
         task.finish(self.loop.now, outcome)
         if outcome == "escaped":
+            self.escaped[t.id] = t
             self.loop.push(self.loop.now + task.escape_delay_s, DEFECT, t.id, 0)
         self.fill_gap(d)
 
@@ -1533,8 +1601,24 @@ cdef class Core:
     def time(self):
         return self.loop.now
 
+    def request_slots(self):
+        """Request slots allocated: every request with tables, else at most those in flight at once."""
+        return self.reqs.n
+
     def agent_turns(self):
-        return sum((<CTask> t).turns for t in self.ctasks)
+        """Agent turns completed (requests finished)."""
+        return self.pool.completed
+
+    def summary_parts(self):
+        """A summary-only run's task and request aggregates: ``(TaskCounts, request means)`` as
+        ``WorkflowModel.summary`` takes them from its tallies."""
+        from speedtrap.serving.request import tally_means
+
+        if self.task_tally is None:
+            raise ValueError("this run kept its tables: build the summary from them")
+        if self.pool.ntally:
+            self.pool.tally_flush()
+        return self.task_tally.counts(), tally_means([self.request_tally])
 
     def ledger_frame(self):
         from speedtrap.config.ledger import LEDGER_CATEGORIES

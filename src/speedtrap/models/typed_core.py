@@ -26,15 +26,7 @@ from typing import Any
 from speedtrap.build import MODELS, StaleBuildWarning, core_state, pure_requested
 from speedtrap.config.scenario import Scenario
 
-__all__ = ["SUMMARY_MAX_DEVELOPER_DAYS", "core_module", "not_covered", "run_core"]
-
-SUMMARY_MAX_DEVELOPER_DAYS = 2000.0
-"""Summary-only runs (:func:`~speedtrap.models.simulate_summary`) use the core up to this many
-developer-days (developers × horizon / workday): the core keeps every request (≈120 bytes each,
-≈430 per developer-day on the headline) and builds the tables before summing them, where the Mesa
-model's summary path folds them as it goes. 2000 developer-days hold about 0.9 million requests
-(≈100 MiB); longer summary runs (a working year of a team) stay on the Mesa model's folding path."""
-
+__all__ = ["core_module", "not_covered", "run_core"]
 
 _loaded: dict[str, ModuleType | None] = {}
 
@@ -94,12 +86,21 @@ def _route(scenario: Scenario) -> tuple[str, str]:
 
 
 def run_core(
-    module: ModuleType, scenario: Scenario, seed: int | None, *, progress: Any = None, slices: int = 50
+    module: ModuleType,
+    scenario: Scenario,
+    seed: int | None,
+    *,
+    tables: bool = True,
+    progress: Any = None,
+    slices: int = 50,
 ) -> Any:
     """Run ``scenario`` with root seed ``seed`` on the compiled core ``module`` to its horizon (in
     ``slices`` equal slices with a ``progress`` callback, as :func:`~speedtrap.models.simulate`
-    does) and return the finished core (its tables: ``ledger_frame``, ``requests_frame``,
-    ``stretches_frame``, ``tasks``, ``backend_stats_frame``)."""
+    does) and return the finished core: with ``tables``, its tables (``ledger_frame``,
+    ``requests_frame``, ``stretches_frame``, ``tasks``, ``backend_stats_frame``); without, only what
+    the summary needs (``ledger_frame``, ``summary_parts``, ``backend_stats_frame``), folded as the
+    Mesa model's summary-only run folds it (each finished request into a ``RequestTally``, each final
+    task into a ``TaskTally``; a request's slot is reused once its turn ends)."""
     from speedtrap.serving.admission import PriorityLevel, TierAdmission
     from speedtrap.serving.replica import ReplicaPhysics
 
@@ -109,7 +110,7 @@ def run_core(
     tier = next(t for t in spec.tiers if t.name == tier_name)
     price = spec.price.for_cache_ttl(scenario.task_mix.cache_ttl_s)
     info = TierAdmission(tier, PriorityLevel(tier.priority), price, spec.cache_writes)
-    core = module.Core(scenario, seed, name, tier_name, speed, info)
+    core = module.Core(scenario, seed, name, tier_name, speed, info, tables)
     horizon = scenario.horizon_s
     if progress is None:
         core.run_until(horizon)

@@ -19,7 +19,7 @@ from speedtrap.models.ledger import Ledger
 from speedtrap.models.results import RunResult, request_means, summarize, tasks_frame
 from speedtrap.models.tallies import TaskCounts, TaskTally, task_counts
 from speedtrap.models.tasks import ATTENTION_STREAM, TaskSource, stream_rng
-from speedtrap.models.typed_core import SUMMARY_MAX_DEVELOPER_DAYS, core_module, not_covered, run_core
+from speedtrap.models.typed_core import core_module, not_covered, run_core
 from speedtrap.policies.base import build_policy
 from speedtrap.serving.request import REQUEST_COLUMNS, tally_means
 from speedtrap.serving.speed import SpeedModel
@@ -301,21 +301,15 @@ def simulate(
 
 def simulate_summary(scenario: Scenario, seed: int | None = None) -> dict[str, float]:
     """The experiment engine's model function: ``simulate(scenario, seed).summary()``, bit for bit,
-    from a run that keeps no per-request or per-stretch tables (``WorkflowModel(tables=False)``), or
-    from the typed core's tables where it is built and covers the scenario, up to
-    :data:`~speedtrap.models.typed_core.SUMMARY_MAX_DEVELOPER_DAYS` developer-days."""
-    developer_days = scenario.developers * scenario.horizon_s / scenario.workday_s
-    core = _typed_core_for(scenario) if developer_days <= SUMMARY_MAX_DEVELOPER_DAYS else None
+    from a run that keeps no per-request or per-stretch tables (``WorkflowModel(tables=False)``, or
+    the typed core's run without tables where it is built and covers the scenario)."""
+    core = _typed_core_for(scenario)
     if core is not None:
         with fewer_collections():
-            run = run_core(core, scenario, seed)
+            run = run_core(core, scenario, seed, tables=False)
+            counts, requests = run.summary_parts()
             return summarize(
-                scenario,
-                float(run.time),
-                run.ledger_frame(),
-                task_counts(tasks_frame(run.tasks())),
-                request_means(run.requests_frame()),
-                run.backend_stats_frame(),
+                scenario, float(run.time), run.ledger_frame(), counts, requests, run.backend_stats_frame()
             )
     model = WorkflowModel(scenario, rng=seed, tables=False)
     model.run_until(scenario.horizon_s)

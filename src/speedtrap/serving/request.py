@@ -239,6 +239,16 @@ class RequestTally:
         if len(buffer) >= 4 * CHUNK:
             self.fold()
 
+    def add_values(self, values: array[float]) -> None:
+        """Tally finished requests given as their packed values: four per request (queue wait, time to
+        first token, decode speed or NaN, cost), computed as :meth:`add` computes them (the typed core,
+        ``speedtrap.models._typed_core``, hands them over in blocks)."""
+        buffer = self._buffer
+        buffer.extend(values)
+        self.n += len(values) // 4
+        if len(buffer) >= 4 * CHUNK:
+            self.fold()
+
     def fold(self) -> None:
         """Fold the buffered values into the exact sums."""
         buffer = self._buffer
