@@ -455,11 +455,13 @@ cdef class Pool:
         compute += uncached * self.p_transfer
         return self.p_ttft + compute
 
-    cdef double prefill_s(self, long uncached):
+    cdef double prefill_s(self, long uncached) except? -1:
         cached = self.prefill_memo.get(uncached)
         if cached is not None:
             return <double> cached
         cdef double s = self.prefill_compute(uncached)
+        if not (0 <= s < INF):
+            raise ValueError(f"prefill_s({uncached}) = {s}; need 0 <= seconds < inf")
         self.prefill_memo[uncached] = s
         return s
 
@@ -594,11 +596,16 @@ cdef class Pool:
 
     cdef long submit(self, double now, long input_tokens, long cached_tokens, long output_tokens,
                      long session, long dev, long task, long attempt, long turn) except -1:
-        cdef long i = self.reqs.new()
-        cdef Req* q = &self.reqs.r[i]
+        cdef long i
+        cdef Req* q
         cdef int r
         if input_tokens + output_tokens > self.kv_capacity:
-            raise ValueError("request larger than a replica's KV")
+            raise ValueError(
+                f"request needs {input_tokens + output_tokens} KV tokens, more than a replica holds "
+                f"({self.kv_capacity:g}); it could never be admitted"
+            )
+        i = self.reqs.new()
+        q = &self.reqs.r[i]
         q.id = self.reqs.next_id
         self.reqs.next_id += 1
         q.input_tokens = input_tokens
@@ -723,7 +730,7 @@ cdef class Pool:
         r.sum_input += q.input_tokens
         r.sum_vstart += r.v_tok
 
-    cdef void retime(self, int ri, double now) noexcept:
+    cdef void retime(self, int ri, double now) except *:
         cdef Replica* r = &self.reps[ri]
         cdef double start = now, v, context, room, rate, head, due, at
         cdef int n = r.decoding, batch
@@ -760,6 +767,8 @@ cdef class Pool:
             rate = self.decode_rate(batch, context)
             head = r.dec[0].value
             if rate != r.rate or head != r.due_mark:
+                if not rate > 0 or rate == INF:
+                    raise ValueError(f"decode_rate_tok_s({batch}, {context:g}) = {rate}; need 0 < rate < inf")
                 r.rate = rate
                 r.due_mark = head
                 r.due_s = due = now + (head - v) / rate
@@ -874,7 +883,7 @@ cdef class Pool:
                 self.dirty[self.ndirty] = ri
                 self.ndirty += 1
 
-    cdef void flush(self, double now) noexcept:
+    cdef void flush(self, double now) except *:
         cdef int k
         for k in range(self.ndirty):
             self.retime(self.dirty[k], now)
@@ -1195,7 +1204,13 @@ cdef class Core:
                 cached = self.shared_prefix if self.shared_prefix < context else context
         s.turn_start_s = now
         s.tool_end_s = INF
-        s.req = self.pool.submit(now, context, cached, out, s.id, s.dev.index, t.index, s.attempt, k)
+        try:
+            s.req = self.pool.submit(now, context, cached, out, s.id, s.dev.index, t.index, s.attempt, k)
+        except ValueError as exc:  # a request no replica could ever hold (Session._start_turn)
+            raise ValueError(
+                f"backends.{self.backend_name}: {exc} (requests are sized by "
+                "task_mix.initial_context_tokens, task_mix.output_tokens and task_mix.tool_result_tokens)"
+            ) from None
 
     cdef void request_done(self, long i) except *:
         cdef Req* q = &self.reqs.r[i]
