@@ -10,7 +10,12 @@ stock Mesa model, the project's ``EventModel``, SimPy), which carries over betwe
 than seconds do: the reference loops run interleaved with the headline runs (one timing of each
 before every seed) and the figures are medians over seeds of the per-seed ratios; and (d) the
 peak resident memory of summary-only runs (``simulate_summary``, the sweeps' path) of 100
-developers over growing horizons, each in a fresh process, beside runs that keep the tables.
+developers over growing horizons, each in a fresh process, beside runs that keep the tables; and
+(e) where the typed core is in use (``speedtrap --version``), the headline runs of (a) again on it,
+each timed right after its Mesa model run (the speed-up in the same process), its cost of a turn in
+reference events, and its scaling with the team. (a)-(c) always run the Mesa model
+(``WorkflowModel``); the memory runs (d) run ``simulate_summary``, which takes the core where it is
+in use.
 Times are CPU seconds of this process (steadier than wall time on a shared machine).
 
 The scaling runs keep each developer's load on the backend fixed: the fleet grows with the team
@@ -43,6 +48,8 @@ import simpy
 from speedtrap.config import Scenario
 from speedtrap.models import WorkflowModel, simulate, simulate_summary
 from speedtrap.models.base import EventModel
+from speedtrap.models.results import tasks_frame
+from speedtrap.models.typed_core import core_module, not_covered, run_core
 
 HEADLINE = Path(__file__).resolve().parents[1] / "experiments" / "scenarios" / "headline.toml"
 TEAM_DEVELOPERS = (10, 100, 1000)
@@ -148,6 +155,42 @@ def measure(scenario: Scenario, seed: int) -> Measurement:
         gc_s=clock.seconds,
         turns=len(result.requests),
         events=model.events_executed,
+    )
+
+
+def measure_core(scenario: Scenario, seed: int) -> Measurement | None:
+    """Time one run of ``scenario`` on the typed core (``speedtrap.models.typed_core``) and building
+    the tables ``simulate`` returns; ``None`` where the core is not in use or does not cover it."""
+    module = core_module()
+    if module is None or not_covered(scenario) is not None:
+        return None
+    gc.collect()
+    clock = _GcClock()
+    gc.callbacks.append(clock)
+    try:
+        t0 = time.process_time()
+        run = run_core(module, scenario, seed)
+        t1 = time.process_time()
+        tables = (
+            run.ledger_frame(),
+            tasks_frame(run.tasks()),
+            run.requests_frame(),
+            run.backend_stats_frame(),
+            run.stretches_frame(),
+        )
+        t2 = time.process_time()
+    finally:
+        gc.callbacks.remove(clock)
+    return Measurement(
+        developers=scenario.developers,
+        days=scenario.horizon_s / scenario.workday_s,
+        replicas=sum(b.replicas for b in scenario.backends.values()),
+        developer_days=scenario.developer_days,
+        run_s=t1 - t0,
+        result_s=t2 - t1,
+        gc_s=clock.seconds,
+        turns=len(tables[2]),
+        events=run.event_counts()[1],
     )
 
 
@@ -321,10 +364,14 @@ def speed_sections(args: argparse.Namespace, base: Scenario, factor: float, seed
         f"{headline.developer_days:g} developer-days"
     )
     runs: list[Measurement] = []
+    core_runs: list[Measurement] = []
     refs_by_seed: list[References] = []
-    for seed in range(seeds):  # interleaved: the reference loops, then the run, seed by seed
+    for seed in range(seeds):  # interleaved: the reference loops, then the runs, seed by seed
         refs_by_seed.append(references(args.reference_events))
         runs.append(measure(headline, seed))
+        core = measure_core(headline, seed)
+        if core is not None:
+            core_runs.append(core)
     for seed, m in enumerate(runs):
         print(headline_line(f"seed {seed}", m))
     total_s = sum(m.total_s for m in runs)
@@ -377,6 +424,43 @@ def speed_sections(args: argparse.Namespace, base: Scenario, factor: float, seed
         f"{median([u / r.event_model_us for u, r in pairs]):.1f} EventModel events = "
         f"{median([u / r.simpy_us for u, r in pairs]):.1f} SimPy events"
     )
+    core_section(args, base, factor, runs, core_runs, refs_by_seed)
+
+
+def core_section(
+    args: argparse.Namespace,
+    base: Scenario,
+    factor: float,
+    runs: Sequence[Measurement],
+    core_runs: Sequence[Measurement],
+    refs_by_seed: Sequence[References],
+) -> None:
+    """(e) the typed core: the headline runs of (a) again on the core, each timed right after its Mesa
+    run; the cost of a turn in reference events; the core's scaling with the team, each size timed
+    right after a Mesa model run of it."""
+    if not core_runs:
+        reason = "it is not in use" if core_module() is None else "it does not cover the scenario"
+        print(f"(e) typed core: not measured ({reason}: speedtrap --version says which build runs)")
+        return
+    print("(e) typed core (Cython): the headline runs of (a) again, each right after its Mesa model run")
+    for seed, m in enumerate(core_runs):
+        print(headline_line(f"seed {seed}", m))
+    speedups = [mesa.total_s / core.total_s for mesa, core in zip(runs, core_runs, strict=True)]
+    us_turn = [m.total_s / m.turns * 1e6 for m in core_runs]
+    pairs = list(zip(us_turn, refs_by_seed, strict=True))
+    print(
+        f"headline on the core: {statistics.median(us_turn):.2f} µs per agent turn (results included) = "
+        f"{statistics.median([u / r.event_model_us for u, r in pairs]):.2f} EventModel events; "
+        f"{statistics.median(speedups):.2f}x the Mesa model's developer-days/s in this process "
+        f"(seeds {min(speedups):.2f}-{max(speedups):.2f}x)"
+    )
+    print(SCALING_HEADER)
+    for n in args.developers:  # each size on the Mesa model, then on the core
+        scenario = scaled(base, n, factor * args.team_days)
+        on_mesa = measure(scenario, 0)
+        core = measure_core(scenario, 0)
+        assert core is not None
+        print(f"{scaling_line(core)}  ({on_mesa.total_s / core.total_s:.1f}x the Mesa model run just before)")
 
 
 def memory_section(base: Scenario, factor: float, memory_days: Sequence[float]) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 
 from speedtrap.build import MODELS, StaleBuildWarning, core_state, pure_requested
 from speedtrap.config.scenario import Scenario
+from speedtrap.models.base import fewer_collections
 
 __all__ = ["core_module", "not_covered", "run_core"]
 
@@ -110,13 +111,14 @@ def run_core(
     tier = next(t for t in spec.tiers if t.name == tier_name)
     price = spec.price.for_cache_ttl(scenario.task_mix.cache_ttl_s)
     info = TierAdmission(tier, PriorityLevel(tier.priority), price, spec.cache_writes)
-    core = module.Core(scenario, seed, name, tier_name, speed, info, tables)
-    horizon = scenario.horizon_s
-    if progress is None:
-        core.run_until(horizon)
-    else:
-        for k in range(1, slices + 1):
-            core.run_until(horizon if k == slices else horizon * k / slices)
-            progress(k / slices)
-    core.finish()
+    with fewer_collections():  # the sessions and tasks are Python objects: collect as the Mesa model does
+        core = module.Core(scenario, seed, name, tier_name, speed, info, tables)
+        horizon = scenario.horizon_s
+        if progress is None:
+            core.run_until(horizon)
+        else:
+            for k in range(1, slices + 1):
+                core.run_until(horizon if k == slices else horizon * k / slices)
+                progress(k / slices)
+        core.finish()
     return core
