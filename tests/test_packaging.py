@@ -56,6 +56,11 @@ def test_the_wheel_runs_outside_the_checkout(tmp_path: Path) -> None:
     assert [name.split("/")[-1].split(".")[0] for name in compiled] in ([], sorted(COMPILED_MODULES))
     assert all(f"speedtrap/serving/{name}.py" in names for name in COMPILED_MODULES)
     assert wheel.name.endswith("py3-none-any.whl") == (not compiled)
+    # the typed core compiled (Cython) with the pool, its source and the digest of it beside it
+    core = sorted(name for name in names if name.startswith("speedtrap/models/") and name.endswith(".so"))
+    assert [name.split("/")[-1].split(".")[0] for name in core] == (["_typed_core"] if compiled else [])
+    assert "speedtrap/models/_typed_core.pyx" in names
+    assert ("speedtrap/models/typed_core_source.sha256" in names) == bool(core)
 
     # A fresh environment without pip; the dependencies come from this one's site-packages through a
     # .pth path entry (which does not run this environment's own .pth files, so the editable
@@ -73,7 +78,7 @@ def test_the_wheel_runs_outside_the_checkout(tmp_path: Path) -> None:
     bin_dir = venv / "bin"
     where = _run([str(bin_dir / "python"), "-c", "import speedtrap; print(speedtrap.__file__)"], work, env)
     assert Path(where.strip()).is_relative_to(venv), where
-    build = "compiled pool (mypyc)" if compiled else "pure Python"
+    build = "compiled pool (mypyc), typed core (Cython)" if compiled else "pure Python, no typed core"
     assert f"({build})" in _run([str(bin_dir / "speedtrap"), "--version"], work, env)
     assert "gpu-batched" in _run([str(bin_dir / "speedtrap"), "backends"], work, env)
     demo = _run([str(bin_dir / "speedtrap"), "demo", "--quick", "--out", "demo"], work, env)
