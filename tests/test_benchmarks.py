@@ -67,8 +67,16 @@ def test_bench_workflow_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     assert [(int(r[0]), float(r[1])) for r in rows] == [(2, 0.005), (5, 0.005), (20, 0.01), (20, 0.02)]
     assert any(line.startswith("developers x2.5: cost x") for line in out)
     assert any(line.startswith("days x2: cost x") for line in out)
-    assert out[-5].startswith("(c) reference event loops, interleaved")
-    assert "stock Mesa events" in out[-4] and "SimPy events" in out[-4]
+    c = next(i for i, line in enumerate(out) if line.startswith("(c) reference event loops, interleaved"))
+    assert "stock Mesa events" in out[c + 1] and "SimPy events" in out[c + 1]
+    assert out[c + 2].startswith("(e) typed core")
+    if bench.core_module() is None:
+        assert out[c + 2].startswith("(e) typed core: not measured") and out[c + 3].startswith("(d)")
+    else:  # the two headline runs on the core, its turn in reference events, its scaling with the team
+        assert [line.split(":")[0] for line in out[c + 3 : c + 5]] == ["seed 0", "seed 1"]
+        assert "EventModel events" in out[c + 5] and "x the Mesa model's developer-days/s" in out[c + 5]
+        assert out[c + 6] == bench.SCALING_HEADER
+        assert all("x the Mesa model run just before" in line for line in out[c + 7 : c + 9])
     assert out[-3].startswith("(d) peak resident memory")
     assert out[-2].startswith("summary only:") and out[-1].startswith("tables kept")
     baseline, peak = bench.peak_rss_mib(bench.scaled(base, 2, 0.01))
