@@ -108,6 +108,9 @@ def run_core(
     name, tier_name = _route(scenario)
     spec = scenario.backends[name]
     speed = ReplicaPhysics.from_backend(spec)
+    kv_capacity = float(speed.kv_capacity_tokens)
+    if not kv_capacity > 0:  # as ServingPool refuses it
+        raise ValueError(f"speed.kv_capacity_tokens must be positive, got {kv_capacity}")
     tier = next(t for t in spec.tiers if t.name == tier_name)
     price = spec.price.for_cache_ttl(scenario.task_mix.cache_ttl_s)
     info = TierAdmission(tier, PriorityLevel(tier.priority), price, spec.cache_writes)
