@@ -59,7 +59,7 @@ class AttentionRule:
         """The ``expected_wait`` rule (else ``threshold``)."""
         self.flow_threshold_s = spec.flow_threshold_s
         self.other_work_prob = spec.other_work_prob
-        self.patience_s = float(spec.patience_s.sample(rng, 1)[0])
+        self.patience_s = spec.patience_s.draw(rng)
         """This developer's patience, seconds (drawn once)."""
         probs = spec.parallel_sessions_probs
         if probs is None:
@@ -124,7 +124,7 @@ class AttentionRule:
         away = self.spec.away_s
         if away is None or not self.expected:
             return float("inf")
-        return float(away.sample(self._rng, 1)[0])
+        return away.draw(self._rng)
 
     def chooses_other_work(self) -> bool:
         """With nothing to attend: other work (probability ``other_work_prob``) rather than a break."""

@@ -179,7 +179,11 @@ class Developer(mesa.Agent):
         """A new turn of ``session`` started: a developer waiting on it leaves if the expected
         rest of the wait now exceeds their patience for this episode."""
         if self._expected and self.focus is session and self.activity == WAITING:
-            self._maybe_leave(self.expected_wait_s(session))
+            # expected_wait_s and _maybe_leave's first test, inlined (this runs at every turn waited on)
+            attention = self.attention
+            expected_s = attention.expected_wait_s(session.turns_left_expected(), session.estimate_key)
+            if expected_s > attention.episode_patience_s:
+                self._maybe_leave(expected_s)
 
     def _maybe_leave(self, expected_s: float) -> None:
         """Leave the session being waited on if the attention rule says so

@@ -330,7 +330,7 @@ class Session(mesa.Agent):
             task = self.task
             task.context_tokens = task.initial_context_tokens
             task.cache_key = None
-            return float(self.developer.spec.prompt_s.sample(self._draws.review_rng(), 1)[0])
+            return self.developer.spec.prompt_s.draw(self._draws.review_rng())
         s = self._draws.checkin_s(self.checkins_done)
         self.checkins_done += 1
         return s

@@ -55,3 +55,8 @@ class LogNormal(Spec):
         so that the stream stays aligned whatever the parameters."""
         z = rng.standard_normal(size)
         return self.median * np.exp(self.sigma * z)
+
+    def draw(self, rng: np.random.Generator) -> float:
+        """One draw: ``float(sample(rng, 1)[0])``, bit for bit (the same normal from ``rng``, the same
+        arithmetic on a numpy scalar instead of a one-element array, which costs a third as much)."""
+        return float(self.median * np.exp(self.sigma * rng.standard_normal()))

@@ -69,10 +69,19 @@ class Ledger:
     ) -> None:
         """Charge a wait on one agent turn, split by :func:`split_wait` (``phases``: admitted,
         first token, done, tool end; the tool end only bounds the turn and is not needed)."""
-        # split_wait, inlined (once per agent turn): queue, ttft, generation, tool in columns 1-4
-        b1 = min(max(phases[0], start_s), end_s)
-        b2 = min(max(phases[1], b1), end_s)
-        b3 = min(max(phases[2], b2), end_s)
+        # split_wait, inlined (once per agent turn): queue, ttft, generation, tool in columns 1-4;
+        # max(a, b) and min(a, b) written out (``b if b > a else a``, ``b if b < a else a``: the
+        # built-ins' value, without their calls)
+        admitted, first, done = phases[0], phases[1], phases[2]
+        b1 = start_s if start_s > admitted else admitted
+        if end_s < b1:
+            b1 = end_s
+        b2 = b1 if b1 > first else first
+        if end_s < b2:
+            b2 = end_s
+        b3 = b2 if b2 > done else done
+        if end_s < b3:
+            b3 = end_s
         row = self.seconds[developer]
         trace = self._trace
         if trace is None:

@@ -225,8 +225,13 @@ class Admission(Retiming):
         if cap < r.cap:
             r.cap = float(cap)
         if prefill_s > 0:
-            overhead = min(self._prefill_overhead_s, prefill_s)
-            start = max(now + overhead, r.prefill_free_s)  # prompts on one replica take turns
+            # min(overhead, prefill_s) and max(now + overhead, prefill_free_s), without the calls
+            overhead = self._prefill_overhead_s
+            if prefill_s < overhead:
+                overhead = prefill_s
+            start = now + overhead
+            if r.prefill_free_s > start:  # prompts on one replica take turns
+                start = r.prefill_free_s
             end = start + (prefill_s - overhead)
             r.prefill_free_s = end
             heappush(r.prefill_heap, (end, req.id, req))

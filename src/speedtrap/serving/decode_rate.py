@@ -52,33 +52,44 @@ def pool_decode_rate(speed: SpeedModel) -> Callable[[int, float], float]:
     def decode_rate_tok_s(batch: int, context_tokens: float) -> float:
         """Output tokens/s of each of ``batch`` streams of mean context ``context_tokens`` (drafting and
         verifying together where the replica drafts)."""
+        # The physics' max(a, b) and min(a, b) are written ``b if b > a else a`` (or ``a < b``) and ``b
+        # if b < a else a``: the built-ins' value (the first argument unless the second compares greater,
+        # or less), without a call per term in the pool's most frequent physics call.
         if batch < 1:
             batch = 1
-        attended = full_layers * context_tokens + window_layers * min(context_tokens, window)
+        attended = full_layers * context_tokens + window_layers * (
+            window if window < context_tokens else context_tokens
+        )
         kv_s = batch * attended * kv_read_s
         per_token_s = matmul_s + attended * attention_s
         # roofline.step_parts with one token per stream and no prefill tokens, then roofline._combine
         tokens = batch * 1.0 + 0.0
         weights_s = shared_read_s
         if experts:
-            weights_s += experts * (1.0 - expert_keep ** max(tokens, 1.0)) * expert_read_s
+            weights_s += experts * (1.0 - expert_keep ** (1.0 if tokens < 1.0 else tokens)) * expert_read_s
         compute_s = batch * 1.0 * per_token_s + matmul_fixed_s
-        core = max(weights_s + kv_s, compute_s) + 0.0
+        memory_s = weights_s + kv_s
+        core = (compute_s if compute_s > memory_s else memory_s) + 0.0
         exchange = tokens * exchange_s
-        core += exchange - overlap * min(core, exchange)
-        plain_s = max(core + (fixed_s + tokens * collective_s), floor_s)
+        core += exchange - overlap * (exchange if exchange < core else core)
+        plain_s = core + (fixed_s + tokens * collective_s)
+        if floor_s > plain_s:
+            plain_s = floor_s
         if not verify_tokens:
             return scale / plain_s
         # the verify step: verify_tokens per stream (speculative.speculative_step_s adds the drafts)
         tokens = batch * verify_tokens + 0.0
         weights_s = shared_read_s
         if experts:
-            weights_s += experts * (1.0 - expert_keep ** max(tokens, 1.0)) * expert_read_s
+            weights_s += experts * (1.0 - expert_keep ** (1.0 if tokens < 1.0 else tokens)) * expert_read_s
         compute_s = batch * verify_tokens * per_token_s + matmul_fixed_s
-        core = max(weights_s + kv_s, compute_s) + 0.0
+        memory_s = weights_s + kv_s
+        core = (compute_s if compute_s > memory_s else memory_s) + 0.0
         exchange = tokens * exchange_s
-        core += exchange - overlap * min(core, exchange)
-        verify_s = max(core + (fixed_s + tokens * collective_s), floor_s)
+        core += exchange - overlap * (exchange if exchange < core else core)
+        verify_s = core + (fixed_s + tokens * collective_s)
+        if floor_s > verify_s:
+            verify_s = floor_s
         return scale / (verify_s + draft_share * plain_s)
 
     return decode_rate_tok_s
@@ -101,29 +112,48 @@ def pool_prefill_s(speed: SpeedModel) -> Callable[[int], float]:
     attended_idle = c.full_layers * 0.0 + c.window_layers * min(0.0, c.window_tokens)
     compute_idle = 0.0 * (c.matmul_s_per_token + attended_idle * c.attention_s_per_attended)
     kv_idle = 0 * attended_idle * c.kv_read_s_per_attended
+    shared_read_s = c.shared_read_s
+    experts = c.experts
+    expert_keep = c.expert_keep
+    expert_read_s = c.expert_read_s
+    full_layers = c.full_layers
+    window_layers = c.window_layers
+    window = c.window_tokens
+    prefill_matmul_s = c.prefill_matmul_s_per_token
+    prefill_attention_s = c.prefill_attention_s_per_attended
+    matmul_fixed_s = c.matmul_fixed_s
+    collective_s = c.collective_s_per_token
+    exchange_s = c.exchange_s_per_token
+    overlap = c.overlap
+    floor_s = c.floor_s
 
     def prefill_s(uncached_tokens: int) -> float:
-        """Seconds from admission to the first token of a prompt of ``uncached_tokens`` new tokens
-        (memoized by the pool: read from the step constants, not flattened into locals)."""
+        """Seconds from admission to the first token of a prompt of ``uncached_tokens`` new tokens."""
+        # max and min written out, as in pool_decode_rate (a third of the turns miss the pool's memo)
         if uncached_tokens <= 0:
             return overhead_s + 0.0
-        n = 1 if chunk is None else max(1, math.ceil(uncached_tokens / chunk))
+        n = 1
+        if chunk is not None:
+            steps = math.ceil(uncached_tokens / chunk)
+            if steps > n:
+                n = steps
         prompt = 2.0 * 0.0 + uncached_tokens
         tokens = uncached_tokens / n
         # roofline.step_parts(steps, 0, 0.0, tokens, prompt), then roofline._combine
-        weights_s = c.shared_read_s
-        if c.experts:
-            weights_s += c.experts * (1.0 - c.expert_keep ** max(tokens, 1.0)) * c.expert_read_s
+        weights_s = shared_read_s
+        if experts:
+            weights_s += experts * (1.0 - expert_keep ** (1.0 if tokens < 1.0 else tokens)) * expert_read_s
         memory_s = weights_s + kv_idle
         half = prompt / 2.0
-        seen = c.full_layers * half + c.window_layers * min(half, c.window_tokens)
-        prefill = tokens * (c.prefill_matmul_s_per_token + seen * c.prefill_attention_s_per_attended)
-        prefill += c.matmul_fixed_s
-        latency_s = fixed_s + tokens * c.collective_s_per_token
-        exchange = tokens * c.exchange_s_per_token
-        core = max(memory_s, compute_idle) + prefill
-        core += exchange - c.overlap * min(core, exchange)
-        compute = n * max(core + latency_s, c.floor_s)
+        seen = full_layers * half + window_layers * (window if window < half else half)
+        prefill = tokens * (prefill_matmul_s + seen * prefill_attention_s)
+        prefill += matmul_fixed_s
+        latency_s = fixed_s + tokens * collective_s
+        exchange = tokens * exchange_s
+        core = (compute_idle if compute_idle > memory_s else memory_s) + prefill
+        core += exchange - overlap * (exchange if exchange < core else core)
+        step_s = core + latency_s
+        compute = n * (floor_s if floor_s > step_s else step_s)
         if pool is not None:
             compute += uncached_tokens * transfer_s
         return overhead_s + compute

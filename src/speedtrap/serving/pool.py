@@ -50,7 +50,16 @@ from speedtrap.config.tier import Price, Tier
 from speedtrap.serving.admission import Admission, PriorityLevel, TierAdmission
 from speedtrap.serving.decode_rate import pool_decode_rate, pool_prefill_s
 from speedtrap.serving.replica_clock import INF, Clock, ClockEvent, ReplicaState
-from speedtrap.serving.request import Record, Request, RequestTally, from_record, record, records_frame
+from speedtrap.serving.request import (
+    NAN,
+    Record,
+    Request,
+    RequestTally,
+    from_record,
+    record,
+    records_frame,
+    tag_of,
+)
 from speedtrap.serving.speed import SpeedModel
 
 __all__ = ["INF", "Clock", "ClockEvent", "ServingPool"]
@@ -124,6 +133,7 @@ class ServingPool(Admission):
         self._loads_limit = 8 * replicas + 64
         self._dirty: list[ReplicaState] = []
         self._finished: list[Record] = []  # records (serving.request.record) in completion order
+        self._tags: list[object] = []  # their requests' tags (serving.request.tag_of), in the same order
         self._next_id = 0
         self._completed = 0
         self._waiting = 0
@@ -186,18 +196,22 @@ class ServingPool(Admission):
             + cached_tokens * info.usd_per_cached
             + output_tokens * info.usd_per_output
         )
-        req = Request(
-            id=self._next_id,
-            tier=tier,
-            input_tokens=input_tokens,
-            cached_tokens=cached_tokens,
-            output_tokens=output_tokens,
-            tag=tag,
-            arrival_s=now,
-            cost_usd=cost_usd,
-            on_done=on_done,
-            priority=info.priority,
-            batch_cap=info.batch_cap,
+        req = Request(  # by position, in field order (Request's docstring)
+            self._next_id,  # id
+            tier,
+            input_tokens,
+            cached_tokens,
+            output_tokens,
+            tag,
+            now,  # arrival_s
+            NAN,  # admitted_s
+            NAN,  # first_token_s
+            NAN,  # done_s
+            None,  # replica
+            cost_usd,
+            on_done,
+            info.priority,
+            info.batch_cap,
         )
         self._next_id += 1
         if self._pending_notes:
@@ -228,13 +242,13 @@ class ServingPool(Admission):
 
         Empty unless the pool was built with ``record=True``.
         """
-        return records_frame(self._finished)
+        return records_frame(self._finished, self._tags)
 
     @property
     def finished(self) -> list[Request]:
         """Finished requests in completion order (new objects, without their spent ``on_done``;
         empty unless ``record=True``)."""
-        return [from_record(rec) for rec in self._finished]
+        return [from_record(rec, tag) for rec, tag in zip(self._finished, self._tags, strict=True)]
 
     @property
     def submitted(self) -> int:
@@ -386,7 +400,8 @@ class ServingPool(Admission):
         if finished is None:
             return
         if self._record:
-            self._finished.extend(map(record, finished))  # plain tuples the GC need not track
+            self._finished.extend(map(record, finished))  # plain tuples the GC stops tracking
+            self._tags.extend(map(tag_of, finished))
         if self._tally is not None:
             self._tally.add(finished)
         self._completed += len(finished)

@@ -17,11 +17,13 @@ from speedtrap.exact import CHUNK, ExactSum
 NAN = math.nan
 
 
-@dataclass(slots=True, eq=False, kw_only=True)
+@dataclass(slots=True, eq=False)
 class Request:
     """A request's sizes and its timeline through the pool (all times in simulated seconds).
 
-    Built with keywords only (``Request(id=..., tier=..., ...)``): the field list may grow.
+    Build it with keywords (``Request(id=..., tier=..., ...)``): the field list may grow. Only the
+    pool's ``submit`` passes them by position, in field order (in pure Python a call with eleven
+    keywords costs twice as much, once per agent turn).
 
     The pool fills in the timeline: ``arrival_s`` (submitted), ``admitted_s`` (got a slot and KV
     room on ``replica``), ``first_token_s`` (prefill done), ``done_s`` (last output token).
@@ -116,7 +118,6 @@ RECORD_FIELDS: tuple[str, ...] = (
     "input_tokens",
     "cached_tokens",
     "output_tokens",
-    "tag",
     "arrival_s",
     "admitted_s",
     "first_token_s",
@@ -126,9 +127,13 @@ RECORD_FIELDS: tuple[str, ...] = (
     "priority",
     "batch_cap",
 )
-"""Fields of a finished request's record (:func:`record`): every :class:`Request` field but
-``on_done``. The one place that defines the record layout; a record is a tuple of plain values,
-which the garbage collector need not track."""
+"""Fields of a finished request's record (:func:`record`): every :class:`Request` field but ``tag``
+and ``on_done``. The one place that defines the record layout. A record is a tuple of numbers and
+the tier's name, which the garbage collector stops tracking the first time it sees it; the caller's
+``tag`` (any object, often a tuple) is kept beside the record (:func:`tag_of`). A record holding a
+tuple tag would stay tracked: the collector untracks a tuple only when its items are untracked, and
+it reaches a tag held only by its record after the record, so every record would be traversed
+again by the collector's older generations."""
 
 Record = tuple[Any, ...]
 """A finished request's values, in :data:`RECORD_FIELDS` order."""
@@ -136,10 +141,13 @@ Record = tuple[Any, ...]
 record: Callable[[Request], Record] = attrgetter(*RECORD_FIELDS)
 """``record(request)``: a finished request as a plain tuple of :data:`RECORD_FIELDS` (C-speed)."""
 
+tag_of: Callable[[Request], Any] = attrgetter("tag")
+"""``tag_of(request)``: the caller's object of a request, kept beside its record."""
 
-def from_record(rec: Record) -> Request:
-    """The :class:`Request` of a record (without its spent ``on_done``)."""
-    return Request(**dict(zip(RECORD_FIELDS, rec, strict=True)))
+
+def from_record(rec: Record, tag: Any = None) -> Request:
+    """The :class:`Request` of a record and its caller's ``tag`` (without its spent ``on_done``)."""
+    return Request(tag=tag, **dict(zip(RECORD_FIELDS, rec, strict=True)))
 
 
 _NUMERIC = ("int64", "float64")
@@ -154,8 +162,9 @@ numeric field in its column's dtype (:data:`REQUEST_COLUMNS`), every other field
 ``replica`` is an integer in every finished request's record (set at admission)."""
 
 
-def records_frame(records: list[Record]) -> pd.DataFrame:
-    """A tidy DataFrame (schema :data:`REQUEST_COLUMNS`) of finished requests' records (:func:`record`)."""
+def records_frame(records: list[Record], tags: Sequence[Any] | None = None) -> pd.DataFrame:
+    """A tidy DataFrame (schema :data:`REQUEST_COLUMNS`) of finished requests' records (:func:`record`)
+    and their tags (:func:`tag_of`, in the same order; ``None``: every tag ``None``)."""
     rows = np.array(records, dtype=_RECORD_DTYPE)
     column = {
         name: np.ascontiguousarray(rows[name])
@@ -168,7 +177,8 @@ def records_frame(records: list[Record]) -> pd.DataFrame:
     data = {
         **column,
         "tier": pd.Series(rows["tier"], dtype="str"),
-        "tag": pd.Series(rows["tag"], dtype="object"),
+        # one object per row, even where the tags are tuples of one length (np.array: a 2-D array)
+        "tag": np.fromiter([None] * len(records) if tags is None else tags, dtype=object, count=len(records)),
         "queue_wait_s": admitted - arrival,
         "ttft_s": first - arrival,
         "prefill_s": first - admitted,
@@ -180,7 +190,7 @@ def records_frame(records: list[Record]) -> pd.DataFrame:
 
 def requests_frame(requests: list[Request]) -> pd.DataFrame:
     """A tidy DataFrame (schema :data:`REQUEST_COLUMNS`) of finished requests, in completion order."""
-    return records_frame([record(r) for r in requests])
+    return records_frame([record(r) for r in requests], [r.tag for r in requests])
 
 
 def decode_rate_tok_s(output_tokens: pd.Series | np.ndarray, decode_s: pd.Series | np.ndarray) -> np.ndarray:
