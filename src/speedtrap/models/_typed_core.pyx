@@ -1283,7 +1283,7 @@ cdef class Core:
             s.transcript += 1
             s.task.context_tokens = s.task.initial_context
             s.task.cached_key = False
-            return float(self.spec.prompt_s.sample(s.draws.review_rng(), 1)[0])
+            return self.spec.prompt_s.draw(s.draws.review_rng())
         v = s.draws.checkin_s(s.checkins_done)
         s.checkins_done += 1
         return v
