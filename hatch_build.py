@@ -90,6 +90,30 @@ def _why_not_compile() -> str | None:
     return None
 
 
+def _build_ext(work: Path, argument: str) -> Path:
+    """Run ``work``'s ``setup.py`` (given ``argument``) to build its extensions into ``work/lib``;
+    return that directory (``CalledProcessError`` with the compiler's output on failure)."""
+    out = work / "lib"
+    subprocess.run(
+        [
+            sys.executable,
+            "setup.py",
+            argument,
+            "build_ext",
+            "--build-lib",
+            str(out),
+            "--build-temp",
+            str(work / "tmp"),
+        ],
+        cwd=work,
+        check=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    return out
+
+
 class CompiledPoolHook(BuildHookInterface):  # type: ignore[type-arg]
     """Compiles the serving pool (module docstring)."""
 
@@ -172,25 +196,8 @@ class CompiledPoolHook(BuildHookInterface):  # type: ignore[type-arg]
         work = Path(tempfile.mkdtemp(prefix="speedtrap-cython-"))
         (work / "setup.py").write_text(CYTHON_SETUP, encoding="utf-8")
         shutil.copy2(source, work / source.name)
-        out = work / "lib"
         self.app.display_info("speedtrap: compiling the typed core with Cython (a minute)")
-        subprocess.run(
-            [
-                sys.executable,
-                "setup.py",
-                source.name,
-                "build_ext",
-                "--build-lib",
-                str(out),
-                "--build-temp",
-                str(work / "tmp"),
-            ],
-            cwd=work,
-            check=True,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
+        out = _build_ext(work, source.name)
         found = list(out.rglob("_typed_core*.so"))
         if not found:
             raise subprocess.CalledProcessError(1, "cython", output="no compiled typed core was built")
@@ -218,25 +225,8 @@ class CompiledPoolHook(BuildHookInterface):  # type: ignore[type-arg]
         sources = [
             str(root / "src" / "speedtrap" / "serving" / f"{name}.py") for name in build.COMPILED_MODULES
         ]
-        out = work / "lib"
         self.app.display_info("speedtrap: compiling the serving pool with mypyc (a minute or two)")
-        subprocess.run(
-            [
-                sys.executable,
-                "setup.py",
-                ";".join(sources),
-                "build_ext",
-                "--build-lib",
-                str(out),
-                "--build-temp",
-                str(work / "tmp"),
-            ],
-            cwd=work,
-            check=True,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
+        out = _build_ext(work, ";".join(sources))
         built = {str(path.relative_to(out)): path for path in out.rglob("*.so")}
         expected = {f"speedtrap/serving/{name}" for name in build.COMPILED_MODULES}
         got = {target.split(".")[0] for target in built}

@@ -38,9 +38,10 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import mesa
 import simpy
@@ -131,17 +132,19 @@ class _GcClock:
             self.seconds += time.process_time() - self._start
 
 
-def measure(scenario: Scenario, seed: int) -> Measurement:
-    """Time one run of ``scenario`` (construction and ``run_until``) and building its results."""
+def _timed(
+    scenario: Scenario, run: Callable[[], Any], results: Callable[[Any], tuple[int, int]]
+) -> Measurement:
+    """Time ``run()`` (building and running the model) and then ``results(model)`` (building its
+    results; it returns the agent turns and the events executed) on ``scenario``."""
     gc.collect()
     clock = _GcClock()
     gc.callbacks.append(clock)
     try:
         t0 = time.process_time()
-        model = WorkflowModel(scenario, rng=seed)
-        model.run_until(scenario.horizon_s)
+        model = run()
         t1 = time.process_time()
-        result = model.result()
+        turns, events = results(model)
         t2 = time.process_time()
     finally:
         gc.callbacks.remove(clock)
@@ -153,9 +156,21 @@ def measure(scenario: Scenario, seed: int) -> Measurement:
         run_s=t1 - t0,
         result_s=t2 - t1,
         gc_s=clock.seconds,
-        turns=len(result.requests),
-        events=model.events_executed,
+        turns=turns,
+        events=events,
     )
+
+
+def measure(scenario: Scenario, seed: int) -> Measurement:
+    """Time one run of ``scenario`` on the Mesa model (construction and ``run_until``) and building
+    its results."""
+
+    def run() -> WorkflowModel:
+        model = WorkflowModel(scenario, rng=seed)
+        model.run_until(scenario.horizon_s)
+        return model
+
+    return _timed(scenario, run, lambda model: (len(model.result().requests), model.events_executed))
 
 
 def measure_core(scenario: Scenario, seed: int) -> Measurement | None:
@@ -164,34 +179,13 @@ def measure_core(scenario: Scenario, seed: int) -> Measurement | None:
     module = core_module()
     if module is None or not_covered(scenario) is not None:
         return None
-    gc.collect()
-    clock = _GcClock()
-    gc.callbacks.append(clock)
-    try:
-        t0 = time.process_time()
-        run = run_core(module, scenario, seed)
-        t1 = time.process_time()
-        tables = (
-            run.ledger_frame(),
-            tasks_frame(run.tasks()),
-            run.requests_frame(),
-            run.backend_stats_frame(),
-            run.stretches_frame(),
-        )
-        t2 = time.process_time()
-    finally:
-        gc.callbacks.remove(clock)
-    return Measurement(
-        developers=scenario.developers,
-        days=scenario.horizon_s / scenario.workday_s,
-        replicas=sum(b.replicas for b in scenario.backends.values()),
-        developer_days=scenario.developer_days,
-        run_s=t1 - t0,
-        result_s=t2 - t1,
-        gc_s=clock.seconds,
-        turns=len(tables[2]),
-        events=run.event_counts()[1],
-    )
+
+    def results(run: Any) -> tuple[int, int]:
+        tasks_frame(run.tasks())
+        run.ledger_frame(), run.backend_stats_frame(), run.stretches_frame()
+        return len(run.requests_frame()), run.event_counts()[1]
+
+    return _timed(scenario, lambda: run_core(module, scenario, seed), results)
 
 
 # ---------------------------------------------------------------------- reference event loops

@@ -83,6 +83,59 @@ cdef struct Mark:   # a finish mark (decode) or a prefill end, ordered by (value
     double vstart
 
 
+# ---------------------------------------------------------------------------------- binary heaps
+
+ctypedef fused Item:
+    long      # the placement heap's keys: streams << 20 | replica index
+    double    # folded prefill ends still to integrate
+    Mark      # finish marks and prefill ends, by (value, request id)
+    Entry     # events, by (time, insertion)
+
+
+cdef inline bint before(Item* a, Item* b) noexcept:
+    if Item is Mark:
+        return a.value < b.value or (a.value == b.value and a.req < b.req)
+    elif Item is Entry:
+        return a.time < b.time or (a.time == b.time and a.seq < b.seq)
+    else:
+        return a[0] < b[0]
+
+
+cdef void heap_push(Item* h, long* n, Item x) noexcept:
+    """Push ``x`` onto the binary heap ``h`` of ``n[0]`` items (room for one more is the caller's)."""
+    cdef long i = n[0], parent
+    n[0] += 1
+    while i > 0:
+        parent = (i - 1) >> 1
+        if not before(&x, &h[parent]):
+            break
+        h[i] = h[parent]
+        i = parent
+    h[i] = x
+
+
+cdef Item heap_pop(Item* h, long* n) noexcept:
+    """Remove and return the first item of the non-empty binary heap ``h`` of ``n[0]`` items."""
+    cdef Item top = h[0]
+    cdef Item last
+    cdef long i = 0, child
+    n[0] -= 1
+    if n[0] > 0:
+        last = h[n[0]]
+        while True:
+            child = 2 * i + 1
+            if child >= n[0]:
+                break
+            if child + 1 < n[0] and before(&h[child + 1], &h[child]):
+                child += 1
+            if not before(&h[child], &last):
+                break
+            h[i] = h[child]
+            i = child
+        h[i] = last
+    return top
+
+
 # ---------------------------------------------------------------------------------- event loop
 
 cdef class EventLoop:
@@ -102,11 +155,7 @@ cdef class EventLoop:
     def __dealloc__(self):
         free(self.heap)
 
-    cdef inline bint less(self, Entry* a, Entry* b) noexcept:
-        return a.time < b.time or (a.time == b.time and a.seq < b.seq)
-
     cdef void push(self, double time, int kind, long who, long version) noexcept:
-        cdef long i, parent
         cdef Entry e
         if self.n == self.cap:
             self.cap *= 2
@@ -118,72 +167,10 @@ cdef class EventLoop:
         e.version = version
         self.seq += 1
         self.scheduled += 1
-        i = self.n
-        self.n += 1
-        while i > 0:
-            parent = (i - 1) >> 1
-            if not self.less(&e, &self.heap[parent]):
-                break
-            self.heap[i] = self.heap[parent]
-            i = parent
-        self.heap[i] = e
+        heap_push(self.heap, &self.n, e)
 
     cdef Entry pop(self) noexcept:
-        cdef Entry top = self.heap[0]
-        cdef Entry last
-        cdef long i = 0, child
-        self.n -= 1
-        if self.n > 0:
-            last = self.heap[self.n]
-            while True:
-                child = 2 * i + 1
-                if child >= self.n:
-                    break
-                if child + 1 < self.n and self.less(&self.heap[child + 1], &self.heap[child]):
-                    child += 1
-                if not self.less(&self.heap[child], &last):
-                    break
-                self.heap[i] = self.heap[child]
-                i = child
-            self.heap[i] = last
-        return top
-
-
-cdef inline bint mark_less(Mark* a, Mark* b) noexcept:
-    return a.value < b.value or (a.value == b.value and a.req < b.req)
-
-
-cdef void mark_push(Mark* h, int* n, Mark m) noexcept:
-    cdef int i = n[0], parent
-    n[0] += 1
-    while i > 0:
-        parent = (i - 1) >> 1
-        if not mark_less(&m, &h[parent]):
-            break
-        h[i] = h[parent]
-        i = parent
-    h[i] = m
-
-
-cdef Mark mark_pop(Mark* h, int* n) noexcept:
-    cdef Mark top = h[0]
-    cdef Mark last
-    cdef int i = 0, child
-    n[0] -= 1
-    if n[0] > 0:
-        last = h[n[0]]
-        while True:
-            child = 2 * i + 1
-            if child >= n[0]:
-                break
-            if child + 1 < n[0] and mark_less(&h[child + 1], &h[child]):
-                child += 1
-            if not mark_less(&h[child], &last):
-                break
-            h[i] = h[child]
-            i = child
-        h[i] = last
-    return top
+        return heap_pop(self.heap, &self.n)
 
 
 # ---------------------------------------------------------------------------------- requests
@@ -240,7 +227,8 @@ cdef class Requests:
 # ---------------------------------------------------------------------------------- the pool
 
 cdef struct Replica:
-    int index, streams, decoding, ndec, npre, dirty
+    int index, streams, decoding, dirty
+    long ndec, npre
     long kv_used
     double cap                # effective cap: the tier's cap while it holds streams, else inf
     double v_tok, v_time, rate, due_s, due_mark, event_s, prefill_free_s, sum_input, sum_vstart
@@ -260,11 +248,13 @@ cdef class Pool:
     cdef long* queue          # FIFO of waiting request ids (a ring)
     cdef long qhead, qlen, qcap
     cdef long* loads          # placement heap: streams << 20 | index (stale entries included)
-    cdef int nloads, loads_limit, loads_cap
+    cdef long nloads
+    cdef int loads_limit, loads_cap
     cdef int* dirty
     cdef int ndirty
     cdef double* notes        # folded prefill ends still to integrate (a heap)
-    cdef int nnotes, notes_cap
+    cdef long nnotes
+    cdef int notes_cap
     cdef double stat_t, area_system, area_waiting
     cdef long in_system, waiting, completed
     cdef public long events_scheduled, events_cancelled
@@ -468,35 +458,7 @@ cdef class Pool:
     # -- placement heap ------------------------------------------------------------------------
 
     cdef void loads_push(self, int i) noexcept:
-        cdef long key = (<long> self.reps[i].streams << 20) | i
-        cdef int j = self.nloads, parent
-        self.nloads += 1
-        while j > 0:
-            parent = (j - 1) >> 1
-            if self.loads[parent] <= key:
-                break
-            self.loads[j] = self.loads[parent]
-            j = parent
-        self.loads[j] = key
-
-    cdef void loads_pop(self) noexcept:
-        cdef long last
-        cdef int i = 0, child, n
-        self.nloads -= 1
-        n = self.nloads
-        if n > 0:
-            last = self.loads[n]
-            while True:
-                child = 2 * i + 1
-                if child >= n:
-                    break
-                if child + 1 < n and self.loads[child + 1] < self.loads[child]:
-                    child += 1
-                if self.loads[child] >= last:
-                    break
-                self.loads[i] = self.loads[child]
-                i = child
-            self.loads[i] = last
+        heap_push(self.loads, &self.nloads, (<long> self.reps[i].streams << 20) | i)
 
     cdef void note_load(self, int i) noexcept:
         cdef int j
@@ -520,7 +482,7 @@ cdef class Pool:
             streams = key >> 20
             if self.reps[i].streams == streams:
                 break
-            self.loads_pop()
+            heap_pop(self.loads, &self.nloads)
         r = &self.reps[i]
         if r.cap >= self.batch_cap:
             if streams >= self.batch_cap:
@@ -543,44 +505,15 @@ cdef class Pool:
     # -- statistics ----------------------------------------------------------------------------
 
     cdef void notes_push(self, double at) noexcept:
-        cdef int j, parent
         if self.nnotes == self.notes_cap:
             self.notes_cap *= 2
             self.notes = <double*> realloc(self.notes, self.notes_cap * sizeof(double))
-        j = self.nnotes
-        self.nnotes += 1
-        while j > 0:
-            parent = (j - 1) >> 1
-            if self.notes[parent] <= at:
-                break
-            self.notes[j] = self.notes[parent]
-            j = parent
-        self.notes[j] = at
-
-    cdef double notes_pop(self) noexcept:
-        cdef double top = self.notes[0], last
-        cdef int i = 0, child, n
-        self.nnotes -= 1
-        n = self.nnotes
-        if n > 0:
-            last = self.notes[n]
-            while True:
-                child = 2 * i + 1
-                if child >= n:
-                    break
-                if child + 1 < n and self.notes[child + 1] < self.notes[child]:
-                    child += 1
-                if self.notes[child] >= last:
-                    break
-                self.notes[i] = self.notes[child]
-                i = child
-            self.notes[i] = last
-        return top
+        heap_push(self.notes, &self.nnotes, at)
 
     cdef void integrate(self, double now) noexcept:
         cdef double at, dt
         while self.nnotes and self.notes[0] <= now:
-            at = self.notes_pop()
+            at = heap_pop(self.notes, &self.nnotes)
             dt = at - self.stat_t
             if dt > 0:
                 self.area_system += self.in_system * dt
@@ -662,7 +595,7 @@ cdef class Pool:
         m.value = at
         m.req = i
         m.vstart = 0.0
-        mark_push(r.pre, &r.npre, m)
+        heap_push(r.pre, &r.npre, m)
         for k in range(self.nnotes):
             if self.notes[k] == at:
                 found = k
@@ -673,7 +606,7 @@ cdef class Pool:
             self.reheap_notes()
 
     cdef void reheap_notes(self) noexcept:
-        cdef int n = self.nnotes, k
+        cdef long n = self.nnotes, k
         self.nnotes = 0
         for k in range(n):
             self.notes_push(self.notes[k])
@@ -707,7 +640,7 @@ cdef class Pool:
             m.value = end
             m.req = i
             m.vstart = 0.0
-            mark_push(r.pre, &r.npre, m)
+            heap_push(r.pre, &r.npre, m)
         else:
             q.first_token_s = now
             self.start_decoding(r, i, now)
@@ -725,7 +658,7 @@ cdef class Pool:
         m.value = r.v_tok + q.output_tokens - 1
         m.req = i
         m.vstart = r.v_tok
-        mark_push(r.dec, &r.ndec, m)
+        heap_push(r.dec, &r.ndec, m)
         r.decoding += 1
         r.sum_input += q.input_tokens
         r.sum_vstart += r.v_tok
@@ -738,7 +671,7 @@ cdef class Pool:
         cdef Req* q
         r.dirty = 0
         if not n and r.npre == 1 and r.pre[0].value > now:
-            m = mark_pop(r.pre, &r.npre)
+            m = heap_pop(r.pre, &r.npre)
             at = m.value
             q = &self.reqs.r[m.req]
             q.first_token_s = at
@@ -748,7 +681,7 @@ cdef class Pool:
             r.v_time = at
             m.value = 0.0 + q.output_tokens - 1
             m.vstart = 0.0
-            mark_push(r.dec, &r.ndec, m)
+            heap_push(r.dec, &r.ndec, m)
             r.decoding = n = 1
             r.sum_input += q.input_tokens
             r.sum_vstart += 0.0
@@ -812,7 +745,7 @@ cdef class Pool:
             r.v_tok = v
             r.v_time = now
             while r.ndec and r.dec[0].value <= v:
-                m = mark_pop(r.dec, &r.ndec)
+                m = heap_pop(r.dec, &r.ndec)
                 q = &self.reqs.r[m.req]
                 r.decoding -= 1
                 r.sum_input -= q.input_tokens
@@ -830,7 +763,7 @@ cdef class Pool:
                 ndone += 1
             self.in_system -= ndone
         while r.npre and r.pre[0].value <= now:
-            m = mark_pop(r.pre, &r.npre)
+            m = heap_pop(r.pre, &r.npre)
             self.reqs.r[m.req].first_token_s = now
             self.start_decoding(r, m.req, now)
         if self.waiting:
