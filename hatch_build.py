@@ -137,11 +137,7 @@ class CompiledPoolHook(BuildHookInterface):  # type: ignore[type-arg]
             except subprocess.CalledProcessError as exc:
                 reason = f"compiling failed:\n{exc.stdout}"
         if reason is not None:
-            if os.environ.get("SPEEDTRAP_COMPILED", "") not in ("", "0"):
-                raise RuntimeError(
-                    f"SPEEDTRAP_COMPILED is set, but the serving pool was not compiled: {reason}"
-                )
-            self.app.display_warning(f"speedtrap: the serving pool stays pure Python ({reason})")
+            self._not_compiled("the serving pool", reason, "the serving pool stays pure Python")
             return
         digest = build.sources_digest(serving)
         if version == "editable":
@@ -160,6 +156,13 @@ class CompiledPoolHook(BuildHookInterface):  # type: ignore[type-arg]
         self.app.display_info(f"speedtrap: the serving pool is compiled with mypyc ({len(built)} modules)")
         self._typed_core(root, build, version, build_data)
 
+    def _not_compiled(self, what: str, reason: str, fallback: str) -> None:
+        """``what`` could not be compiled for ``reason``: fail under ``SPEEDTRAP_COMPILED``, else say
+        what the build falls back to."""
+        if os.environ.get("SPEEDTRAP_COMPILED", "") not in ("", "0"):
+            raise RuntimeError(f"SPEEDTRAP_COMPILED is set, but {what} was not compiled: {reason}")
+        self.app.display_warning(f"speedtrap: {fallback} ({reason})")
+
     def _typed_core(self, root: Path, build: ModuleType, version: str, build_data: dict[str, Any]) -> None:
         """Compile the typed core with Cython (module docstring); say so, or why not."""
         models = root / "src" / "speedtrap" / "models"
@@ -173,11 +176,7 @@ class CompiledPoolHook(BuildHookInterface):  # type: ignore[type-arg]
             except subprocess.CalledProcessError as exc:
                 reason = f"compiling failed:\n{exc.stdout}"
         if reason is not None:
-            if os.environ.get("SPEEDTRAP_COMPILED", "") not in ("", "0"):
-                raise RuntimeError(
-                    f"SPEEDTRAP_COMPILED is set, but the typed core was not compiled: {reason}"
-                )
-            self.app.display_warning(f"speedtrap: no typed core; every run takes the Mesa model ({reason})")
+            self._not_compiled("the typed core", reason, "no typed core; every run takes the Mesa model")
             return
         digest = hashlib.sha256(source.read_bytes()).hexdigest()
         if version == "editable":

@@ -83,6 +83,37 @@ cdef struct Mark:   # a finish mark (decode) or a prefill end, ordered by (value
     double vstart
 
 
+cdef struct Steps:   # a replica's (or its prefill pool's) step constants (speedtrap.serving.roofline)
+    double shared_read_s, experts, expert_keep, expert_read_s, full_layers, window_layers, window
+    double kv_read_s, matmul_s, matmul_fixed_s, attention_s, fixed_s, collective_s, exchange_s
+    double overlap, floor_s, prefill_matmul_s, prefill_attention_s
+
+
+cdef Steps read_steps(c):
+    """The step constants of ``c`` (a ``StepConstants``), the first two latency terms summed as the
+    flat functions sum them."""
+    cdef Steps k
+    k.shared_read_s = c.shared_read_s
+    k.experts = c.experts
+    k.expert_keep = c.expert_keep
+    k.expert_read_s = c.expert_read_s
+    k.full_layers = c.full_layers
+    k.window_layers = c.window_layers
+    k.window = c.window_tokens if c.window_tokens is not None else INF
+    k.kv_read_s = c.kv_read_s_per_attended
+    k.matmul_s = c.matmul_s_per_token
+    k.matmul_fixed_s = c.matmul_fixed_s
+    k.attention_s = c.attention_s_per_attended
+    k.fixed_s = c.fixed_s + c.collective_fixed_s
+    k.collective_s = c.collective_s_per_token
+    k.exchange_s = c.exchange_s_per_token
+    k.overlap = c.overlap
+    k.floor_s = c.floor_s
+    k.prefill_matmul_s = c.prefill_matmul_s_per_token
+    k.prefill_attention_s = c.prefill_attention_s_per_attended
+    return k
+
+
 # ---------------------------------------------------------------------------------- binary heaps
 
 ctypedef fused Item:
@@ -259,16 +290,11 @@ cdef class Pool:
     cdef long in_system, waiting, completed
     cdef public long events_scheduled, events_cancelled
     cdef dict prefill_memo
-    # decode-rate step constants (speedtrap.serving.decode_rate.pool_decode_rate)
-    cdef double shared_read_s, expert_keep, expert_read_s, full_layers, window_layers, window
-    cdef double kv_read_s, matmul_s, matmul_fixed_s, attention_s, fixed_s, collective_s
-    cdef double exchange_s, overlap, floor_s, scale, draft_share
-    cdef double experts
+    cdef Steps d               # decode steps (speedtrap.serving.decode_rate.pool_decode_rate)
+    cdef double scale, draft_share
     cdef long verify_tokens
-    # prefill step constants (pool_prefill_s)
-    cdef double p_shared_read_s, p_experts, p_expert_keep, p_expert_read_s, p_full, p_window_layers
-    cdef double p_window, p_matmul_tok, p_attn, p_matmul_fixed, p_fixed, p_coll, p_exch, p_overlap
-    cdef double p_floor, p_transfer, p_ttft, p_compute_idle, p_kv_idle
+    cdef Steps p               # prefill steps: the replica's or its prefill pool's (pool_prefill_s)
+    cdef double p_transfer, p_ttft, p_compute_idle, p_kv_idle
     cdef double p_chunk        # 0: no chunking
     cdef long* done_buf         # requests finished in one wake-up (at most a replica's streams)
     cdef double* tally_buf      # packed values of finished requests (RequestTally.add_values)
@@ -287,23 +313,7 @@ cdef class Pool:
         self.bg = bg
         self.kv_capacity = float(speed.kv_capacity_tokens)
         self.overhead_s = float(getattr(speed, "ttft_overhead_s", 0.0))
-        c = speed.steps
-        self.shared_read_s = c.shared_read_s
-        self.experts = c.experts
-        self.expert_keep = c.expert_keep
-        self.expert_read_s = c.expert_read_s
-        self.full_layers = c.full_layers
-        self.window_layers = c.window_layers
-        self.window = c.window_tokens if c.window_tokens is not None else INF
-        self.kv_read_s = c.kv_read_s_per_attended
-        self.matmul_s = c.matmul_s_per_token
-        self.matmul_fixed_s = c.matmul_fixed_s
-        self.attention_s = c.attention_s_per_attended
-        self.fixed_s = c.fixed_s + c.collective_fixed_s
-        self.collective_s = c.collective_s_per_token
-        self.exchange_s = c.exchange_s_per_token
-        self.overlap = c.overlap
-        self.floor_s = c.floor_s
+        self.d = read_steps(speed.steps)
         self.scale = speed.decode_speedup * speed.tokens_per_step
         self.verify_tokens = speed.draft_tokens + 1 if speed.draft_tokens else 0
         self.draft_share = speed.draft_tokens * speed.draft_cost
@@ -316,22 +326,8 @@ cdef class Pool:
             self.p_transfer = ppool.transfer_s_per_token
         self.p_chunk = 0.0 if chunk is None else chunk
         self.p_ttft = speed.ttft_overhead_s
-        self.p_fixed = p.fixed_s + p.collective_fixed_s
-        self.p_shared_read_s = p.shared_read_s
-        self.p_experts = p.experts
-        self.p_expert_keep = p.expert_keep
-        self.p_expert_read_s = p.expert_read_s
-        self.p_full = p.full_layers
-        self.p_window_layers = p.window_layers
-        self.p_window = p.window_tokens if p.window_tokens is not None else INF
-        self.p_matmul_tok = p.prefill_matmul_s_per_token
-        self.p_attn = p.prefill_attention_s_per_attended
-        self.p_matmul_fixed = p.matmul_fixed_s
-        self.p_coll = p.collective_s_per_token
-        self.p_exch = p.exchange_s_per_token
-        self.p_overlap = p.overlap
-        self.p_floor = p.floor_s
-        attended_idle = p.full_layers * 0.0 + p.window_layers * min(0.0, self.p_window)
+        self.p = read_steps(p)
+        attended_idle = p.full_layers * 0.0 + p.window_layers * min(0.0, self.p.window)
         self.p_compute_idle = 0.0 * (p.matmul_s_per_token + attended_idle * p.attention_s_per_attended)
         self.p_kv_idle = 0 * attended_idle * p.kv_read_s_per_attended
         self.prefill_memo = {}
@@ -392,33 +388,33 @@ cdef class Pool:
         cdef double verify_s
         if batch < 1:
             batch = 1
-        attended = self.full_layers * context + self.window_layers * (context if context < self.window else self.window)
-        kv_s = batch * attended * self.kv_read_s
-        per_token_s = self.matmul_s + attended * self.attention_s
+        attended = self.d.full_layers * context + self.d.window_layers * (context if context < self.d.window else self.d.window)
+        kv_s = batch * attended * self.d.kv_read_s
+        per_token_s = self.d.matmul_s + attended * self.d.attention_s
         tokens = batch * 1.0 + 0.0
-        weights_s = self.shared_read_s
-        if self.experts:
-            weights_s += self.experts * (1.0 - pow(self.expert_keep, tokens if tokens > 1.0 else 1.0)) * self.expert_read_s
-        compute_s = batch * 1.0 * per_token_s + self.matmul_fixed_s
+        weights_s = self.d.shared_read_s
+        if self.d.experts:
+            weights_s += self.d.experts * (1.0 - pow(self.d.expert_keep, tokens if tokens > 1.0 else 1.0)) * self.d.expert_read_s
+        compute_s = batch * 1.0 * per_token_s + self.d.matmul_fixed_s
         core = (weights_s + kv_s if weights_s + kv_s >= compute_s else compute_s) + 0.0
-        exchange = tokens * self.exchange_s
-        core += exchange - self.overlap * (core if core < exchange else exchange)
-        plain_s = core + (self.fixed_s + tokens * self.collective_s)
-        if plain_s < self.floor_s:
-            plain_s = self.floor_s
+        exchange = tokens * self.d.exchange_s
+        core += exchange - self.d.overlap * (core if core < exchange else exchange)
+        plain_s = core + (self.d.fixed_s + tokens * self.d.collective_s)
+        if plain_s < self.d.floor_s:
+            plain_s = self.d.floor_s
         if not self.verify_tokens:
             return self.scale / plain_s
         tokens = batch * self.verify_tokens + 0.0
-        weights_s = self.shared_read_s
-        if self.experts:
-            weights_s += self.experts * (1.0 - pow(self.expert_keep, tokens if tokens > 1.0 else 1.0)) * self.expert_read_s
-        compute_s = batch * self.verify_tokens * per_token_s + self.matmul_fixed_s
+        weights_s = self.d.shared_read_s
+        if self.d.experts:
+            weights_s += self.d.experts * (1.0 - pow(self.d.expert_keep, tokens if tokens > 1.0 else 1.0)) * self.d.expert_read_s
+        compute_s = batch * self.verify_tokens * per_token_s + self.d.matmul_fixed_s
         core = (weights_s + kv_s if weights_s + kv_s >= compute_s else compute_s) + 0.0
-        exchange = tokens * self.exchange_s
-        core += exchange - self.overlap * (core if core < exchange else exchange)
-        verify_s = core + (self.fixed_s + tokens * self.collective_s)
-        if verify_s < self.floor_s:
-            verify_s = self.floor_s
+        exchange = tokens * self.d.exchange_s
+        core += exchange - self.d.overlap * (core if core < exchange else exchange)
+        verify_s = core + (self.d.fixed_s + tokens * self.d.collective_s)
+        if verify_s < self.d.floor_s:
+            verify_s = self.d.floor_s
         return self.scale / (verify_s + self.draft_share * plain_s)
 
     cdef double prefill_compute(self, long uncached) noexcept:
@@ -429,19 +425,19 @@ cdef class Pool:
         n = 1.0 if self.p_chunk == 0.0 else max(1.0, ceil(uncached / self.p_chunk))
         prompt = 2.0 * 0.0 + uncached
         tokens = uncached / n
-        weights_s = self.p_shared_read_s
-        if self.p_experts:
-            weights_s += self.p_experts * (1.0 - pow(self.p_expert_keep, tokens if tokens > 1.0 else 1.0)) * self.p_expert_read_s
+        weights_s = self.p.shared_read_s
+        if self.p.experts:
+            weights_s += self.p.experts * (1.0 - pow(self.p.expert_keep, tokens if tokens > 1.0 else 1.0)) * self.p.expert_read_s
         memory_s = weights_s + self.p_kv_idle
         half = prompt / 2.0
-        seen = self.p_full * half + self.p_window_layers * (half if half < self.p_window else self.p_window)
-        prefill = tokens * (self.p_matmul_tok + seen * self.p_attn)
-        prefill += self.p_matmul_fixed
-        latency_s = self.p_fixed + tokens * self.p_coll
-        exchange = tokens * self.p_exch
+        seen = self.p.full_layers * half + self.p.window_layers * (half if half < self.p.window else self.p.window)
+        prefill = tokens * (self.p.prefill_matmul_s + seen * self.p.prefill_attention_s)
+        prefill += self.p.matmul_fixed_s
+        latency_s = self.p.fixed_s + tokens * self.p.collective_s
+        exchange = tokens * self.p.exchange_s
         core = (memory_s if memory_s >= self.p_compute_idle else self.p_compute_idle) + prefill
-        core += exchange - self.p_overlap * (core if core < exchange else exchange)
-        compute = n * (core + latency_s if core + latency_s >= self.p_floor else self.p_floor)
+        core += exchange - self.p.overlap * (core if core < exchange else exchange)
+        compute = n * (core + latency_s if core + latency_s >= self.p.floor_s else self.p.floor_s)
         compute += uncached * self.p_transfer
         return self.p_ttft + compute
 
