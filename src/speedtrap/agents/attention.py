@@ -113,10 +113,7 @@ class AttentionRule:
     def other_work_resumption_s(self, since_s: float | None) -> float:
         """Seconds to get back into other work left ``since_s`` seconds ago (None: not yet today),
         drawn when ``resumption_random``."""
-        mean_s = self.spec.other_work_resumption_mean_s(since_s)
-        if mean_s > 0.0 and self.spec.resumption_random:
-            mean_s = float(self._rng.exponential(mean_s))
-        return mean_s
+        return self.drawn_s(self.spec.other_work_resumption_mean_s(since_s))
 
     def away_episode_s(self) -> float:
         """Seconds of one away episode (other work or a break) before the developer looks at their
@@ -140,7 +137,11 @@ class AttentionRule:
 
     def resumption_s(self, away_s: float) -> float:
         """Seconds to resume after ``away_s`` seconds away (drawn when ``resumption_random``)."""
-        mean_s = self.spec.resumption_mean_s(away_s)
+        return self.drawn_s(self.spec.resumption_mean_s(away_s))
+
+    def drawn_s(self, mean_s: float) -> float:
+        """A resumption of ``mean_s`` seconds on average: exponential around it from the developer's
+        stream with ``resumption_random`` (and a positive mean), else the mean itself."""
         if mean_s > 0.0 and self.spec.resumption_random:
-            mean_s = float(self._rng.exponential(mean_s))
+            return float(self._rng.exponential(mean_s))
         return mean_s

@@ -892,7 +892,7 @@ cdef class Core:
     cdef double ow_max, failed_mult, repair_fraction
     cdef long compact_to, shared_prefix, max_repairs
     cdef double reject_prob, redo_prob, other_work_prob
-    cdef bint keep_stretches, resumption_random
+    cdef bint keep_stretches
 
     def __cinit__(self, scenario, seed, str name, str tier, speed, info, bint tables=True):
         cdef CDev d
@@ -934,7 +934,6 @@ cdef class Core:
         self.reject_prob = spec.reject_prob
         self.redo_prob = spec.fixing.redo_prob
         self.other_work_prob = a.other_work_prob
-        self.resumption_random = a.resumption_random
         self.repair_fraction = mix.repair_turns_fraction
         self.keep_stretches = tables
         self.escaped = {}
@@ -1407,10 +1406,9 @@ cdef class Core:
         elif not d.attention.chooses_other_work():
             self.go_away(d, IDLE)
         else:
-            mean = self.other_resumption_mean_s(d, self.loop.now)
-            overhead_s = mean
-            if mean > 0.0 and self.resumption_random:  # exponential around the mean (attention stream)
-                overhead_s = float(d.attention._rng.exponential(mean))
+            overhead_s = self.other_resumption_mean_s(d, self.loop.now)
+            if overhead_s > 0.0:  # drawn around the mean (AttentionRule.other_work_resumption_s)
+                overhead_s = d.attention.drawn_s(overhead_s)
             if overhead_s > 0.0:
                 self.begin(d, SWITCHING, overhead_s, None, THEN_ENTER_OTHER_WORK)
             else:
@@ -1458,7 +1456,7 @@ cdef class Core:
     cdef void serve(self, CDev d, item) except *:
         cdef CSession s
         cdef CTask t
-        cdef double away_s, overhead_s, mean
+        cdef double away_s, overhead_s
         if isinstance(item, CTask):
             t = <CTask> item
             d.task_in_hand = t
@@ -1468,10 +1466,9 @@ cdef class Core:
         away_s = self.loop.now - s.left_at if s.has_left else 0.0
         if away_s > 0.0:  # time_away_s: a break is not time away
             away_s = max(0.0, away_s - (d.idle_total_s - s.idle_at_leave_s))
-        mean = self.resumption_mean_s(away_s)
-        overhead_s = mean
-        if mean > 0.0 and self.resumption_random:
-            overhead_s = float(d.attention._rng.exponential(mean))
+        overhead_s = self.resumption_mean_s(away_s)
+        if overhead_s > 0.0:  # drawn around the mean (AttentionRule.resumption_s)
+            overhead_s = d.attention.drawn_s(overhead_s)
         if overhead_s > 0.0:
             self.begin(d, SWITCHING, overhead_s, s, THEN_FOCUS_STEP)
         else:
