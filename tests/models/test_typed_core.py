@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from pandas.testing import assert_frame_equal
 
@@ -172,6 +173,18 @@ def test_a_summary_only_core_run_keeps_no_finished_requests() -> None:
     sessions_at_most = scenario.developers * len(scenario.developer.attention.parallel_sessions_probs or [1])
     assert summary_only.request_slots() <= sessions_at_most
     assert run_core(CORE, scenario, 2).request_slots() == requests
+
+
+def test_a_root_seed_that_is_not_an_integer_is_refused_on_either_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    short = headline(**{"developers": 2, "horizon_s": 600.0})
+    for _ in range(2):  # the core where it is in use, then the Mesa model
+        with pytest.raises(TypeError, match="integer root seed"):
+            simulate(short, np.random.default_rng(1))  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="integer root seed"):
+            simulate_summary(short, True)
+        mesa_only(monkeypatch)
 
 
 def test_the_pure_build_has_no_core(monkeypatch: pytest.MonkeyPatch) -> None:

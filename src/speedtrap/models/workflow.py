@@ -25,6 +25,15 @@ from speedtrap.serving.request import REQUEST_COLUMNS, tally_means
 from speedtrap.serving.speed import SpeedModel
 
 
+def check_root_seed(rng: object) -> None:
+    """Refuse a root seed that is not an integer or ``None`` (every stream is spawned from it)."""
+    if rng is not None and (isinstance(rng, bool) or not isinstance(rng, int | np.integer)):
+        raise TypeError(
+            f"rng must be an integer root seed or None, got {type(rng).__name__}: every random "
+            "stream of the run is spawned from the seed (pass e.g. rng=1)"
+        )
+
+
 class WorkflowModel(EventModel):
     """The developer workflow of one scenario, advanced with ``run_until(t)`` (seconds).
 
@@ -55,11 +64,7 @@ class WorkflowModel(EventModel):
         task_sources: Callable[[int], TaskFeed] | None = None,
         tables: bool = True,
     ) -> None:
-        if rng is not None and (isinstance(rng, bool) or not isinstance(rng, int | np.integer)):
-            raise TypeError(
-                f"rng must be an integer root seed or None, got {type(rng).__name__}: every random "
-                "stream of the run is spawned from the seed (pass e.g. rng=1)"
-            )
+        check_root_seed(rng)
         root = np.random.SeedSequence(rng)
         super().__init__(rng=np.random.default_rng(np.random.SeedSequence(root.entropy, spawn_key=(99,))))
         self.spec = scenario
@@ -274,6 +279,7 @@ def simulate(
     """
     core = None if trace else _typed_core_for(scenario)
     if core is not None:
+        check_root_seed(seed)
         with fewer_collections():
             run = run_core(core, scenario, seed, progress=progress, slices=PROGRESS_SLICES)
             return RunResult(
@@ -305,6 +311,7 @@ def simulate_summary(scenario: Scenario, seed: int | None = None) -> dict[str, f
     the typed core's run without tables where it is built and covers the scenario)."""
     core = _typed_core_for(scenario)
     if core is not None:
+        check_root_seed(seed)
         with fewer_collections():
             run = run_core(core, scenario, seed, tables=False)
             counts, requests = run.summary_parts()
