@@ -7,12 +7,14 @@ import itertools
 from dataclasses import replace
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from speedtrap.config import BACKEND_PRESETS, HARDWARE_PRESETS, LLM_PRESETS
 from speedtrap.config.backend import SpeculativeDecoding
 from speedtrap.config.parallel import Parallelism
+from speedtrap.models.typed_core import core_module
 from speedtrap.serving.decode_rate import pool_decode_rate, pool_prefill_s
 from speedtrap.serving.replica import ReplicaPhysics
 from speedtrap.serving.speed import FixedRate
@@ -153,6 +155,29 @@ def test_the_flat_prefill_is_the_physics_bit_for_bit(name: str, uncached: int) -
     flat = pool_prefill_s(physics)
     assert flat is not physics.prefill_s
     assert flat(uncached).hex() == physics.prefill_s(uncached).hex()
+
+
+CORE = core_module()
+
+
+@pytest.mark.skipif(CORE is None, reason="the typed core is not built or not in use here")
+@settings(max_examples=1500, deadline=None)
+@given(
+    name=st.sampled_from(sorted(PREFILL_PHYSICS)),
+    batch=st.integers(0, 4096),
+    context=st.one_of(st.floats(0.0, 2e6, allow_nan=False), st.integers(0, 2_000_000).map(float)),
+    uncached=st.one_of(st.integers(-3, 300_000), st.sampled_from([0, 1, 299, 300, 301, 2048, 2049, 4096])),
+)
+def test_the_typed_cores_physics_is_the_flat_functions_bit_for_bit(
+    name: str, batch: int, context: float, uncached: int
+) -> None:
+    """The typed core's copy of the two flat functions (speedtrap.models._typed_core.StepPhysics), on
+    every layout above: a change to the physics made in one and not the other fails here."""
+    assert CORE is not None
+    physics = PREFILL_PHYSICS[name]
+    core = CORE.StepPhysics(physics)
+    assert core.decode_rate_tok_s(batch, context).hex() == pool_decode_rate(physics)(batch, context).hex()
+    assert core.prefill_s(uncached).hex() == pool_prefill_s(physics)(uncached).hex()
 
 
 def test_other_speed_models_keep_their_own_method() -> None:

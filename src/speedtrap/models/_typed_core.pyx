@@ -268,51 +268,20 @@ cdef struct Replica:
     Mark* pre                 # prefill ends (cap entries)
 
 
-cdef class Pool:
-    """ServingPool for one tier (speedtrap.serving.pool, admission, replica_clock) over C arrays."""
-    cdef EventLoop loop
-    cdef Requests reqs
-    cdef Replica* reps
-    cdef int nrep, batch_cap, bg
-    cdef double kv_capacity, overhead_s
-    cdef double usd_uncached, usd_cached, usd_output
-    cdef long* queue          # FIFO of waiting request ids (a ring)
-    cdef long qhead, qlen, qcap
-    cdef long* loads          # placement heap: streams << 20 | index (stale entries included)
-    cdef long nloads
-    cdef int loads_limit, loads_cap
-    cdef int* dirty
-    cdef int ndirty
-    cdef double* notes        # folded prefill ends still to integrate (a heap)
-    cdef long nnotes
-    cdef int notes_cap
-    cdef double stat_t, area_system, area_waiting
-    cdef long in_system, waiting, completed
-    cdef public long events_scheduled, events_cancelled
-    cdef dict prefill_memo
-    cdef Steps d               # decode steps (speedtrap.serving.decode_rate.pool_decode_rate)
+cdef class StepPhysics:
+    """The serving pool's flat decode-rate and prefill functions
+    (``speedtrap.serving.decode_rate.pool_decode_rate`` and ``pool_prefill_s``) written again in C,
+    operation for operation, over a ``ReplicaPhysics``' step constants; ``tests/serving/
+    test_decode_rate.py`` holds them equal to those functions bit for bit (``decode_rate_tok_s``,
+    ``prefill_s``)."""
+    cdef Steps d               # decode steps
     cdef double scale, draft_share
     cdef long verify_tokens
-    cdef Steps p               # prefill steps: the replica's or its prefill pool's (pool_prefill_s)
+    cdef Steps p               # prefill steps: the replica's or its prefill pool's
     cdef double p_transfer, p_ttft, p_compute_idle, p_kv_idle
     cdef double p_chunk        # 0: no chunking
-    cdef long* done_buf         # requests finished in one wake-up (at most a replica's streams)
-    cdef double* tally_buf      # packed values of finished requests (RequestTally.add_values)
-    cdef long ntally
-    cdef object tally           # a RequestTally (summary-only runs), else None
 
-    def __cinit__(self, EventLoop loop, Requests reqs, speed, int replicas, info, int bg):
-        cdef int i
-        self.loop = loop
-        self.reqs = reqs
-        self.nrep = replicas
-        self.batch_cap = info.batch_cap
-        self.usd_uncached = info.usd_per_uncached
-        self.usd_cached = info.usd_per_cached
-        self.usd_output = info.usd_per_output
-        self.bg = bg
-        self.kv_capacity = float(speed.kv_capacity_tokens)
-        self.overhead_s = float(getattr(speed, "ttft_overhead_s", 0.0))
+    def __cinit__(self, speed):
         self.d = read_steps(speed.steps)
         self.scale = speed.decode_speedup * speed.tokens_per_step
         self.verify_tokens = speed.draft_tokens + 1 if speed.draft_tokens else 0
@@ -330,58 +299,14 @@ cdef class Pool:
         attended_idle = p.full_layers * 0.0 + p.window_layers * min(0.0, self.p.window)
         self.p_compute_idle = 0.0 * (p.matmul_s_per_token + attended_idle * p.attention_s_per_attended)
         self.p_kv_idle = 0 * attended_idle * p.kv_read_s_per_attended
-        self.prefill_memo = {}
-        self.reps = <Replica*> malloc(replicas * sizeof(Replica))
-        for i in range(replicas):
-            self.reps[i].index = i
-            self.reps[i].streams = self.reps[i].decoding = self.reps[i].ndec = self.reps[i].npre = 0
-            self.reps[i].dirty = 0
-            self.reps[i].kv_used = 0
-            self.reps[i].cap = INF
-            self.reps[i].v_tok = self.reps[i].v_time = self.reps[i].rate = 0.0
-            self.reps[i].due_s = INF
-            self.reps[i].due_mark = NAN
-            self.reps[i].event_s = INF
-            self.reps[i].prefill_free_s = 0.0
-            self.reps[i].sum_input = self.reps[i].sum_vstart = 0.0
-            self.reps[i].version = 0
-            self.reps[i].fold = -1
-            self.reps[i].dec = <Mark*> malloc((self.batch_cap + 1) * sizeof(Mark))
-            self.reps[i].pre = <Mark*> malloc((self.batch_cap + 1) * sizeof(Mark))
-        self.qcap = 1024
-        self.queue = <long*> malloc(self.qcap * sizeof(long))
-        self.qhead = self.qlen = 0
-        self.loads_limit = 8 * replicas + 64
-        self.loads_cap = self.loads_limit + 2
-        self.loads = <long*> malloc(self.loads_cap * sizeof(long))
-        self.nloads = 0
-        for i in range(replicas):
-            self.loads_push(i)
-        self.dirty = <int*> malloc(replicas * sizeof(int))
-        self.ndirty = 0
-        self.notes_cap = 1024
-        self.notes = <double*> malloc(self.notes_cap * sizeof(double))
-        self.nnotes = 0
-        self.stat_t = 0.0
-        self.area_system = self.area_waiting = 0.0
-        self.in_system = self.waiting = self.completed = 0
-        self.events_scheduled = self.events_cancelled = 0
-        self.tally = None
-        self.tally_buf = <double*> malloc(4 * TALLY_BLOCK * sizeof(double))
-        self.done_buf = <long*> malloc((self.batch_cap + 1) * sizeof(long))
-        self.ntally = 0
 
-    def __dealloc__(self):
-        cdef int i
-        if self.reps != NULL:
-            for i in range(self.nrep):
-                free(self.reps[i].dec)
-                free(self.reps[i].pre)
-            free(self.reps)
-        free(self.queue); free(self.loads); free(self.dirty); free(self.notes); free(self.tally_buf)
-        free(self.done_buf)
+    def decode_rate_tok_s(self, int batch, double context_tokens):
+        """Per-stream decode rate, tok/s (``pool_decode_rate(speed)(batch, context_tokens)``)."""
+        return self.decode_rate(batch, context_tokens)
 
-    # -- physics (pool_decode_rate, pool_prefill_s) --------------------------------------------
+    def prefill_s(self, long uncached_tokens):
+        """Seconds from admission to the first token (``pool_prefill_s(speed)(uncached_tokens)``)."""
+        return self.prefill_compute(uncached_tokens)
 
     cdef double decode_rate(self, int batch, double context) noexcept:
         cdef double attended, kv_s, per_token_s, tokens, weights_s, compute_s, core, exchange, plain_s
@@ -441,11 +366,105 @@ cdef class Pool:
         compute += uncached * self.p_transfer
         return self.p_ttft + compute
 
+
+
+cdef class Pool:
+    """ServingPool for one tier (speedtrap.serving.pool, admission, replica_clock) over C arrays."""
+    cdef EventLoop loop
+    cdef Requests reqs
+    cdef Replica* reps
+    cdef int nrep, batch_cap, bg
+    cdef double kv_capacity, overhead_s
+    cdef double usd_uncached, usd_cached, usd_output
+    cdef long* queue          # FIFO of waiting request ids (a ring)
+    cdef long qhead, qlen, qcap
+    cdef long* loads          # placement heap: streams << 20 | index (stale entries included)
+    cdef long nloads
+    cdef int loads_limit, loads_cap
+    cdef int* dirty
+    cdef int ndirty
+    cdef double* notes        # folded prefill ends still to integrate (a heap)
+    cdef long nnotes
+    cdef int notes_cap
+    cdef double stat_t, area_system, area_waiting
+    cdef long in_system, waiting, completed
+    cdef public long events_scheduled, events_cancelled
+    cdef dict prefill_memo
+    cdef StepPhysics physics
+    cdef long* done_buf         # requests finished in one wake-up (at most a replica's streams)
+    cdef double* tally_buf      # packed values of finished requests (RequestTally.add_values)
+    cdef long ntally
+    cdef object tally           # a RequestTally (summary-only runs), else None
+
+    def __cinit__(self, EventLoop loop, Requests reqs, speed, int replicas, info, int bg):
+        cdef int i
+        self.loop = loop
+        self.reqs = reqs
+        self.nrep = replicas
+        self.batch_cap = info.batch_cap
+        self.usd_uncached = info.usd_per_uncached
+        self.usd_cached = info.usd_per_cached
+        self.usd_output = info.usd_per_output
+        self.bg = bg
+        self.kv_capacity = float(speed.kv_capacity_tokens)
+        self.overhead_s = float(getattr(speed, "ttft_overhead_s", 0.0))
+        self.physics = StepPhysics(speed)
+        self.prefill_memo = {}
+        self.reps = <Replica*> malloc(replicas * sizeof(Replica))
+        for i in range(replicas):
+            self.reps[i].index = i
+            self.reps[i].streams = self.reps[i].decoding = self.reps[i].ndec = self.reps[i].npre = 0
+            self.reps[i].dirty = 0
+            self.reps[i].kv_used = 0
+            self.reps[i].cap = INF
+            self.reps[i].v_tok = self.reps[i].v_time = self.reps[i].rate = 0.0
+            self.reps[i].due_s = INF
+            self.reps[i].due_mark = NAN
+            self.reps[i].event_s = INF
+            self.reps[i].prefill_free_s = 0.0
+            self.reps[i].sum_input = self.reps[i].sum_vstart = 0.0
+            self.reps[i].version = 0
+            self.reps[i].fold = -1
+            self.reps[i].dec = <Mark*> malloc((self.batch_cap + 1) * sizeof(Mark))
+            self.reps[i].pre = <Mark*> malloc((self.batch_cap + 1) * sizeof(Mark))
+        self.qcap = 1024
+        self.queue = <long*> malloc(self.qcap * sizeof(long))
+        self.qhead = self.qlen = 0
+        self.loads_limit = 8 * replicas + 64
+        self.loads_cap = self.loads_limit + 2
+        self.loads = <long*> malloc(self.loads_cap * sizeof(long))
+        self.nloads = 0
+        for i in range(replicas):
+            self.loads_push(i)
+        self.dirty = <int*> malloc(replicas * sizeof(int))
+        self.ndirty = 0
+        self.notes_cap = 1024
+        self.notes = <double*> malloc(self.notes_cap * sizeof(double))
+        self.nnotes = 0
+        self.stat_t = 0.0
+        self.area_system = self.area_waiting = 0.0
+        self.in_system = self.waiting = self.completed = 0
+        self.events_scheduled = self.events_cancelled = 0
+        self.tally = None
+        self.tally_buf = <double*> malloc(4 * TALLY_BLOCK * sizeof(double))
+        self.done_buf = <long*> malloc((self.batch_cap + 1) * sizeof(long))
+        self.ntally = 0
+
+    def __dealloc__(self):
+        cdef int i
+        if self.reps != NULL:
+            for i in range(self.nrep):
+                free(self.reps[i].dec)
+                free(self.reps[i].pre)
+            free(self.reps)
+        free(self.queue); free(self.loads); free(self.dirty); free(self.notes); free(self.tally_buf)
+        free(self.done_buf)
+
     cdef double prefill_s(self, long uncached) except? -1:
         cached = self.prefill_memo.get(uncached)
         if cached is not None:
             return <double> cached
-        cdef double s = self.prefill_compute(uncached)
+        cdef double s = self.physics.prefill_compute(uncached)
         if not (0 <= s < INF):
             raise ValueError(f"prefill_s({uncached}) = {s}; need 0 <= seconds < inf")
         self.prefill_memo[uncached] = s
@@ -693,7 +712,7 @@ cdef class Pool:
             context = (r.sum_input + n * v - r.sum_vstart) / n
             room = r.cap - r.streams
             batch = n + (self.bg if self.bg < room else <int> room)
-            rate = self.decode_rate(batch, context)
+            rate = self.physics.decode_rate(batch, context)
             head = r.dec[0].value
             if rate != r.rate or head != r.due_mark:
                 if not rate > 0 or rate == INF:
@@ -827,7 +846,7 @@ cdef class CTask:
     cdef long id, index, dev
     cdef long context_tokens, cache_prefix_tokens, requests, turns, input_tokens, cached_tokens
     cdef long output_tokens, attempts, wrong_attempts, outputs, outputs_rejected, initial_context
-    cdef double cache_time_s, cost_usd, tool_s, human_s, prompt_s, effort_s
+    cdef double cache_time_s, cost_usd, tool_s, human_s
     cdef bint cached_key     # the conversation's prompt-cache key is the session's (else None)
 
     def flush(self):
@@ -862,16 +881,22 @@ cdef class CSession:
 
 
 cdef class CDev:
-    cdef long index, activity, max_sessions, then, away_version, label
-    cdef double since, idle_total_s, other_left_s, patience_s, episode_patience_s, estimate
+    cdef long index, activity, max_sessions, then, away_version
+    cdef double since, idle_total_s, other_left_s, episode_patience_s, estimate
     cdef double prompt_cache_s
     cdef bint has_estimate, has_other_left, away_pending
     cdef CSession focus
     cdef CTask label_task, task_in_hand
     cdef list sessions
-    cdef object pending, tasks, attention, spec
+    cdef object pending, tasks, attention
     cdef double* seconds
     cdef list closed_stretches
+
+
+cdef inline bint interruptible(CDev d) noexcept:
+    """What a developer is doing may be interrupted by something that needs them (Developer's
+    ``_INTERRUPTIBLE``)."""
+    return d.activity == WAITING or d.activity == OTHER_WORK or d.activity == IDLE
 
 
 cdef class Core:
@@ -882,9 +907,8 @@ cdef class Core:
     cdef dict escaped          # tasks whose defect has not surfaced yet, by id
     cdef long next_task, turns
     cdef object task_tally, request_tally
-    cdef double horizon
     cdef double* ledger
-    cdef object mix, spec, quality, review, fixing, attention_spec, tasks_list, backend_name, tier
+    cdef object mix, spec, quality, tasks_list, backend_name, tier
     cdef long capacity_streams
     # specs read once
     cdef double compact_at, ttl, turn_memory, turn_prior, detect_prob, hand_fix_prob
@@ -910,10 +934,7 @@ cdef class Core:
         self.mix = mix = scenario.task_mix
         self.spec = spec = scenario.developer
         self.quality = bspec.quality
-        self.review = spec.review
-        self.fixing = spec.fixing
-        a = self.attention_spec = spec.attention
-        self.horizon = scenario.horizon_s
+        a = spec.attention
         self.compact_at = mix.compact_at_fraction * bspec.llm.context_window_tokens
         self.compact_to = mix.compact_to_tokens
         self.ttl = mix.cache_ttl_s
@@ -958,11 +979,9 @@ cdef class Core:
         for i in range(n):
             d = CDev()
             d.index = i
-            d.spec = spec
             d.tasks = TaskSource(root, i, mix, spec)
             d.attention = AttentionRule(a, stream_rng(root, ATTENTION_STREAM, i))
-            d.patience_s = d.attention.patience_s
-            d.episode_patience_s = d.patience_s
+            d.episode_patience_s = d.attention.patience_s
             d.max_sessions = d.attention.max_sessions
             d.activity = IDLE
             d.since = 0.0
@@ -975,7 +994,6 @@ cdef class Core:
             d.then = THEN_NONE
             d.away_version = 0
             d.away_pending = False
-            d.label = -1
             d.label_task = None
             d.task_in_hand = None
             d.focus = None
@@ -1318,7 +1336,6 @@ cdef class Core:
         if focus is not None:
             task = focus.task
         d.label_task = task
-        d.label = task.index if task is not None else -1
         if d.away_pending:
             d.away_pending = False
             d.away_version += 1
@@ -1380,10 +1397,8 @@ cdef class Core:
         t.requests = t.turns = t.input_tokens = t.cached_tokens = t.output_tokens = 0
         t.attempts = t.wrong_attempts = t.outputs = t.outputs_rejected = 0
         t.cost_usd = t.tool_s = t.human_s = 0.0
-        t.prompt_s = task.prompt_s
-        t.effort_s = task.effort_s
         s = self.open_session(d, t, 0)
-        self.begin(d, PROMPTING, t.prompt_s, s, THEN_HAND_OFF)
+        self.begin(d, PROMPTING, task.prompt_s, s, THEN_HAND_OFF)
 
     cdef void hand_off(self, CDev d) except *:
         cdef CSession s = d.focus
@@ -1438,7 +1453,7 @@ cdef class Core:
             d.pending.append(s)
         elif d.activity == WAITING and d.focus is s:
             self.do_step(d, s)
-        elif d.activity == WAITING or d.activity == OTHER_WORK or d.activity == IDLE:
+        elif interruptible(d):
             self.serve(d, s)
         else:
             d.pending.append(s)
@@ -1448,7 +1463,7 @@ cdef class Core:
         t.task.surfaced_s = self.loop.now
         if d.away_pending:
             d.pending.append(t)
-        elif d.activity == WAITING or d.activity == OTHER_WORK or d.activity == IDLE:
+        elif interruptible(d):
             self.serve(d, t)
         else:
             d.pending.append(t)
