@@ -289,7 +289,7 @@ def slider_overrides(settings: Settings, base: Scenario | None = None) -> dict[s
         n = settings.parallel_sessions
         out["developer.attention.max_parallel_sessions"] = n
         if attention is not None and attention.parallel_sessions_probs is not None:
-            out["developer.attention.parallel_sessions_probs"] = [0.0] * (n - 1) + [1.0]
+            out["developer.attention.parallel_sessions_probs"] = None  # the cap, not the mix, decides
     return out
 
 

@@ -267,11 +267,14 @@ def headline_scenario_path() -> Path:
 
 def parse_set(assignment: str) -> tuple[str, Any]:
     """``path.to.field=value`` → (path, value); the value is read as TOML (numbers, booleans,
-    strings, arrays, inline tables), falling back to the raw text as a string."""
+    strings, arrays, inline tables), falling back to the raw text as a string; a bare ``null`` unsets
+    an optional field (None), which TOML cannot write."""
     path, sep, text = assignment.partition("=")
     path = path.strip()
     if not sep or not path:
         raise ValueError(f"--set {assignment!r}: expected path.to.field=value")
+    if text.strip() == "null":
+        return path, None
     try:
         value = tomllib.loads(f"v = {text.strip()}")["v"]
     except tomllib.TOMLDecodeError:
@@ -298,16 +301,36 @@ def load_scenario(path: Path | None, *, backend: str | None = None, sets: Sequen
         scenario = Scenario.model_validate(data)
     if backend is not None:
         scenario = scenario.with_backend(backend)
-    for assignment in sets:
-        field, value = parse_set(assignment)
-        try:
-            if field == "policy.kind":
+    batch: list[tuple[str, str, Any]] = []  # consecutive --set fields, applied (and validated) together
+    for assignment in [*sets, None]:
+        field, value = parse_set(assignment) if assignment is not None else ("", None)
+        if assignment is not None and field != "policy.kind":
+            batch.append((assignment, field, value))
+            continue
+        scenario = _apply_sets(scenario, batch)
+        batch = []
+        if assignment is not None:
+            try:
                 scenario = with_policy_kind(scenario, str(value))
-                continue
-            scenario = scenario.with_overrides({field: value})
-        except (ValidationError, KeyError) as exc:
-            raise ValueError(f"--set {assignment}: {one_line(exc)}") from None
+            except (ValidationError, KeyError) as exc:
+                raise ValueError(f"--set {assignment}: {one_line(exc)}") from None
     return scenario
+
+
+def _apply_sets(scenario: Scenario, batch: Sequence[tuple[str, str, Any]]) -> Scenario:
+    """``scenario`` with a run of ``--set`` fields applied at once (so two fields that must change
+    together can); an error names the first assignment from which the run's prefix fails."""
+    try:
+        return scenario.with_overrides({field: value for _, field, value in batch}) if batch else scenario
+    except (ValidationError, KeyError) as exc:
+        failing, error = batch[-1][0], exc
+        for i in range(len(batch)):
+            try:
+                scenario.with_overrides({field: value for _, field, value in batch[: i + 1]})
+            except (ValidationError, KeyError) as prefix_exc:
+                failing, error = batch[i][0], prefix_exc
+                break
+        raise ValueError(f"--set {failing}: {one_line(error)}") from None
 
 
 def with_policy_kind(scenario: Scenario, kind: str) -> Scenario:

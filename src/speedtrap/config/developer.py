@@ -74,7 +74,8 @@ class Attention(Spec):
         default=1,
         ge=1,
         description="Agent sessions a developer keeps open at once, when parallel_sessions_probs is "
-        "not given. Assumption: one, as in a single-terminal workflow.",
+        "not given (with a mix given, any value but the default 1 is an error: the mix decides). "
+        "Assumption: one, as in a single-terminal workflow.",
     )
     parallel_sessions_probs: list[float] | None = Field(
         default=None,
@@ -146,6 +147,14 @@ class Attention(Spec):
         ):
             raise ValueError(
                 f"parallel_sessions_probs must be probabilities of 1, 2, … sessions summing to 1, got {probs}"
+            )
+        if probs is not None and self.max_parallel_sessions != 1:
+            # the mix overrides the cap: a cap set beside it would change nothing (issue 40, point 8)
+            raise ValueError(
+                f"max_parallel_sessions = {self.max_parallel_sessions} has no effect while "
+                f"parallel_sessions_probs = {probs} is set (the mix decides each developer's sessions): "
+                "set developer.attention.parallel_sessions_probs=null beside it, or give the mix itself "
+                "(e.g. [0, 1] for two sessions each)"
             )
         return self
 
