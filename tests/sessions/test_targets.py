@@ -1,17 +1,23 @@
 """Trace statistics for the workflow calibration: values, bootstrap intervals, sessions behind them;
 and the figures public real logs give (src/speedtrap/validation/data/session_trace_targets.csv)."""
 
+import importlib.util
+import sys
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from speedtrap.analysis.signatures import SIGNATURE_STATISTICS
 from speedtrap.config.scenario import Scenario
 from speedtrap.models.workflow import simulate
 from speedtrap.sessions import trace_from_result
 from speedtrap.sessions.plain_trace import LoadReport, normalize_trace
 from speedtrap.sessions.targets import TARGET_STATISTICS, trace_targets
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +33,10 @@ def test_every_statistic_has_an_interval_and_its_sessions(simulated) -> None:
     assert list(table.index) == list(TARGET_STATISTICS)
     finite = table[np.isfinite(table["value"])]
     assert ((finite["low"] <= finite["value"] + 1e-12) & (finite["value"] <= finite["high"] + 1e-12)).all()
-    assert (table["sessions"] == trace.groupby(["developer", "session"]).ngroups).all()
+    every = trace.groupby(["developer", "session"]).ngroups
+    conditional = [name for name in SIGNATURE_STATISTICS if name != "response_stretch_rank_correlation"]
+    assert (table.drop(index=conditional)["sessions"] == every).all()
+    assert (table.loc[conditional, "sessions"] <= every).all()  # the sessions with such a stretch
     shares = table.loc[
         ["concurrent_sessions_1", "concurrent_sessions_2", "concurrent_sessions_3plus"], "value"
     ]
@@ -55,12 +64,78 @@ def test_the_recorded_figures_name_their_source_and_how_few_sessions_they_rest_o
     path = resources.files("speedtrap.validation.data").joinpath("session_trace_targets.csv")
     with path.open("rb") as f:
         table = pd.read_csv(f)
-    assert set(table["statistic"]) == set(TARGET_STATISTICS)
-    assert set(table["tool"]) == {"claude_code", "codex"}
+    assert set(table["tool"]) == {"claude_code", "codex", "pooled"}
+    for tool in ("claude_code", "codex"):
+        assert list(table.loc[table["tool"] == tool, "statistic"]) == list(TARGET_STATISTICS)
+    assert list(table.loc[table["tool"] == "pooled", "statistic"]) == list(SIGNATURE_STATISTICS)
     for column in ("repository", "commit", "licence", "files", "how_computed", "note"):
         assert table[column].notna().all(), column
-    assert table["commit"].str.fullmatch(r"[0-9a-f]{40}").all()
+    assert table["commit"].str.fullmatch(r"[0-9a-f]{40}(; [0-9a-f]{40})*").all()
     bounded = table.dropna(subset=["low", "high"])
     assert ((bounded["low"] <= bounded["value"]) & (bounded["value"] <= bounded["high"])).all()
     assert (table["note"].str.contains("human sessions")).all()
     assert (table["sessions"] <= 8).all()  # a handful of sessions: the note says so
+    few = table[
+        (table["sessions"] <= 3) & (table["n"] > 0) & ~table["statistic"].str.startswith("concurrent")
+    ]
+    assert few["note"].str.contains("wide interval").all()
+    assert table.loc[table["value"].isna(), "n"].lt(3).all()  # no value only where almost no pair
+
+
+def _trace(rows: list[tuple[str, float, float, float, float, str]]) -> pd.DataFrame:
+    """A trace of one developer from (session, start, end, tool seconds, human gap, rework)."""
+    df = pd.DataFrame(rows, columns=["session", "start_s", "end_s", "tool_s", "human_gap_s", "rework"])
+    df = df.assign(developer="d", input_tokens=100, output_tokens=10)
+    return normalize_trace(df, LoadReport())
+
+
+def test_signatures_of_a_trace_with_known_check_ins() -> None:
+    """Session a: a 20 s stretch answered in 5 s, a 400 s stretch answered in 200 s (interrupted
+    once); session b: a 30 s stretch answered in 8 s, then a 10 s stretch answered in 12 s."""
+    trace = _trace(
+        [
+            ("a", 0.0, 20.0, 0.0, np.nan, ""),
+            ("a", 25.0, 225.0, 0.0, 5.0, "interrupted"),
+            ("a", 225.0, 425.0, 0.0, 0.0, ""),
+            ("a", 625.0, 630.0, 0.0, 200.0, ""),
+            ("b", 0.0, 30.0, 0.0, np.nan, ""),
+            ("b", 38.0, 48.0, 0.0, 8.0, ""),
+            ("b", 60.0, 65.0, 0.0, 12.0, ""),
+        ]
+    )
+    table = trace_targets(trace, n_boot=200).set_index("statistic")
+    assert table.loc["fast_response_share_after_short", "value"] == 1.0  # 5, 8, 12 s after 20, 30, 10 s
+    assert table.loc["fast_response_share_after_short", "n"] == 3
+    assert table.loc["fast_response_share_after_short", "sessions"] == 2
+    assert table.loc["fast_response_share_after_long", "value"] == 0.0  # 200 s after 400 s
+    assert table.loc["response_median_after_long", "value"] == 200.0
+    assert table.loc["response_median_after_short", "value"] == 8.0
+    assert table.loc["response_stretch_rank_correlation", "n"] == 4
+    # 1 interrupted request in 6 stretches (two per session and the last, unanswered, of each)
+    assert table.loc["interruptions_per_stretch", "value"] == pytest.approx(1 / 6)
+    assert table.loc["interruptions_per_stretch", "n"] == 6
+
+
+def test_the_script_writes_both_tables_from_the_vendored_excerpts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = importlib.util.spec_from_file_location(
+        "make_trace_targets", ROOT / "scripts" / "make_trace_targets.py"
+    )
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, script)  # its dataclasses look themselves up there
+    spec.loader.exec_module(script)
+    real = ROOT / "tests" / "sessions" / "data" / "real"
+    out, rows = tmp_path / "targets.csv", tmp_path / "rows.csv"
+    script.main(
+        [
+            f"--logs=claude_code={real / 'claude-code'}",
+            f"--logs=codex={real / 'codex'}",
+            f"--out={out}",
+            f"--rows={rows}",
+        ]
+    )
+    table = pd.read_csv(out)
+    assert set(table["tool"]) == {"claude_code", "codex", "pooled"}
+    assert rows.exists()

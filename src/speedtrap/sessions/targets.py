@@ -13,11 +13,19 @@ agent_stretch_median / _p90     seconds from a human turn to the agent's last re
 human_turns_per_session         human turns (the first prompt, check-ins, new tasks) per session
 concurrent_sessions_1 / _2 /    share of the time with at least one session open that had 1, 2,
 _3plus                          3 or more human sessions open
+fast_response_share_after_      the behavioural signatures of :mod:`speedtrap.analysis.signatures`
+short / _long, response_median  over the check-ins: (seconds of the stretch a check-in ended, the
+_after_short / _long, response  human gap after it) — the share of responses ≤ 15 s and the median
+_stretch_rank_correlation       response after stretches < 60 s and > 300 s, and Spearman's rank
+                                correlation of response with stretch
+interruptions_per_stretch       requests the human interrupted (``rework == "interrupted"``) per
+                                agent stretch: a human message while the agent still worked
 ==============================  ====================================================================
 
 Each comes with a percentile bootstrap 95% interval over sessions (resampled with replacement;
 for the shares of open time, over developer-days), the number of sessions behind it and the
-number of values. These are the statistics of the ``headline`` workflow targets (TraceLab's human
+number of values (for a conditional signature, the check-ins after a stretch in the condition).
+These are the statistics of the ``headline`` workflow targets (TraceLab's human
 response and agent stretch, Anthropic's human turns per transcript), computed the same way from
 one's own logs; a handful of sessions gives wide intervals, which the table says.
 """
@@ -30,6 +38,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from speedtrap.analysis.signatures import SIGNATURE_STATISTICS, signature_bootstrap
 from speedtrap.sessions.structure import LONG_GAP_S, concurrency, fold_subagents, stretches, with_structure
 
 __all__ = ["TARGET_STATISTICS", "trace_targets"]
@@ -43,6 +52,8 @@ TARGET_STATISTICS: dict[str, str] = {
     "concurrent_sessions_1": "fraction",
     "concurrent_sessions_2": "fraction",
     "concurrent_sessions_3plus": "fraction",
+    **SIGNATURE_STATISTICS,
+    "interruptions_per_stretch": "count",
 }
 """The statistics :func:`trace_targets` computes, with their units."""
 
@@ -148,4 +159,43 @@ def trace_targets(
                 "n": len(days),
             }
         )
+    checkins = st[st["checkin"]]
+    signatures = signature_bootstrap(
+        checkins["seconds"].to_numpy(float),
+        checkins["gap_after_s"].to_numpy(float),
+        st_groups[checkins.index].to_numpy(str),
+        n_boot=n_boot,
+        rng=rng,
+        away_gap_s=long_gap_s,
+    )
+    for name, estimate in signatures.items():
+        rows.append(
+            {
+                "statistic": name,
+                "value": estimate.value,
+                "low": estimate.low,
+                "high": estimate.high,
+                "unit": TARGET_STATISTICS[name],
+                "sessions": estimate.sessions,
+                "n": estimate.n,
+            }
+        )
+    per_stretch = _interruptions(df)
+    stretch_groups = per_stretch["developer"].astype(str) + "/" + per_stretch["session"].astype(str)
+    add("interruptions_per_stretch", per_stretch["interrupted"], stretch_groups, _mean)
     return pd.DataFrame(rows)
+
+
+def _mean(x: np.ndarray) -> float:
+    return float(np.mean(x)) if len(x) else math.nan
+
+
+def _interruptions(df: pd.DataFrame) -> pd.DataFrame:
+    """Requests the human interrupted in each agent stretch (``df``: :func:`with_structure`'s
+    table): developer, session, stretch, interrupted."""
+    rework = df["rework"] if "rework" in df.columns else pd.Series("", index=df.index)
+    out = df.assign(
+        stretch=df.groupby(["developer", "session"])["human"].cumsum(),
+        interrupted=(rework.astype(str) == "interrupted").astype(float),
+    )
+    return out.groupby(["developer", "session", "stretch"], sort=False)["interrupted"].sum().reset_index()
