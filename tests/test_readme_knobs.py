@@ -44,7 +44,9 @@ def test_every_readme_knob_moves_the_result_or_is_refused(knob: str) -> None:
         # the headline sets a mix of sessions, which decides: the cap alone is refused, naming the mix
         with pytest.raises(ValueError, match="parallel_sessions_probs"):
             load_scenario(HEADLINE, sets=[*SMALL, knob])
-        moved = load_scenario(HEADLINE, sets=[*SMALL, knob, "developer.attention.parallel_sessions_probs=null"])
+        moved = load_scenario(
+            HEADLINE, sets=[*SMALL, knob, "developer.attention.parallel_sessions_probs=null"]
+        )
         assert moved.developer.attention.max_parallel_sessions == 3
         assert simulate_summary(moved, 1) != simulate_summary(base, 1)
         return

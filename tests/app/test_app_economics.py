@@ -103,21 +103,27 @@ def test_replicated_economics_under_an_ensemble_are_those_of_compare(tmp_path: P
     from speedtrap.experiments.ensemble import load_ensemble, write_ensemble
 
     patience, detect = "developer.attention.patience_s.median", "developer.review.detect_prob"
-    frame = pd.DataFrame({"member": [0, 1, 2], patience: [20.0, 400.0, 90.0], detect: [0.5, 0.65, 0.6]})
+    frame = pd.DataFrame(
+        {
+            "member": [0, 1, 2, 3, 4, 5],
+            patience: [20.0, 400.0, 90.0, 45.0, 200.0, 600.0],
+            detect: [0.5, 0.65, 0.6, 0.55, 0.62, 0.68],
+        }
+    )
     path = write_ensemble(frame, tmp_path / "ens.csv")
     members = load_ensemble(path)
     arms = build_arms(SMALL)
     assert arms.seed is not None
-    runs = replicate(arms.scenarios, arms.seed, 4, members=members)
-    assert sorted(set(runs["member"])) == [0, 2] and len(runs) == 2 * 2 * 2  # K 2 × r 2 × 2 arms
-    plan = plan_behaviour(arms.scenarios, 4, ensemble=path, single=False)
+    runs = replicate(arms.scenarios, arms.seed, 10, members=members)
+    assert sorted(set(runs["member"])) == [0, 1, 2, 4, 5] and len(runs) == 5 * 2 * 2  # K 5 × r 2 × 2 arms
+    plan = plan_behaviour(arms.scenarios, 10, ensemble=path, single=False)
     theirs_runs = behaviour_runs(
-        plan, replication_seeds(arms.seed, 4), lambda s, sd: simulate(s, sd).summary(), progress=False
+        plan, replication_seeds(arms.seed, 10), lambda s, sd: simulate(s, sd).summary(), progress=False
     )
     first = arms.scenarios["gpu-batched"]
     (ours,) = arm_values(runs, first.value, first.workday_s)
     (theirs,) = arm_values(theirs_runs, first.value, first.workday_s)
-    assert ours == theirs and ours.members == 2 and math.isfinite(ours.net_behaviour_low)
+    assert ours == theirs and ours.members == 5 and math.isfinite(ours.net_behaviour_low)
     (line,) = economics_lines([ours], "gpu-batched", first.value.usd_per_dev_hour)
     assert "behavioural interval over the ensemble" in line and "dominates" in line
     # a value the user set stays: every run of the replicated arms has the user's detection probability

@@ -16,7 +16,7 @@ SMALL = ["--set", "developers=2", "--set", "horizon_s=28800"]
 ARMS = ["compare", "--backend", "gpu-batched", "--backend", "wafer-distilled"]
 MEMBERS = (
     "member,developer.attention.patience_s.median,developer.review.detect_prob,developer.delegated_fraction\n"
-    "0,30,0.5,0.5\n1,120,0.6,0.7\n2,400,0.68,0.9\n"
+    "0,30,0.5,0.5\n1,120,0.6,0.7\n2,400,0.68,0.9\n3,60,0.55,0.6\n4,200,0.62,0.8\n5,20,0.47,0.4\n"
 )
 
 
@@ -28,24 +28,36 @@ def ensemble(tmp_path: Path) -> Path:
 
 
 def test_compare_json_has_both_intervals_and_which_dominates(ensemble: Path) -> None:
-    result = runner.invoke(app, [*ARMS, "--replications", "4", *SMALL, "--ensemble", str(ensemble), "--json"])
+    args = [*ARMS, "--replications", "10", *SMALL, "--ensemble", str(ensemble), "--json"]
+    result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
-    assert payload["behaviour"]["members"] == [0, 2] and payload["behaviour"]["seeds_per_member"] == 2
+    assert payload["behaviour"]["members"] == [0, 1, 2, 4, 5]
+    assert payload["behaviour"]["seeds_per_member"] == 2
     assert any(
         "left out: developer.delegated_fraction (marked for metr" in x for x in payload["behaviour"]["lines"]
     )
     for row in payload["differences"]:
-        assert row["members"] == 2 and row["seeds_per_member"] == 2
+        assert row["members"] == 5 and row["seeds_per_member"] == 2
         assert (
             row["dominant"] in ("seed noise", "behavioural uncertainty") and "dominates" in row["dominance"]
         )
-        if row["behaviour_low"] is not None:
-            assert row["behaviour_low"] <= row["mean"] <= row["behaviour_high"]
+        # the members' central 95%: inside the range the members produced, never a normal-theory spread
+        assert row["behaviour_low"] is not None and row["behaviour_low"] <= row["behaviour_high"]
     (economics,) = payload["economics"]
-    assert economics["members"] == 2 and economics["net_behaviour_low"] is not None
+    assert economics["members"] == 5 and economics["net_behaviour_low"] is not None
     assert 0 <= economics["other_work_share_arm"] < 1
     assert "behavioural interval" in payload["finding"]
+
+
+def test_too_few_members_print_no_behavioural_interval(ensemble: Path) -> None:
+    result = runner.invoke(app, [*ARMS, "--replications", "4", *SMALL, "--ensemble", str(ensemble), "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert all(row["behaviour_low"] is None and row["members"] == 2 for row in payload["differences"])
+    assert any("too few members (2)" in row["notes"] for row in payload["differences"])
+    table = runner.invoke(app, [*ARMS, "--replications", "4", *SMALL, "--ensemble", str(ensemble)])
+    assert table.exit_code == 0 and "too few members (2)" in table.output
 
 
 def test_single_gives_the_seed_interval_alone(ensemble: Path) -> None:

@@ -273,7 +273,7 @@ def test_externality_economics_of_the_team_and_each_group_against_no_adoption(
 
 
 def test_behaviour_table_splits_each_contrast_into_the_two_intervals() -> None:
-    """Two members × three seeds, two arms: the table's differences are those of
+    """Five members × three seeds, two arms: the table's differences are those of
     ``two_intervals`` on the member-and-seed pairs; a contrast over two columns names its levels by
     both values, and only the levels it says go into the finding's lines."""
     import numpy as np
@@ -283,7 +283,7 @@ def test_behaviour_table_splits_each_contrast_into_the_two_intervals() -> None:
 
     rng = np.random.default_rng(4)
     rows = []
-    for member, effect in ((3, 1.0), (8, 2.5)):
+    for member, effect in ((3, 1.0), (8, 2.5), (11, 1.5), (14, 0.5), (20, 2.0)):
         for seed in range(3):
             base = float(rng.normal(10.0, 1.0))
             for arm, speed, add in (("slow", 1.0, 0.0), ("fast", 2.0, effect + float(rng.normal(0, 0.2)))):
@@ -307,7 +307,8 @@ def test_behaviour_table_splits_each_contrast_into_the_two_intervals() -> None:
     assert row["arm"] == "fast" and row["baseline"] == "slow"
     assert row["mean"] == pytest.approx(expected.mean) and row["ci_low"] == pytest.approx(expected.seed_low)
     assert row["behaviour_high"] == pytest.approx(expected.behaviour_high)
-    assert math.isfinite(row["behaviour_low"]) and row["members"] == 2
+    assert row["behaviour_low"] == pytest.approx(expected.behaviour_low)
+    assert math.isfinite(row["behaviour_low"]) and row["members"] == 5
     pair = behaviour_table(
         table, [Contrast(("speed", "mult"), (1.0, 1.0), ("tasks",), label="as is", said=((3.0, 1.0),))]
     )
@@ -321,7 +322,7 @@ def test_behaviour_table_splits_each_contrast_into_the_two_intervals() -> None:
 def test_a_canonical_experiment_runs_under_an_ensemble_with_both_intervals(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Four replications under a two-member ensemble: 2 members × 2 seeds, each member on its own
+    """Ten replications under a six-member ensemble: 5 members × 2 seeds, each member on its own
     seeds with its values applied (the experiment's factor kept), stored apart, and both intervals
     in behaviour.csv and the finding."""
     import speedtrap.experiments.canonical as canonical
@@ -330,27 +331,28 @@ def test_a_canonical_experiment_runs_under_an_ensemble_with_both_intervals(
     quick = load_spec("headline", quick=True)
     small = quick.model_copy(
         update={
-            "replications": 4,
+            "replications": 10,
             "scenario": quick.scenario.with_overrides({"developers": 2, "horizon_s": 4 * 3600.0}),
         }
     )
     monkeypatch.setattr(canonical, "load_spec", lambda name, quick=False: small)
     patience = "developer.attention.patience_s.median"
     ensemble = write_ensemble(
-        pd.DataFrame({"member": [0, 1, 2], patience: [15.0, 300.0, 60.0]}), tmp_path / "ens.csv"
+        pd.DataFrame({"member": range(6), patience: [15.0, 300.0, 60.0, 30.0, 120.0, 500.0]}),
+        tmp_path / "ens.csv",
     )
     report = canonical.run_canonical(
         "headline", quick=True, results_dir=tmp_path / "results", ensemble=ensemble, progress=False
     )
     stores = sorted(p.name for p in (tmp_path / "results" / f"{small.name}-members").iterdir())
-    assert stores == ["member-0", "member-2"]  # 2 of the 3 members, evenly spread
+    assert stores == [f"member-{k}" for k in (0, 1, 2, 4, 5)]  # 5 of the 6 members, evenly spread
     behaviour = pd.read_csv(tmp_path / "results" / small.name / "behaviour.csv")
     tasks = behaviour[(behaviour["arm"] == "gpu-fast") & (behaviour["outcome"] == "tasks_per_dev_day")].iloc[
         0
     ]
-    assert tasks["members"] == 2 and tasks["seeds_per_member"] == 2 and tasks["n"] == 4
+    assert tasks["members"] == 5 and tasks["seeds_per_member"] == 2 and tasks["n"] == 10
     assert math.isfinite(tasks["behaviour_low"]) and math.isfinite(tasks["ci_low"])
-    assert "2 of them × 2 seeds each" in report.finding and "applied: " + patience in report.finding
+    assert "5 of them × 2 seeds each" in report.finding and "applied: " + patience in report.finding
     assert "Seed and behavioural intervals (behaviour.csv):" in report.finding
     seeds = {
         p.name: set(pd.read_parquet(p / "runs").seed)

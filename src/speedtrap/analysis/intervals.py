@@ -19,24 +19,26 @@ Two 95% intervals follow:
 * **seed noise**: ``μ̂ ± t(N − K) · √(MSW · Σ_k (1/n_k) / K²)``, the interval the seeds leave on the
   ensemble's mean with the members held fixed. With one member (a single parameter set) it is the
   paired Student-t interval over seeds that ``compare`` has always printed. More seeds narrow it.
-* **behavioural uncertainty**: ``μ̂ ± t(ν) · √(σ̂²_b + Var(μ̂))``, a 95% prediction interval for
-  the effect under a parameter set drawn from the ensemble (normal members assumed), with
-  ``σ̂²_b + Var(μ̂)`` estimated as ``((1 + 1/K)·MSB − MSW) / n₀`` (at least ``MSB/(K·n₀)``, the grand
-  mean's own variance) and ν its Satterthwaite degrees of freedom (at most K − 1). More seeds do not
-  narrow it; only a better-constrained calibration does. (The plainer ``t(K − 1)·√(1 + 1/K)·σ̂_b``
-  covered a new member's effect only 70% of the time with 8 members × 3 seeds and seed noise twice
-  the members' spread; this form covers about 90% there and 95% where seeds are less noisy.) When
-  each member's mean is noisier than the members differ, a note says so.
+* **behavioural uncertainty**: the central 95% of the **members' means** (their empirical 2.5% and
+  97.5% quantiles, linearly interpolated), the spread of the effect across the parameter sets the
+  calibration could not rule out. It never leaves the range of values the members produced, so a
+  share stays a share and a ratio stays positive (the normal-theory prediction interval it replaces,
+  ``μ̂ ± t(ν)·√(σ̂²_b + Var(μ̂))``, gave a fixing share of −29 to +43 points from 3 members). With K
+  members its ends lie within the lowest and highest two members' means; each member's mean carries
+  its own seed noise (s²/r), so with few seeds per member it is a little wide (a note says when that
+  noise exceeds the members' spread). More seeds do not narrow it; only a better-constrained
+  calibration does. Below :data:`MIN_MEMBERS` members there is no behavioural interval: "too few
+  members (K)" (:func:`behaviour_words`).
 
 Whichever interval is wider **dominates** (seed noise, when the members' spread is estimated at
-0). The warnings say when K or r are too small to mean much. The members' empirical 2.5–97.5
-percentiles are not used: the break-even numbers below must be intervals on the same basis as the
-net value, which needs the interval as a function of the statistic's mean squares.
+0 by the method of moments). The warnings say when K or r are too small to mean much.
 
 **Break-even intervals.** A net value that is linear in a price, ``net_kj(x) = a_kj + b_kj · x``
 (the developer cost, the price multiple), breaks even at ``x* = −ā / b̄`` (ā, b̄ the grand means):
 its point estimate's sign at the price in force is the mean net value's. Each interval of x* is the
-set of x at which that interval of ``net(x)`` contains zero (a Fieller-type inversion), so at the
+set of x at which that interval of ``net(x)`` contains zero (a Fieller-type inversion for the seed
+interval; for the behavioural one, the x at which the members' 2.5–97.5% quantiles of
+``ā_k + b̄_k·x`` straddle zero, found on a grid and refined by root finding), so at the
 price in force the break-even interval holds the price exactly when the net value's interval holds
 zero: the two can never contradict each other. Such a set may be unbounded or two rays.
 """
@@ -54,8 +56,10 @@ __all__ = [
     "DIFFERENCE_COLUMNS",
     "DOMINANT",
     "FEW_MEMBERS",
+    "MIN_MEMBERS",
     "BreakEven",
     "TwoIntervals",
+    "behaviour_words",
     "break_even",
     "describe_set",
     "dominance_phrase",
@@ -64,10 +68,15 @@ __all__ = [
 ]
 
 CONFIDENCE = 0.95
-FEW_MEMBERS = 5
-"""Below this many members the behavioural interval is flagged as rough (an assumption: with K − 1
-< 4 degrees of freedom a variance estimated from K values has a relative standard error above
-√(2/(K − 1)) ≈ 80%, and t(K − 1) exceeds 2.8)."""
+MIN_MEMBERS = 5
+"""Fewest members from which a behavioural interval is given: below it, "too few members (K)". With
+K members the central 95% of their means is about their range, and the range of K draws covers a new
+member's value with probability (K − 1)/(K + 1) (distribution-free): 67% at K = 5, 82% at K = 10 —
+the rough end of what an interval can be read as (assumption: below 5, i.e. under two-thirds, it
+would mislead)."""
+FEW_MEMBERS = 10
+"""Below this many members the behavioural interval is flagged as rough: its ends are the members'
+extremes, and a range of K covers a new member with probability (K − 1)/(K + 1) < 82%."""
 DOMINANT = ("seed noise", "behavioural uncertainty", "n/a")
 """Which interval dominates: the wider of the two, or ``n/a`` without a behavioural interval."""
 
@@ -147,22 +156,30 @@ def _t(df: float) -> float:
     return float(stats.t.ppf((1 + CONFIDENCE) / 2, df)) if df >= 1 else math.nan
 
 
-def _behaviour_half(msb: np.ndarray, msw: np.ndarray, k: int, n0: float, df_within: int) -> np.ndarray:
-    """Half-width of the behavioural 95% prediction interval for a new member's effect: the variance
-    ``σ̂²_b + Var(μ̂)`` estimated as ``c₁·MSB − c₂·MSW`` (c₁ = (1 + 1/K)/n₀, c₂ = 1/n₀; at least
-    ``MSB/(K·n₀)``, the grand mean's own variance) with Satterthwaite's degrees of freedom (at most
-    K − 1). Elementwise over arrays of mean squares."""
-    msb, msw = np.asarray(msb, float), np.asarray(msw, float)
-    c1, c2 = (1 + 1 / k) / n0, 1 / n0
-    if df_within < 1:
-        return np.asarray(_t(k - 1) * np.sqrt(np.maximum(c1 * msb, 0.0)))
-    value = c1 * msb - c2 * msw
-    floor = msb / (k * n0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        df = value**2 / ((c1 * msb) ** 2 / (k - 1) + (c2 * msw) ** 2 / df_within)
-    df = np.where(value > floor, np.clip(df, 1.0, k - 1), k - 1)
-    t = stats.t.ppf((1 + CONFIDENCE) / 2, df)
-    return np.asarray(t * np.sqrt(np.maximum(value, floor)))
+def _member_means(values: np.ndarray, members: np.ndarray) -> np.ndarray:
+    """Each member's mean of ``values`` (rows: runs; members in order of first label)."""
+    _, index = np.unique(members, return_inverse=True)
+    counts = np.bincount(index).astype(float)
+    if values.ndim == 1:
+        return np.bincount(index, weights=values) / counts
+    return np.column_stack([np.bincount(index, weights=col) / counts for col in values.T])
+
+
+def _member_quantiles(means: np.ndarray) -> tuple[float, float]:
+    """The central :data:`CONFIDENCE` range of the members' means (linear interpolation)."""
+    tail = (1 - CONFIDENCE) / 2
+    low, high = np.quantile(means, [tail, 1 - tail], axis=0)
+    return float(low), float(high)
+
+
+def behaviour_words(low: float, high: float, members: int, fmt: str = "{:+.3g}") -> str:
+    """The behavioural interval as printed: ``[low, high]``, or "too few members (K)" below
+    :data:`MIN_MEMBERS` members, or "n/a" with one parameter set."""
+    if members < 2:
+        return "n/a"
+    if members < MIN_MEMBERS or math.isnan(low):
+        return f"too few members ({members})"
+    return f"[{fmt.format(low)}, {fmt.format(high)}]"
 
 
 def two_intervals(
@@ -182,27 +199,35 @@ def two_intervals(
     if c.df_within < 1:
         notes.append("one run per member: no seed interval, and the behavioural interval includes seed noise")
     var_b = float(c.between[0, 0])
+    behaviour_low = behaviour_high = math.nan
     if c.members < 2:
-        sd_b, half_b = math.nan, math.nan
+        sd_b = math.nan
     else:
-        if not var_b > 0:
-            notes.append(
-                "the members' spread is not distinguishable from seed noise (between-member variance "
-                "estimated at or below 0, taken as 0)"
-            )
         sd_b = math.sqrt(max(var_b, 0.0)) if math.isfinite(var_b) else math.nan
-        half_b = float(_behaviour_half(c.msb[0, 0], c.within[0, 0], c.members, c.n0, c.df_within))
-        if c.df_within > 0 and c.within[0, 0] / c.n0 > max(var_b, 0.0):
-            notes.append(
-                "each member's mean is noisier than the members differ (seed variance per member mean "
-                "above the between-member variance): more seeds per member would sharpen the "
-                "behavioural interval"
-            )
-        if c.members < FEW_MEMBERS:
-            notes.append(f"behavioural interval from only {c.members} members: a rough indication")
+        if c.members < MIN_MEMBERS:
+            notes.append(f"too few members ({c.members}) for a behavioural interval (at least {MIN_MEMBERS})")
+        else:
+            behaviour_low, behaviour_high = _member_quantiles(_member_means(x[:, 0], m))
+            if not var_b > 0:
+                notes.append(
+                    "the members' spread is not distinguishable from seed noise (between-member variance "
+                    "estimated at or below 0)"
+                )
+            if c.df_within > 0 and c.within[0, 0] / c.n0 > max(var_b, 0.0):
+                notes.append(
+                    "each member's mean is noisier than the members differ (seed variance per member mean "
+                    "above the between-member variance): more seeds per member would sharpen the "
+                    "behavioural interval"
+                )
+            if c.members < FEW_MEMBERS:
+                notes.append(
+                    f"behavioural interval from only {c.members} members: about their range, which covers "
+                    f"a new member with probability {(c.members - 1) / (c.members + 1):.0%}"
+                )
+    half_b = (behaviour_high - behaviour_low) / 2
     if math.isnan(half_b):
         dominant = "n/a"
-    elif not var_b > 0:  # no between-member spread: the behavioural interval is the mean's own noise
+    elif not var_b > 0:  # no between-member spread: the members' range is their means' own noise
         dominant = "seed noise"
     elif math.isnan(half_seed):
         dominant = "behavioural uncertainty"
@@ -215,8 +240,8 @@ def two_intervals(
         seeds_per_member=c.n / c.members,
         seed_low=mean - half_seed,
         seed_high=mean + half_seed,
-        behaviour_low=mean - half_b,
-        behaviour_high=mean + half_b,
+        behaviour_low=behaviour_low,
+        behaviour_high=behaviour_high,
         sd_seed=sd_seed,
         sd_behaviour=sd_b,
         dominant=dominant,
@@ -308,8 +333,8 @@ def break_even(
     if c.df_within > 0:
         seed = _positive(inverted(c.within * c.seed_factor, _t(c.df_within) ** 2))
     behaviour: Pieces | None = None
-    if c.members > 1 and not seed_only and np.isfinite(c.msb).all():
-        behaviour = _behaviour_set(c, am, bm)
+    if c.members >= MIN_MEMBERS and not seed_only:
+        behaviour = _behaviour_set(_member_means(x, m), am, bm)
     return BreakEven(point, pays, seed, behaviour, -am / bm if bm != 0 else math.nan)
 
 
@@ -318,20 +343,22 @@ GRID = 4001
 before its ends are refined by root finding."""
 
 
-def _behaviour_set(c: _Components, am: float, bm: float) -> Pieces:
-    """{x > 0: the behavioural interval of net(x) = a + b·x holds 0}: its half-width's degrees of
-    freedom vary with x, so the set is found on a log grid and its ends refined (Brent's method)."""
+def _behaviour_set(means: np.ndarray, am: float, bm: float) -> Pieces:
+    """{x > 0: the members' central 95% of net(x) = ā_k + b̄_k·x holds 0} (``means``: one row of
+    (ā_k, b̄_k) per member): the quantiles are piecewise linear in x, so the set is found on a log
+    grid and its ends refined (Brent's method)."""
     from scipy import optimize
 
     scale = abs(am / bm) if bm != 0 and am != 0 else 1.0
     grid = np.union1d(np.geomspace(scale * 1e-8, scale * 1e8, GRID), [abs(am / bm)] if bm else [])
     grid = grid[grid > 0]
+    tail = (1 - CONFIDENCE) / 2
 
     def gap(x: np.ndarray | float) -> np.ndarray:
-        x = np.asarray(x, float)
-        msb = c.msb[0, 0] + 2 * x * c.msb[0, 1] + x * x * c.msb[1, 1]
-        msw = c.within[0, 0] + 2 * x * c.within[0, 1] + x * x * c.within[1, 1]
-        return np.asarray(np.abs(am + bm * x) - _behaviour_half(msb, msw, c.members, c.n0, c.df_within))
+        x = np.atleast_1d(np.asarray(x, float))
+        nets = means[:, :1] + means[:, 1:2] * x[None, :]
+        low, high = np.quantile(nets, [tail, 1 - tail], axis=0)
+        return np.asarray(np.maximum(low, -high))  # ≤ 0 exactly when low ≤ 0 ≤ high
 
     inside = gap(grid) <= 0
     pieces: list[tuple[float, float]] = []
@@ -339,7 +366,7 @@ def _behaviour_set(c: _Components, am: float, bm: float) -> Pieces:
     for i in range(1, grid.size):
         if inside[i] == inside[i - 1]:
             continue
-        edge = float(optimize.brentq(lambda x: float(gap(x)), grid[i - 1], grid[i], xtol=1e-12 * grid[i]))
+        edge = float(optimize.brentq(lambda x: float(gap(x)[0]), grid[i - 1], grid[i], xtol=1e-12 * grid[i]))
         if inside[i]:
             start = edge
         else:

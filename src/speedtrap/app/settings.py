@@ -111,7 +111,7 @@ class Settings:
     parallel_sessions: int = 1
     fast_share: float = 0.0
     usd_per_dev_hour: str = f"{LOADED_USD_PER_DEV_HOUR:g}"
-    replications: int = 5
+    replications: int = 10
     ensemble: bool = True
 
 

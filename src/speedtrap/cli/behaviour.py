@@ -46,6 +46,15 @@ class BehaviourPlan:
     """Members in the ensemble chosen (0: the scenario's own parameter set)."""
 
 
+def quick_replications(available: int, without_ensemble: int) -> int:
+    """Runs per arm of a ``--quick`` smoke run: under an ensemble of ``available`` members, the
+    fewest members that give a behavioural interval (:data:`speedtrap.analysis.intervals.MIN_MEMBERS`,
+    or all there are) × 2 seeds, so that both intervals exist; ``without_ensemble`` otherwise."""
+    from speedtrap.analysis.intervals import MIN_MEMBERS
+
+    return 2 * min(available, MIN_MEMBERS) if available > 1 else without_ensemble
+
+
 def plan_behaviour(
     arms: Mapping[str, Scenario],
     replications: int,

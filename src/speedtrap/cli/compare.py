@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from speedtrap.cli.behaviour import EnsembleOption, SingleOption
+from speedtrap.cli.behaviour import EnsembleOption, SingleOption, quick_replications
 from speedtrap.cli.common import (
     DEFAULT_SEED,
     JSON_SCHEMA_VERSION,
@@ -228,18 +228,23 @@ def print_differences(
 
 
 def _behaviour(row: Mapping[str, Any], scale: float, suffix: str) -> str:
+    from speedtrap.analysis.intervals import behaviour_words
+
     low, high = scale * row["behaviour_low"], scale * row["behaviour_high"]
-    return "n/a" if math.isnan(low) else f"[{low:+.3g}, {high:+.3g}]{suffix}"
+    words = behaviour_words(low, high, int(row["members"]))
+    return words + suffix if words.startswith("[") else words
 
 
 def print_economics(values: Sequence[Any], first: Scenario, baseline: str) -> None:
     """The economics table (net value with both intervals, the break-evens with theirs, where each
     arm's output comes from other work)."""
 
+    from speedtrap.analysis.intervals import behaviour_words
+
     def both(v: Any) -> str:
         seed = f"[{usd(v.net_ci_low)}, {usd(v.net_ci_high)}]"
         if math.isnan(v.net_behaviour_low):
-            return seed
+            return seed if v.members < 2 else f"{seed} {behaviour_words(math.nan, math.nan, v.members)}"
         return f"{seed} [{usd(v.net_behaviour_low)}, {usd(v.net_behaviour_high)}]"
 
     print_table(
@@ -459,6 +464,7 @@ def compare(
 
     from speedtrap.cli.behaviour import behaviour_runs, plan_behaviour
     from speedtrap.experiments.seeds import replication_seeds
+    from speedtrap.models.typed_core import engines_of
     from speedtrap.models.workflow import simulate
     from speedtrap.provenance import provenance
 
@@ -474,9 +480,9 @@ def compare(
         label, arm_sets = parse_arm(text)
         kept[label] += [parse_set(a)[0] for a in arm_sets]
     try:
-        if quick:  # 2 members × 2 seeds under an ensemble, so that both intervals exist
+        if quick:  # MIN_MEMBERS members × 2 seeds under an ensemble, so that both intervals exist
             probe = plan_behaviour(built, 4, ensemble=ensemble, single=single, kept=kept)
-            replications = 4 if probe.available > 1 else QUICK_REPLICATIONS
+            replications = quick_replications(probe.available, QUICK_REPLICATIONS)
         plan = plan_behaviour(built, replications, ensemble=ensemble, single=single, kept=kept)
     except (FileNotFoundError, ValueError, KeyError) as exc:
         fail(one_line(exc))
@@ -525,7 +531,7 @@ def compare(
                 "finding": text,
                 "figures": [str(p) for p in written],
                 "scenarios": {label: s.model_dump(mode="json") for label, s in built.items()},
-                "provenance": provenance(),
+                "provenance": provenance(engines_of(built)),  # which engine ran each arm
             }
         )
         return

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from speedtrap.cli.behaviour import EnsembleOption, SingleOption
+from speedtrap.cli.behaviour import EnsembleOption, SingleOption, quick_replications
 from speedtrap.cli.common import (
     DEFAULT_SEED,
     DEMO_BACKENDS,
@@ -29,9 +29,10 @@ if TYPE_CHECKING:
 
 DEMO_DEVELOPERS = 10
 DEMO_DAYS = 4.0
-DEMO_REPLICATIONS = 8
-"""The demo's reduced size: the headline team of 10 for 4 developer-days (not 20) × 8 replications,
-about half a minute on one core; ``speedtrap experiment headline`` runs the full design."""
+DEMO_REPLICATIONS = 10
+"""The demo's reduced size: the headline team of 10 for 4 developer-days (not 20) × 10 replications
+(5 members of the ensemble × 2 seeds: the fewest members that give a behavioural interval,
+``speedtrap.analysis.intervals.MIN_MEMBERS``); ``speedtrap experiment headline`` runs the full design."""
 HEADLINE_DAYS = 20.0
 """Developer-days of the full headline scenario (experiments/scenarios/headline.toml)."""
 QUICK_DEMO = (2, 1.0, 3)
@@ -85,11 +86,11 @@ def demo(
     single: SingleOption = False,
 ) -> None:
     """The headline, replicated: the same developers and tasks on each of the three backends (10
-    developers × 4 developer-days × 8 replications, a reduced size of the headline's 20 days) —
+    developers × 4 developer-days × 10 replications, a reduced size of the headline's 20 days) —
     waiting, fixing and switching, tasks per developer-day and $ per task as paired differences from
     gpu-batched with 95% CIs, the economics at the scenario's value of developer time, and a figure
     of the ledger. Every difference has a seed interval and a behavioural interval over the calibrated
-    ensemble (K members × r seeds per backend; --quick takes 2 × 2 under an ensemble; --ensemble FILE,
+    ensemble (K members × r seeds per backend; --quick takes 5 × 2 under an ensemble; --ensemble FILE,
     --single: as in compare). The full design: speedtrap experiment headline."""
     from speedtrap.cli.behaviour import behaviour_runs, plan_behaviour
     from speedtrap.cli.common import fail, one_line
@@ -103,8 +104,8 @@ def demo(
         arms = {name: scenario.with_backend(name) for name in DEMO_BACKENDS}
     try:
         plan = plan_behaviour(arms, replications, ensemble=ensemble, single=single)
-        if quick and plan.available > 1:
-            replications = 4  # 2 members × 2 seeds, so that both intervals exist
+        if quick and plan.available > 1:  # MIN_MEMBERS members × 2 seeds, so that both intervals exist
+            replications = quick_replications(plan.available, replications)
             plan = plan_behaviour(arms, replications, ensemble=ensemble, single=single)
     except (FileNotFoundError, ValueError, KeyError) as exc:
         fail(one_line(exc))
