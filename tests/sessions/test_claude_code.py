@@ -102,3 +102,38 @@ def test_overlapping_sessions_are_kept_as_parallel_sessions(examples: Path) -> N
     assert (spans["start"].shift(-1) < spans["end"]).any()  # some session starts before another ended
     assert not loaded.report.skipped
     assert max_parallel(loaded.trace).to_dict() == {"developer-0": 2}
+
+
+def test_sanitised_message_ids_never_merge_different_messages(tmp_path: Path, transcript) -> None:
+    """A sanitised export writes "REDACTED" for every message id: the lines of one response (same
+    input counts) stay one request, different responses stay apart, in one session and across two."""
+    for session in ("s1", "s2"):
+        t = transcript(session).prompt(0.0)
+        t.reply(1.0, "REDACTED", out=5, call="c1", cached=20_000).reply(1.5, "REDACTED", out=5, call="c2")
+        t.result(2.0, "c1").result(2.1, "c2")
+        t.reply(3.0, "REDACTED", out=40, text="x" * 400, cached=20_105, stop="end_turn")
+        t.prompt(10.0).reply(11.0, "REDACTED", out=7, text="ok", cached=20_300, stop="end_turn")
+        t.write(tmp_path / f"{session}.jsonl")
+    loaded = load_sessions([tmp_path])
+    assert not loaded.report.skipped, loaded.report.lines()
+    assert len(loaded.trace) == 6 and loaded.trace.groupby("session").size().tolist() == [3, 3]
+    first = loaded.trace[loaded.trace["session"] == "s1"]
+    assert list(first["cached_tokens"]) == [20_000, 20_105, 20_300]
+    assert list(first["estimated"]) == ["output", "", ""]  # the first response never got a final count
+
+
+@pytest.mark.parametrize(
+    ("msg_id", "placeholder"),
+    [
+        ("REDACTED", True),
+        ("<redacted>", True),
+        ("msg_REDACTED", True),
+        ("[ANONYMISED]", True),
+        ("***", True),
+        ("msg_xxxxxxxx", True),
+        ("msg_01XFDUDYJgAACzvnptvVoYEL", False),
+        ("m1", False),
+    ],
+)
+def test_placeholder_ids_are_told_from_real_ones(msg_id: str, placeholder: bool) -> None:
+    assert cc.is_placeholder_id(msg_id) is placeholder

@@ -219,7 +219,8 @@ def test_fit_command_prints_the_load_report_and_kept_fields_and_checks_itself(tm
     result = CliRunner().invoke(app, ["fit", str(REAL), "--out", str(out), "--check"])
     assert result.exit_code == 0, result.output
     assert (
-        "1 Codex CLI rollout file(s)" in result.output and "Claude Code transcript file(s)" in result.output
+        "1 Codex CLI or Desktop rollout file(s)" in result.output
+        and "Claude Code transcript file(s)" in result.output
     )
     assert "Kept at the base value (the logs cannot fit them):" in result.output
     assert "developer.prompt_s: the logs do not record" in result.output
@@ -243,7 +244,7 @@ def test_fit_command_reads_a_format_on_request(tmp_path: Path) -> None:
     out = tmp_path / "f.toml"
     result = CliRunner().invoke(app, ["fit", str(renamed), "--out", str(out), "--format", "codex", "--json"])
     assert result.exit_code == 0, result.output
-    assert any("Codex CLI rollout" in line for line in json.loads(result.output)["report"])
+    assert any("Codex CLI or Desktop rollout" in line for line in json.loads(result.output)["report"])
 
 
 def test_fit_command_without_requests_prints_the_counts(tmp_path: Path) -> None:

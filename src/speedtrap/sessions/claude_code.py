@@ -42,7 +42,7 @@ import pandas as pd
 from speedtrap.sessions.conversation import Event, Kind, session_requests
 from speedtrap.sessions.plain_trace import DEFAULT_DEVELOPER, MAX_EPOCH_S, LoadReport, trace_from_rows
 
-__all__ = ["load_claude_code", "parse_timestamp", "read_json_lines"]
+__all__ = ["is_placeholder_id", "load_claude_code", "parse_timestamp", "read_json_lines"]
 
 NOT_JSON = "lines that are not JSON (e.g. a truncated last line) or nested too deeply"
 NOT_OBJECT = "lines that are not JSON objects"
@@ -80,6 +80,17 @@ COMMAND = re.compile(r"<command-name>\s*/?([^<\s]+)")
 BOUNDARY_COMMANDS = {"clear": "clear", "compact": "compact"}
 REFUSED = ("The user doesn't want to proceed with this tool use", "The user doesn't want to take this action")
 GIT_COMMIT = re.compile(r"\bgit\b[^\n|;&]*\bcommit\b")
+PLACEHOLDER_ID = re.compile(
+    r"redact|anonym|placeholder|saniti[sz]|removed|hidden|^[^A-Za-z0-9]*$", re.IGNORECASE
+)
+"""A message id a sanitiser put in place of the real one (``REDACTED``, ``<redacted>``, ``***``)."""
+
+
+def is_placeholder_id(msg_id: str) -> bool:
+    """Whether ``msg_id`` cannot tell messages apart: a sanitiser's placeholder, or one character
+    repeated after its ``msg_`` prefix (``msg_xxxxxxxx``)."""
+    tail = msg_id.removeprefix("msg_")
+    return bool(PLACEHOLDER_ID.search(msg_id)) or (len(tail) > 2 and len(set(tail)) == 1)
 
 
 def parse_timestamp(value: Any) -> float:
@@ -149,7 +160,7 @@ def _text(block: dict[str, Any]) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _reply(obj: dict[str, Any], t: float, order: int, report: LoadReport) -> Event | None:
+def _reply(obj: dict[str, Any], t: float, order: int, report: LoadReport, session: str) -> Event | None:
     message = obj.get("message")
     if not isinstance(message, dict):
         report.skip(NO_USAGE)
@@ -179,11 +190,15 @@ def _reply(obj: dict[str, Any], t: float, order: int, report: LoadReport) -> Eve
             commit = commit or (isinstance(command, str) and bool(GIT_COMMIT.search(command)))
     msg_id = message.get("id")
     uuid = obj.get("uuid")
+    if not isinstance(msg_id, str):
+        msg_id = f"line:{uuid if isinstance(uuid, str) else order}"
+    elif is_placeholder_id(msg_id):  # one response's lines share its input counts; others do not
+        msg_id = f"{session}|{msg_id}|{counts[0]:.0f}|{counts[1]:.0f}"
     return Event(
         Kind.REPLY,
         t,
         order,
-        msg_id=msg_id if isinstance(msg_id, str) else f"line:{uuid if isinstance(uuid, str) else order}",
+        msg_id=msg_id,
         input_tokens=counts[0],
         cached_tokens=counts[1],
         output_tokens=counts[2],
@@ -270,7 +285,7 @@ class _Reader:
             self.parents[f"{session}/{thread}"] = session
             session = f"{session}/{thread}"
         if kind == "assistant":
-            reply = _reply(obj, t, self.order, self.report)
+            reply = _reply(obj, t, self.order, self.report, session)
             new = [reply] if reply is not None else []
         elif obj.get("isMeta") or obj.get("isCompactSummary") or obj.get("isVisibleInTranscriptOnly"):
             self.report.ignore(META_EVENTS)

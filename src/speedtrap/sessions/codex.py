@@ -1,4 +1,5 @@
-"""OpenAI Codex CLI session rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``) as a trace.
+"""OpenAI Codex CLI and Codex Desktop session rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``)
+as a trace.
 
 What the loader relies on (the rollout format of Codex CLI 0.3 and later, as its recorder writes
 it and as real rollouts show; docs/sessions.md): one JSON object per line, ``{"timestamp": ISO
@@ -9,14 +10,32 @@ it and as real rollouts show; docs/sessions.md): one JSON object per line, ``{"t
 ``output_tokens`` (reasoning included); ``response_item`` lines are the request's output
 (``reasoning``, ``message``, ``function_call`` / ``custom_tool_call`` / ``local_shell_call`` with
 a ``call_id``) and the tool results (``function_call_output`` / ``custom_tool_call_output``).
-Codex writes the same ``token_count`` again after a tool result; a repeat (the same cumulative
-``total_token_usage``) is not a new request. Rollouts of the early format (a bare first object
-and items without timestamps or token counts) cannot be timed and are skipped. Only timestamps,
-counts, call ids and lengths are read; no text reaches the trace.
+
+Lines are grouped by identity and time, never by their place in the file, so a rollout whose lines
+are shuffled gives the same requests:
+
+* A request is one ``token_count``, identified by its cumulative ``total_token_usage``: Codex writes
+  the same count again after a tool result, and a copy (the same cumulative total, wherever it
+  stands in the file) is not a new request. The request ends at the first copy's time.
+* An output line belongs to the first request that ends at or after it; a tool result to the call
+  with its ``call_id``. Lines with the same timestamp are read prompt, output, count, result,
+  interruption (then by content).
+* A rollout with no ``token_count`` at all (Codex Desktop writes some without) still has its
+  requests: the outputs between two triggers (a prompt, a tool result) are one request, whose
+  output tokens are estimated from the visible characters and whose input from the characters of
+  the conversation before it (1 token per :data:`~speedtrap.sessions.conversation.CHARS_PER_TOKEN`
+  characters; the request is marked as an estimate). Outputs after a rollout's last count are
+  skipped: the log ends mid-request, or the count was never written.
+
+Rollouts of the early format (a bare first object and items without timestamps or token counts)
+cannot be timed and are skipped. Only timestamps, counts, call ids and lengths are read; no text
+reaches the trace.
 """
 
 from __future__ import annotations
 
+import bisect
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -26,20 +45,34 @@ from typing import Any
 import pandas as pd
 
 from speedtrap.sessions.claude_code import parse_timestamp, read_json_lines
-from speedtrap.sessions.conversation import Event, Kind, session_requests
+from speedtrap.sessions.conversation import (
+    CHARS_PER_TOKEN,
+    REORDERED,
+    Event,
+    Kind,
+    count_reordered,
+    session_requests,
+)
 from speedtrap.sessions.plain_trace import DEFAULT_DEVELOPER, LoadReport, trace_from_rows
 
-__all__ = ["is_codex_rollout", "load_codex"]
+__all__ = ["ESTIMATED_COUNTS", "is_codex_rollout", "load_codex"]
 
 NOT_JSON = "Codex lines that are not JSON (e.g. a truncated last line) or nested too deeply"
 NO_TIMESTAMP = "Codex lines without a readable timestamp (missing, malformed, or outside 2000–2099)"
 UNKNOWN_TYPE = "Codex lines of unknown type"
-NO_USAGE = "Codex responses without a token count (the log ends mid-request)"
+NO_USAGE = (
+    "Codex responses after their rollout's last token count (the log ends mid-request, or the count "
+    "was never written)"
+)
 BAD_USAGE = "Codex token counts that are unreadable (not finite non-negative numbers)"
 EARLY_FORMAT = "Codex rollouts of the early format (no timestamps or token counts)"
 REPEATED_COUNT = "Codex token counts written again (not a new request)"
 OTHER_LINES = "Codex lines that carry no request (context, reasoning summaries, task markers)"
 UNREADABLE_FILE = "Codex files that could not be read"
+ESTIMATED_COUNTS = (
+    "Codex requests of rollouts without token counts (recovered from their lines; input and output "
+    f"tokens estimated at 1 token per {CHARS_PER_TOKEN:g} characters)"
+)
 
 TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
@@ -47,6 +80,9 @@ RESULTS = frozenset({"function_call_output", "custom_tool_call_output"})
 OUTPUTS = frozenset({"reasoning", "message", "web_search_call", *CALLS})
 REFUSED = re.compile(r"(rejected|declined|denied|aborted) by (the )?user", re.IGNORECASE)
 GIT_COMMIT = re.compile(r"\bgit\b[^\n|;&]*\bcommit\b")
+
+# Ranks of lines with the same timestamp: a prompt, then outputs, their count, results, the rest.
+_PROMPT, _OUTPUT, _COUNT, _RESULT, _LAST = range(5)
 
 
 def is_codex_rollout(first: dict[str, Any]) -> bool:
@@ -61,6 +97,8 @@ def _length(value: Any) -> int:
         return len(value)
     if isinstance(value, list):
         return sum(_length(v.get("text", "")) for v in value if isinstance(v, dict))
+    if isinstance(value, dict):
+        return _length(value.get("content", value.get("output", "")))
     return 0
 
 
@@ -75,18 +113,58 @@ def _count(usage: Any, key: str) -> float | None:
 
 
 @dataclass
+class _Line:
+    """One timestamped line: its time, rank among lines of the same time, content key (ties),
+    place in the file, and payload."""
+
+    t: float
+    rank: int
+    key: str
+    position: int
+    kind: str
+    payload: dict[str, Any]
+
+
+@dataclass
+class _Count:
+    """One request's token count (its first copy)."""
+
+    t: float
+    order: int
+    usage: tuple[float, float, float] | None  # fresh (cached included), cached, output; None: unreadable
+
+
+def _rank(kind: str, sub: Any) -> int:
+    if kind == "event_msg" and sub == "user_message":
+        return _PROMPT
+    if kind == "event_msg" and sub == "token_count":
+        return _COUNT
+    if kind == "response_item" and sub in RESULTS:
+        return _RESULT
+    if kind == "response_item" and sub in OUTPUTS:
+        return _OUTPUT
+    return _LAST
+
+
+def _usage_of(info: dict[str, Any]) -> tuple[float, float, float] | None:
+    last = info.get("last_token_usage")
+    counts = [_count(last, k) for k in ("input_tokens", "cached_input_tokens", "output_tokens")]
+    if not isinstance(last, dict) or any(c is None for c in counts):
+        return None
+    fresh, cached, output = (float(c) for c in counts if c is not None)
+    return fresh, min(cached, fresh), output
+
+
+@dataclass
 class _Rollout:
-    """Reads one rollout file into events (one session)."""
+    """Reads one rollout file into events (one session), by identity and time (module docstring)."""
 
     report: LoadReport
     session: str
-    events: list[Event] = field(default_factory=list)
-    pending: list[Event] = field(default_factory=list)
-    requests: int = 0
-    last_total: tuple[float | None, ...] | None = None
-    prompts: int = 0
+    lines: list[_Line] = field(default_factory=list)
+    context_chars: int = 0  # the session's instructions, where the rollout keeps them
 
-    def line(self, obj: dict[str, Any], order: int) -> None:
+    def add(self, obj: dict[str, Any], position: int) -> None:
         kind, payload = obj.get("type"), obj.get("payload")
         if kind not in TYPES or not isinstance(payload, dict):
             self.report.skip(UNKNOWN_TYPE)
@@ -94,104 +172,165 @@ class _Rollout:
         if kind == "session_meta":
             if isinstance(payload.get("id"), str) and payload["id"]:
                 self.session = payload["id"]
+            self.context_chars += _length(payload.get("base_instructions", ""))
             return
         t = parse_timestamp(obj.get("timestamp"))
         if math.isnan(t):
             self.report.skip(NO_TIMESTAMP)
             return
-        sub = payload.get("type")
-        if kind == "event_msg" and sub == "user_message":
-            self.prompts += 1
-            self.events.append(Event(Kind.PROMPT, t, order))
-        elif kind == "event_msg" and sub == "turn_aborted":
-            self.events.append(Event(Kind.INTERRUPT, t, order))
-        elif kind == "event_msg" and sub == "token_count":
-            self._token_count(payload.get("info"), t, order)
-        elif kind == "response_item" and sub in RESULTS:
-            call = payload.get("call_id")
-            refused = bool(REFUSED.search(str(payload.get("output", ""))[:500]))
-            calls = (call,) if isinstance(call, str) else ()
-            self.events.append(Event(Kind.TOOL, t, order, calls=calls, rejected=refused))
-        elif kind == "response_item" and sub in OUTPUTS and payload.get("role", "assistant") == "assistant":
-            call = payload.get("call_id")
-            arguments = payload.get("arguments", payload.get("input", payload.get("action", "")))
-            chars = _length(payload.get("content")) + _length(arguments)
-            commit = sub in CALLS and bool(GIT_COMMIT.search(str(arguments)[:5000]))
-            calls = (call,) if sub in CALLS and isinstance(call, str) else ()
-            self.pending.append(Event(Kind.REPLY, t, order, chars=chars, calls=calls, commit=commit))
-        else:
-            self.report.ignore(OTHER_LINES)
+        try:
+            key = json.dumps(obj, sort_keys=True, default=str)
+        except (TypeError, ValueError, RecursionError):
+            key = ""
+        self.lines.append(_Line(t, _rank(str(kind), payload.get("type")), key, position, str(kind), payload))
 
-    def _token_count(self, info: Any, t: float, order: int) -> None:
-        if not isinstance(info, dict):
-            self.report.ignore(OTHER_LINES)  # a rate-limit update without counts
-            return
-        total = info.get("total_token_usage")
-        keys = ("input_tokens", "output_tokens", "total_tokens")
-        key = tuple(_count(total, k) for k in keys) if isinstance(total, dict) else None
-        if key is not None and key == self.last_total:
-            self.report.ignore(REPEATED_COUNT)
-            return
-        last = info.get("last_token_usage")
-        counts = [_count(last, k) for k in ("input_tokens", "cached_input_tokens", "output_tokens")]
-        if not isinstance(last, dict) or any(c is None for c in counts):
-            self.report.skip(BAD_USAGE)
-            self.pending.clear()
-            return
-        self.last_total = key
-        fresh, cached, output = (float(c) for c in counts if c is not None)
-        self.requests += 1
-        msg_id = f"{self.session}#{self.requests}"
-        for e in self.pending:
-            e.msg_id = msg_id
-            self.events.append(e)
-        self.pending.clear()
-        self.events.append(
-            Event(
-                Kind.REPLY,
-                t,
-                order,
-                msg_id=msg_id,
-                input_tokens=fresh,
-                cached_tokens=min(cached, fresh),
-                output_tokens=output,
-                final=True,
-            )
-        )
+    def events(self, first_order: int) -> list[Event]:
+        """The rollout's events, ordered by time, rank and content (not by the file)."""
+        self.lines.sort(key=lambda x: (x.t, x.rank, x.key))
+        counts = self._counts(first_order)
+        ends = [c.t for c in counts]
+        estimate = not counts
+        events: list[Event] = []
+        outputs: dict[int, list[Event]] = {}
+        trailing = 0
+        chars = self.context_chars  # characters of the conversation so far (for estimates)
+        request = -1  # a request being recovered from a rollout without counts
+        for order, line in enumerate(self.lines, start=first_order):
+            p, sub = line.payload, line.payload.get("type")
+            if line.kind == "event_msg" and sub == "user_message":
+                events.append(Event(Kind.PROMPT, line.t, order))
+                request = -1
+            elif line.kind == "event_msg" and sub == "turn_aborted":
+                events.append(Event(Kind.INTERRUPT, line.t, order))
+            elif line.kind == "response_item" and sub in RESULTS:
+                call = p.get("call_id")
+                refused = bool(REFUSED.search(str(p.get("output", ""))[:500]))
+                calls = (call,) if isinstance(call, str) else ()
+                events.append(Event(Kind.TOOL, line.t, order, calls=calls, rejected=refused))
+                chars += _length(p.get("output"))
+                request = -1
+            elif (
+                line.kind == "response_item" and sub in OUTPUTS and p.get("role", "assistant") == "assistant"
+            ):
+                arguments = p.get("arguments", p.get("input", p.get("action", "")))
+                n = _length(p.get("content")) + _length(arguments if not isinstance(arguments, dict) else "")
+                if isinstance(arguments, dict):
+                    n += len(json.dumps(arguments, default=str))
+                call = p.get("call_id")
+                e = Event(
+                    Kind.REPLY,
+                    line.t,
+                    order,
+                    chars=n,
+                    calls=(call,) if sub in CALLS and isinstance(call, str) else (),
+                    commit=sub in CALLS and bool(GIT_COMMIT.search(str(arguments)[:5000])),
+                )
+                if estimate:
+                    if request < 0:
+                        request = len(outputs)
+                        outputs[request] = []
+                        e.input_tokens = float(math.ceil(chars / CHARS_PER_TOKEN))
+                    e.msg_id, e.estimate = f"{self.session}#~{request + 1}", True
+                    outputs[request].append(e)
+                else:
+                    k = bisect.bisect_left(ends, line.t)
+                    if k == len(ends):
+                        trailing += 1
+                    else:
+                        outputs.setdefault(k, []).append(e)
+                chars += n
+            elif line.kind == "response_item" and sub == "message":
+                chars += _length(p.get("content"))  # the human's or the instructions' message
+            elif not (line.kind == "event_msg" and sub == "token_count"):
+                self.report.ignore(OTHER_LINES)
+        if trailing:
+            self.report.skip(NO_USAGE, trailing)
+        if estimate:
+            self.report.adjust(ESTIMATED_COUNTS, len(outputs))
+            inputs = [float(r[0].input_tokens) for _, r in sorted(outputs.items())]
+            for k, lines in outputs.items():
+                for e in lines:  # the previous request's input is the prefix this one shares
+                    e.input_tokens = inputs[k]
+                    e.cached_tokens = min(inputs[k - 1], inputs[k]) if k > 0 else 0.0
+            return events + [e for lines in outputs.values() for e in lines]
+        for k, count in enumerate(counts):
+            if count.usage is None:
+                continue  # an unreadable count: its outputs go with it
+            msg_id = f"{self.session}#{k + 1}"
+            for e in outputs.get(k, []):
+                e.msg_id = msg_id
+                events.append(e)
+            fresh, cached, output = count.usage
+            final = Event(Kind.REPLY, count.t, count.order, msg_id=msg_id, final=True)
+            final.input_tokens, final.cached_tokens, final.output_tokens = fresh, cached, output
+            events.append(final)
+        return events
+
+    def _counts(self, first_order: int) -> list[_Count]:
+        """The rollout's distinct token counts in time order (``first_order``: the first line's
+        order); a copy of a cumulative total already seen is ignored and counted."""
+        seen: set[tuple[float | None, ...]] = set()
+        out: list[_Count] = []
+        for order, line in enumerate(self.lines, start=first_order):
+            if not (line.kind == "event_msg" and line.payload.get("type") == "token_count"):
+                continue
+            info = line.payload.get("info")
+            if not isinstance(info, dict):
+                self.report.ignore(OTHER_LINES)  # a rate-limit update without counts
+                continue
+            total = info.get("total_token_usage")
+            keys = ("input_tokens", "output_tokens", "total_tokens")
+            if isinstance(total, dict):
+                identity = tuple(_count(total, k) for k in keys)
+                if identity in seen:
+                    self.report.ignore(REPEATED_COUNT)
+                    continue
+                seen.add(identity)
+            usage = _usage_of(info)
+            if usage is None:
+                self.report.skip(BAD_USAGE)
+            out.append(_Count(line.t, order, usage))
+        return out
+
+    def reordered(self) -> int:
+        """Lines written after a later-stamped line (the file's order, for the report)."""
+        by_file = sorted(self.lines, key=lambda x: x.position)
+        return count_reordered([Event(Kind.OUTPUT, x.t, x.position) for x in by_file])
 
 
-def _read(path: Path, report: LoadReport, order: int) -> tuple[_Rollout | None, int]:
+def _read(path: Path, report: LoadReport, order: int) -> tuple[_Rollout | None, list[Event], int]:
     rollout = _Rollout(report, path.stem)
     lines = list(read_json_lines(path, report, NOT_JSON))
     if lines and not is_codex_rollout(lines[0]) and "instructions" in lines[0]:
         report.skip(EARLY_FORMAT)
-        return None, order
-    for obj in lines:
-        order += 1
-        rollout.line(obj, order)
-    if rollout.pending:
-        report.skip(NO_USAGE)
-    return rollout, order
+        return None, [], order
+    for position, obj in enumerate(lines):
+        rollout.add(obj, position)
+    events = rollout.events(order + 1)
+    return rollout, events, order + len(rollout.lines) + 1
 
 
 def load_codex(paths: list[Path], report: LoadReport, *, developer: str = DEFAULT_DEVELOPER) -> pd.DataFrame:
-    """The requests of Codex CLI rollout files as a normalized trace (one developer)."""
+    """The requests of Codex CLI or Desktop rollout files as a normalized trace (one developer)."""
     order = 0
     seen: set[str] = set()
     sessions: dict[str, list[Event]] = {}
+    reordered = 0
     for path in paths:
         try:
-            rollout, order = _read(path, report, order)
+            rollout, events, order = _read(path, report, order)
         except (OSError, UnicodeError):
             report.skip(UNREADABLE_FILE)
             continue
         report.files += 1
         if rollout is not None:
-            sessions.setdefault(rollout.session, []).extend(rollout.events)
+            reordered += rollout.reordered()
+            sessions.setdefault(rollout.session, []).extend(events)
     rows: list[dict[str, Any]] = []
     for session, events in sessions.items():
         for row in session_requests(events, report, seen):
             row["session"] = session
             row["parent_session"] = ""
             rows.append(row)
+    report.adjust(REORDERED, reordered)
     return trace_from_rows(rows, report, developer=developer)

@@ -11,7 +11,9 @@ requests:
   in and whatever came between them (tool results of its own parallel calls, notices). The final
   usage is the largest output count of its lines. When no line says the response finished (every
   line written mid-stream, as Claude Code 2.1 does) and the count is below one token per
-  :data:`CHARS_PER_TOKEN` visible characters, the output is raised to that lower bound.
+  :data:`CHARS_PER_TOKEN` visible characters, the output is raised to that lower bound (the row's
+  ``estimated`` says ``output``). A response the loader recovered without any count (``estimate``)
+  carries the loader's estimates of input and output (``estimated``: ``input+output``).
 * A request starts at the event that triggered it (the human's prompt, a tool result, a notice),
   never before the previous request of the session ended, and ends at its last line.
 * Tool time after a request runs to the last result of its own tool calls (paired by call id;
@@ -83,7 +85,8 @@ class Event:
     ``boundary`` (``clear`` / ``compact`` for the human's command). Tool results: the call ids
     answered (``calls``) and whether the human refused the call (``rejected``). Response lines: the
     response id, its token counts, whether this line's usage is final, the visible characters of
-    this line's content, the tool calls it makes and whether one of them makes a git commit."""
+    this line's content, the tool calls it makes and whether one of them makes a git commit;
+    ``estimate`` when the log has no count for it at all (its tokens are the loader's estimates)."""
 
     kind: Kind
     t: float
@@ -100,6 +103,7 @@ class Event:
     final: bool = False
     chars: int = 0
     commit: bool = False
+    estimate: bool = False
 
 
 @dataclass(slots=True)
@@ -116,6 +120,7 @@ class _Response:
     chars: int
     calls: list[str] = field(default_factory=list)
     commit: bool = False
+    estimate: bool = False
 
     def add(self, e: Event) -> None:
         self.first_t = min(self.first_t, e.t)
@@ -127,6 +132,7 @@ class _Response:
         self.chars += e.chars
         self.calls.extend(e.calls)
         self.commit = self.commit or e.commit
+        self.estimate = self.estimate or e.estimate
 
     def output(self) -> tuple[float, bool]:
         """The output tokens, and whether they were raised to the visible content's lower bound."""
@@ -160,6 +166,7 @@ def _merge_responses(
         )
         response.calls.extend(e.calls)
         response.commit = e.commit
+        response.estimate = e.estimate
         by_id[e.msg_id] = first[e.order] = response
     return others, first
 
@@ -197,7 +204,7 @@ def session_requests(events: list[Event], report: LoadReport, seen: set[str]) ->
                 report.skip(NO_TRIGGER)
                 continue
             output, raised = item.output()
-            report.adjust(PARTIAL_USAGE, int(raised))
+            report.adjust(PARTIAL_USAGE, int(raised and not item.estimate))
             start = max(trigger, rows[-1]["end_s"]) if rows else trigger
             mark = boundary or ("commit" if commit_since_human else "")
             rows.append(
@@ -211,6 +218,7 @@ def session_requests(events: list[Event], report: LoadReport, seen: set[str]) ->
                     "human_gap_s": (gap if human else 0.0) if len(rows) else math.nan,
                     "boundary": mark if human and len(rows) else "",
                     "rework": "",
+                    "estimated": "input+output" if item.estimate else ("output" if raised else ""),
                 }
             )
             if human:

@@ -108,7 +108,7 @@ def load_sessions(
         report.note(f"{len(claude)} Claude Code transcript file(s)")
     if codex:
         frames.append(load_codex(codex, report, developer=developer))
-        report.note(f"{len(codex)} Codex CLI rollout file(s)")
+        report.note(f"{len(codex)} Codex CLI or Desktop rollout file(s)")
     if not files:
         report.note("no .jsonl, .csv or .parquet file at the paths given")
     return Sessions(concat_traces(frames), report)

@@ -23,6 +23,10 @@ Columns (documented in docs/sessions.md):
 ``rework``         str       ``interrupted`` (the human stopped this request or the tool call after
                              it) or ``rejected`` (the human refused its tool call); empty otherwise
                              (optional)
+``estimated``      str       which token counts the log did not give and the loader estimated at
+                             1 token per 4 characters: ``output`` (only a mid-stream count was
+                             written) or ``input+output`` (no count at all); empty: as logged
+                             (optional)
 =================  ========  ======================================================================
 
 ``start_s`` and ``end_s`` may also be ISO 8601 timestamps. Only timings and counts are read; any
@@ -47,12 +51,15 @@ import pandas as pd
 __all__ = [
     "BOUNDARIES",
     "DEFAULT_DEVELOPER",
+    "ESTIMATES",
     "OPTIONAL_COLUMNS",
     "REQUIRED_COLUMNS",
     "REWORK_SIGNALS",
     "TRACE_COLUMNS",
     "LoadReport",
     "NoRequestsError",
+    "estimate_note",
+    "estimated_outputs",
     "load_trace_file",
     "normalize_trace",
     "trace_from_rows",
@@ -72,6 +79,7 @@ TRACE_COLUMNS: dict[str, str] = {
     "parent_session": "str",
     "boundary": "str",
     "rework": "str",
+    "estimated": "str",
 }
 """Columns of a normalized trace, in order, with their dtypes."""
 REQUIRED_COLUMNS = ("session", "start_s", "end_s", "input_tokens", "output_tokens")
@@ -84,13 +92,16 @@ OPTIONAL_COLUMNS = {
     "parent_session": "",
     "boundary": "",
     "rework": "",
+    "estimated": "",
 }
-TEXT_COLUMNS = ("session", "developer", "backend", "parent_session", "boundary", "rework")
+TEXT_COLUMNS = ("session", "developer", "backend", "parent_session", "boundary", "rework", "estimated")
 DEFAULT_DEVELOPER = "developer-0"
 BOUNDARIES = ("clear", "compact", "commit")
 """Values of the ``boundary`` column: what in the log says a new task starts at this request."""
 REWORK_SIGNALS = ("interrupted", "rejected")
 """Values of the ``rework`` column: what the human did to this request's output."""
+ESTIMATES = ("output", "input+output")
+"""Values of the ``estimated`` column: which token counts of this request are estimates."""
 
 MAX_TOKENS = 100_000_000
 """Most tokens one request can have (no model's context window reaches 100 million): more is damage."""
@@ -111,7 +122,7 @@ TRUNCATED_ROW = "truncated last lines"
 MISSING_COLUMNS = "files without the required columns"
 UNREADABLE = "files that could not be read"
 ZERO_OUTPUT = "requests with no output tokens (counted as 1 token)"
-UNKNOWN_VALUE = "rows with an unknown boundary or rework value (read as empty)"
+UNKNOWN_VALUE = "rows with an unknown boundary, rework or estimated value (read as empty)"
 
 
 @dataclass
@@ -299,10 +310,13 @@ def normalize_trace(
     dup = df.duplicated(["developer", "session", "start_s", "end_s", "input_tokens", "output_tokens"])
     report.skip(DUPLICATE, int(dup.sum()))
     df = df[~dup]
-    unknown = ~df["boundary"].isin(("", *BOUNDARIES)) | ~df["rework"].isin(("", *REWORK_SIGNALS))
+    allowed = {"boundary": BOUNDARIES, "rework": REWORK_SIGNALS, "estimated": ESTIMATES}
+    unknown = np.zeros(len(df), dtype=bool)
+    for column, values in allowed.items():
+        bad_value = ~df[column].isin(("", *values))
+        unknown |= bad_value.to_numpy()
+        df.loc[bad_value, column] = ""
     report.adjust(UNKNOWN_VALUE, int(unknown.sum()))
-    df.loc[~df["boundary"].isin(("", *BOUNDARIES)), "boundary"] = ""
-    df.loc[~df["rework"].isin(("", *REWORK_SIGNALS)), "rework"] = ""
     df = df.sort_values(["developer", "session", "start_s"], kind="stable")
     # A request that starts before the previous one of its session ended: the clocks disagree.
     overlap = _overlaps(df)
@@ -333,6 +347,24 @@ def _overlaps(df: pd.DataFrame) -> np.ndarray:
         else:
             last_end = end[i]
     return ~keep
+
+
+def estimated_outputs(trace: pd.DataFrame) -> int:
+    """How many requests of ``trace`` have estimated output tokens (``estimated`` not empty)."""
+    if "estimated" not in trace.columns:
+        return 0
+    return int((trace["estimated"].astype(str) != "").sum())
+
+
+def estimate_note(trace: pd.DataFrame, what: str = "figures built on output tokens") -> str:
+    """One line saying how many requests' output tokens are estimates, for ``what``; empty if none."""
+    n = estimated_outputs(trace)
+    if not n:
+        return ""
+    return (
+        f"{what} rest on {n} of {len(trace)} requests whose output tokens are estimates (the log "
+        "gave no final count: 1 token per 4 visible characters, a lower bound)"
+    )
 
 
 def concat_traces(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
