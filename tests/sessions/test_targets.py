@@ -13,8 +13,9 @@ import pytest
 from speedtrap.analysis.signatures import SIGNATURE_STATISTICS
 from speedtrap.config.scenario import Scenario
 from speedtrap.models.workflow import simulate
-from speedtrap.sessions import trace_from_result
+from speedtrap.sessions import load_sessions, trace_from_result
 from speedtrap.sessions.plain_trace import LoadReport, normalize_trace
+from speedtrap.sessions.structure import stretches
 from speedtrap.sessions.targets import TARGET_STATISTICS, trace_targets
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -139,3 +140,26 @@ def test_the_script_writes_both_tables_from_the_vendored_excerpts(
     table = pd.read_csv(out)
     assert set(table["tool"]) == {"claude_code", "codex", "pooled"}
     assert rows.exists()
+
+
+CHECKINS = ROOT / "tests" / "sessions" / "data" / "real-checkins" / "codex"
+
+
+def test_signatures_of_a_real_codex_session_are_its_check_ins_read_by_hand() -> None:
+    """A public Codex Desktop rollout (tests/sessions/data/real/SOURCES.md) has five check-ins. Read
+    by hand from its events (a prompt's ``user_message`` to the turn's ``task_complete``, then to
+    the next ``user_message``), stretch → response in seconds: 202.6 → 168.1, 526.8 → 1054.6,
+    68.3 → 732.7, 10.1 → 24.8, 13.3 → 47.7 (the sixth prompt's turn ends the file unanswered). No
+    answer within 15 s, even after the two short stretches; the longer the stretch, the later the
+    answer, bar one (rank correlation 0.9)."""
+    trace = load_sessions([CHECKINS]).trace
+    st = stretches(trace)
+    pairs = st.loc[st["checkin"], ["seconds", "gap_after_s"]].to_numpy()
+    by_hand = [(202.6, 168.1), (526.8, 1054.6), (68.3, 732.7), (10.1, 24.8), (13.3, 47.7)]
+    np.testing.assert_allclose(pairs, by_hand, atol=0.5)
+    table = trace_targets(trace, n_boot=50).set_index("statistic")
+    assert table.loc["fast_response_share_after_short", ["value", "n"]].tolist() == [0.0, 2]
+    assert table.loc["fast_response_share_after_long", ["value", "n"]].tolist() == [0.0, 1]
+    assert table.loc["response_median_after_short", "value"] == pytest.approx((24.8 + 47.7) / 2, abs=0.5)
+    assert table.loc["response_stretch_rank_correlation", "value"] == pytest.approx(0.9)
+    assert np.isnan(table.loc["response_stretch_rank_correlation", "low"])  # one session: no interval
