@@ -1,10 +1,12 @@
 """Where a result came from: the package version, the git commit of a checkout, and the versions of
-Python and the libraries that shape the numbers (recorded in every JSON output)."""
+Python and the libraries that shape the numbers (recorded in every JSON output), and where the caller
+gives them, the engine each scenario ran on (the typed core or the Mesa model)."""
 
 from __future__ import annotations
 
 import platform
 import subprocess
+from collections.abc import Mapping
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -40,14 +42,20 @@ def _version(name: str) -> str | None:
         return None
 
 
-def provenance() -> dict[str, Any]:
+def provenance(engines: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """``{"speedtrap": version, "git_commit": str | None, "python": version, "libraries": {name:
-    version}}``."""
+    version}}``, and with ``engines`` (a label, e.g. a scenario's or an arm's, → ``{"engine": "typed
+    core" | "mesa", "engine_reason": str | None}``, as
+    :func:`speedtrap.models.typed_core.engines_of` gives them) ``"engines"``: which engine ran each
+    and why not the typed core where it did not."""
     from speedtrap import __version__
 
-    return {
+    record: dict[str, Any] = {
         "speedtrap": __version__,
         "git_commit": git_commit(),
         "python": platform.python_version(),
         "libraries": {name: _version(name) for name in KEY_LIBRARIES},
     }
+    if engines is not None:
+        record["engines"] = {label: dict(engine) for label, engine in engines.items()}
+    return record

@@ -77,7 +77,13 @@ def export_run(result: Any, scenario: Scenario, seed: int, directory: Path) -> N
     for name in ("tasks", "requests", "ledger"):
         getattr(result, name).to_parquet(directory / f"{name}.parquet", index=False)
     request_metrics(result.requests).to_parquet(directory / "request_metrics.parquet", index=False)
-    spec = {"scenario": scenario.model_dump(mode="json"), "seed": seed, "provenance": provenance()}
+    engine = result.engine_record()
+    spec = {
+        "scenario": scenario.model_dump(mode="json"),
+        "seed": seed,
+        **engine,
+        "provenance": provenance({scenario.name: engine}),
+    }
     (directory / "spec.json").write_text(json.dumps(json_safe(spec), indent=2, allow_nan=False))
     typer.echo(
         f"Wrote tasks, requests, ledger and request_metrics tables (Parquet) and spec.json to {directory}",
@@ -147,8 +153,10 @@ def run(
     JSON (--json), schema_version 1: {"schema_version": 1, "scenario": str, "seed": int,
     "summary": {key: float}, "latency": {backend: {"requests": int, "ttft_s", "tbt_s", "e2e_s": {"p50",
     "p90", "p99": float|null}}}, "backends": list of str, "policy": str, "overrides": list of str,
-    "scenario_spec": {resolved scenario}, "provenance": {...}} with the summary keys documented in
-    speedtrap.models.results (shares are fractions of all developer-seconds; seconds; USD; tasks
+    "scenario_spec": {resolved scenario}, "engine": "typed core" | "mesa", "engine_reason": str|null
+    (why not the typed core: what it does not cover, "SPEEDTRAP_PURE=1", "not built", a trace),
+    "provenance": {..., "engines": {scenario: {"engine", "engine_reason"}}}} with the summary keys
+    documented in speedtrap.models.results (shares are fractions of all developer-seconds; seconds; USD; tasks
     per developer-day; latency in seconds: time to first token, time between tokens (decode seconds
     per output token after the first) and end to end, per backend, as in speedtrap.models.latency);
     provenance as in compare --help.
@@ -210,7 +218,8 @@ def run(
                 "policy": scenario.policy.kind,
                 "overrides": list(sets or ()),
                 "scenario_spec": scenario.model_dump(mode="json"),
-                "provenance": provenance(),
+                **result.engine_record(),
+                "provenance": provenance({scenario.name: result.engine_record()}),
             }
         )
         return

@@ -47,6 +47,7 @@ from speedtrap.experiments.canonical.fast_mode_externality import fleet_outcomes
 from speedtrap.experiments.executors import Executor
 from speedtrap.experiments.files import experiments_dir
 from speedtrap.experiments.runner import Model, run_experiment
+from speedtrap.experiments.store import ResultStore, engine_tally
 from speedtrap.models.workflow import simulate_summary
 from speedtrap.provenance import provenance
 
@@ -298,7 +299,8 @@ def run_claim(
     result = judge_claim(claim, runs, ensemble_runs)
     result.notes.extend(notes)
     wall_s = time.monotonic() - start
-    write_result(result, Path(results_dir) / spec.name, wall_s=wall_s, quick=quick)
+    engines = engine_tally(ResultStore(Path(results_dir) / spec.name).read())  # the stored runs' engines
+    write_result(result, Path(results_dir) / spec.name, wall_s=wall_s, quick=quick, engines=engines)
     return ClaimRun(result, runs, spec, samples, wall_s)
 
 
@@ -338,15 +340,27 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
-def result_payload(result: ClaimResult, *, wall_s: float, quick: bool) -> dict[str, Any]:
-    """What ``claim.json`` holds: the result, the wall time, how to remake it, provenance."""
+def result_payload(
+    result: ClaimResult, *, wall_s: float, quick: bool, engines: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """What ``claim.json`` holds: the result, the wall time, how to remake it, provenance (with
+    ``engines``, how many runs each engine ran, :func:`~speedtrap.experiments.store.engine_tally`)."""
     command = "speedtrap claims" + (" --quick" if quick else "") + f" --only {result.name}"
     payload = result.as_dict() | {"wall_s": wall_s, "quick": quick, "command": command}
-    payload["provenance"] = provenance()
+    if engines is not None:
+        payload["engines"] = dict(engines)
+    payload["provenance"] = provenance(engines)
     return dict(_json_safe(payload))
 
 
-def write_result(result: ClaimResult, directory: Path, *, wall_s: float, quick: bool) -> Path:
+def write_result(
+    result: ClaimResult,
+    directory: Path,
+    *,
+    wall_s: float,
+    quick: bool,
+    engines: Mapping[str, Any] | None = None,
+) -> Path:
     """Write ``claim.json`` into the claim's results directory. ``wall_s`` is this invocation's wall
     time; ``wall_s_total`` adds it to the total the file held before (its ``wall_s`` where it holds no
     total), so a study resumed over several invocations, or judged again from its stored runs,
@@ -360,7 +374,7 @@ def write_result(result: ClaimResult, directory: Path, *, wall_s: float, quick: 
             before = float(old.get("wall_s_total", old.get("wall_s")) or 0.0)
         except (ValueError, TypeError, AttributeError):
             before = 0.0  # an unreadable earlier result: its time is not known
-    payload = result_payload(result, wall_s=wall_s, quick=quick)
+    payload = result_payload(result, wall_s=wall_s, quick=quick, engines=engines)
     payload["wall_s_total"] = before + wall_s
     path.write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n")
     return path

@@ -36,7 +36,7 @@ from speedtrap.experiments.design import POINT, check_points, design_points, sce
 from speedtrap.experiments.executors import Executor, make_executor
 from speedtrap.experiments.identity import adopt, experiment_identity
 from speedtrap.experiments.seeds import replication_seeds
-from speedtrap.experiments.store import ResultStore
+from speedtrap.experiments.store import ENGINE_COLUMNS, ResultStore
 from speedtrap.models.workflow import simulate_summary
 
 Model = Callable[[Scenario, int], Mapping[str, float]]
@@ -75,6 +75,9 @@ def run_task(task: RunTask) -> dict[str, Any]:
         raise KeyError(f"the model returned no outcome {missing[0]!r} (it returned: {', '.join(result)})")
     row: dict[str, Any] = {"point": task.point, "replication": task.replication, "seed": task.seed}
     row.update((k, float(result[k])) for k in keys)
+    engine = getattr(result, "engine", None)  # a RunSummary names the engine that ran
+    if isinstance(engine, str):
+        row.update(engine=engine, engine_reason=getattr(result, "engine_reason", None))
     return row
 
 
@@ -177,7 +180,8 @@ def evaluate(
         for r, seed in enumerate(seeds)
     ]
     records = execute(tasks, executor, workers=workers, scheduler=scheduler, progress=progress)
-    return runs_frame(records).sort_values(["point", "replication"], ignore_index=True)
+    runs = runs_frame(records).drop(columns=list(ENGINE_COLUMNS), errors="ignore")  # not outcomes
+    return runs.sort_values(["point", "replication"], ignore_index=True)
 
 
 def _scenario(spec: Experiment, row: Mapping[str, Any]) -> Scenario:
@@ -250,7 +254,8 @@ def run_experiment(
     The table has one row per point × replication, sorted by both: ``point``, ``replication``,
     ``seed``, one column per factor (named by its path) and one float column per outcome.
     ``table.attrs`` records ``factors`` and ``outcomes`` (the column names) for the statistics
-    helpers.
+    helpers. The engine that ran each run is in the store's rows, not in the table
+    (:data:`~speedtrap.experiments.store.ENGINE_COLUMNS`).
 
     Before any run, a store that cannot be used raises a one-line
     :class:`~speedtrap.experiments.store.StoreError` naming the path: runs the spec cannot reuse
@@ -325,9 +330,9 @@ def design_runs(
 
 def results_table(design: pd.DataFrame, runs: pd.DataFrame, factors: Sequence[str]) -> pd.DataFrame:
     """Runs joined with their design points' factor values, in the documented column order."""
-    outcome_columns = [c for c in runs.columns if c not in ("point", "replication", "seed")]
+    outcome_columns = [c for c in runs.columns if c not in ("point", "replication", "seed", *ENGINE_COLUMNS)]
     table = runs.merge(design, on=POINT, how="inner", validate="many_to_one")
-    table = table[["point", "replication", "seed", *factors, *outcome_columns]]
+    table = table[["point", "replication", "seed", *factors, *outcome_columns]]  # no engine columns
     table = table.sort_values(["point", "replication"], ignore_index=True)
     table.attrs = {"factors": list(factors), "outcomes": outcome_columns}
     return table

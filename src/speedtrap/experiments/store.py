@@ -7,7 +7,9 @@ Layout of ``<directory>``::
                               seeds, the outcome names, the model (see speedtrap.experiments.identity);
                               and its provenance (package version, git commit, Python and libraries)
     runs/part-00001.parquet   finished runs, one small file per batch: point (a number of spec.json's
-                              points), replication, seed and one float64 column per outcome
+                              points), replication, seed, one float64 column per outcome and, where
+                              the model names it, the engine that ran the run (``engine``: "typed
+                              core" or "mesa"; ``engine_reason``: why not the typed core, or null)
     runs/part-00002.parquet   ...
     runs/journal-<pid>.jsonl  runs finished since the last part file, one JSON line each, written
                               as each run finishes (so a killed sweep loses no finished run)
@@ -56,6 +58,9 @@ STORE_FORMAT = 2
 """Version of the store layout, recorded in spec.json. 2: runs are matched to design points by the
 points' factor values and to replications by seed (``run_key``), so ``points`` lists every point
 stored, numbered; 1: ``points`` was the design, numbered by position."""
+ENGINE_COLUMNS = ("engine", "engine_reason")
+"""String columns of a stored run naming the engine that ran it (not outcomes;
+:func:`engine_tally`)."""
 PROVENANCE_KEY = "provenance"
 """Key of spec.json recording what wrote the store (package version, git commit, Python and library
 versions); not part of the identity a reopened store is checked against."""
@@ -508,3 +513,23 @@ class ResultStore:
                 keys.update(zip(table["point"].to_pylist(), table[by].to_pylist(), strict=True))
         keys.update((run["point"], run[by]) for run in self._journal_runs())
         return keys
+
+
+def engine_tally(runs: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """How many of ``runs`` each engine ran: ``{label: {"engine", "engine_reason", "runs"}}``, the
+    label the engine, followed by its reason in parentheses where it has one (``"not recorded"`` for
+    runs stored without an engine: by an earlier version, or a model that names none)."""
+    tally: dict[str, dict[str, Any]] = {}
+    engines = runs["engine"] if "engine" in runs.columns else pd.Series([None] * len(runs), dtype=object)
+    if "engine_reason" in runs.columns:
+        reasons = runs["engine_reason"]
+    else:
+        reasons = pd.Series([None] * len(runs), dtype=object)
+    for engine, reason in zip(engines.tolist(), reasons.tolist(), strict=True):
+        engine = engine if isinstance(engine, str) else None
+        reason = reason if isinstance(reason, str) else None
+        name = engine if engine is not None else "not recorded"
+        label = name if reason is None else f"{name} ({reason})"
+        entry = tally.setdefault(label, {"engine": engine, "engine_reason": reason, "runs": 0})
+        entry["runs"] += 1
+    return tally

@@ -61,6 +61,7 @@ from speedtrap.config.outcomes import SUMMARY_KEYS
 from speedtrap.config.scenario import Scenario
 from speedtrap.models.chrome_trace import run_trace
 from speedtrap.models.tallies import ACCEPTED_OUTCOMES, COMPLETED_OUTCOMES, TaskCounts, task_counts
+from speedtrap.models.typed_core import MESA, Engine
 from speedtrap.serving.request import decode_rate_tok_s, request_sums
 
 TASK_COLUMNS: dict[str, str] = {
@@ -111,6 +112,26 @@ effort as a time-tracking study logs it — under parallel sessions each second 
 developer attends; ``outputs`` the agent outputs the developer judged (check-ins and results) and
 ``outputs_rejected`` those rejected (a check-in's stretch redone, a result review caught wrong)."""
 
+RUN_DIRECTLY = "the Mesa model was run directly (WorkflowModel)"
+"""The engine reason of a result built by :meth:`WorkflowModel.result
+<speedtrap.models.workflow.WorkflowModel.result>` itself, not through ``simulate``."""
+
+
+class RunSummary(dict[str, float]):
+    """A run's flat summary (keys :data:`SUMMARY_KEYS`, floats, as a plain dict) that also says which
+    engine ran it: ``engine`` (:data:`~speedtrap.models.typed_core.TYPED_CORE` or
+    :data:`~speedtrap.models.typed_core.MESA`) and ``engine_reason`` (why not the typed core; ``None``
+    when it ran). The two are attributes, not keys, so every consumer of the float summary is unchanged;
+    they survive pickling (the experiment runner's worker processes)."""
+
+    engine: str
+    engine_reason: str | None
+
+    def __init__(self, values: dict[str, float], engine: Engine) -> None:
+        super().__init__(values)
+        self.engine = engine.name
+        self.engine_reason = engine.reason
+
 
 @dataclass(frozen=True)
 class RunResult:
@@ -128,6 +149,9 @@ class RunResult:
       developer hands the session to the agent), ``need_s`` (the agent stops for a check-in or
       review; NaN if not by the horizon), ``back_s`` (the developer hands it back; NaN if never) and
       ``transcript`` (0, 1, … within the session: a fresh prompt starts a new one).
+    * ``engine``: which engine ran it, ``"typed core"`` or ``"mesa"``
+      (:mod:`speedtrap.models.typed_core`), and ``engine_reason`` why not the typed core (``None``
+      when it ran).
     """
 
     scenario: Scenario
@@ -139,6 +163,8 @@ class RunResult:
     backend_stats: pd.DataFrame
     trace: pd.DataFrame | None = None
     stretches: pd.DataFrame | None = None
+    engine: str = MESA
+    engine_reason: str | None = RUN_DIRECTLY
 
     def ledger_wide(self) -> pd.DataFrame:
         """The ledger as a developer × category table of seconds."""
@@ -150,9 +176,14 @@ class RunResult:
         in simulated seconds to keep. Tracks and units: :mod:`speedtrap.models.chrome_trace`."""
         return run_trace(self, window)
 
-    def summary(self) -> dict[str, float]:
-        """The flat summary (keys :data:`SUMMARY_KEYS`, schema in the module docstring)."""
-        return summarize(
+    def engine_record(self) -> dict[str, str | None]:
+        """``{"engine": ..., "engine_reason": ...}``: which engine ran, as the JSON outputs record it."""
+        return Engine(self.engine, self.engine_reason).as_dict()
+
+    def summary(self) -> RunSummary:
+        """The flat summary (keys :data:`SUMMARY_KEYS`, schema in the module docstring), naming the
+        engine that ran (:class:`RunSummary`)."""
+        values = summarize(
             self.scenario,
             self.horizon_s,
             self.ledger,
@@ -160,6 +191,7 @@ class RunResult:
             request_means(self.requests),
             self.backend_stats,
         )
+        return RunSummary(values, Engine(self.engine, self.engine_reason))
 
 
 def request_means(requests: pd.DataFrame) -> dict[str, float]:

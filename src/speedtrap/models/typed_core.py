@@ -10,24 +10,96 @@ finds nothing it lacks; everything else — and every run when it is not built, 
 ``SPEEDTRAP_PURE`` is set — runs on the Mesa model, which stays the public face (``WorkflowModel``,
 its agents, traces, replays).
 
-What it covers (:func:`not_covered` names the first thing a scenario needs beyond it): one backend
-whose speed is the roofline physics, routed by the ``always`` policy; the ``expected_wait``
-attention rule; agents doing the whole task (``delegated_fraction`` 1). Within that every option of
-the task mix, the developer, review and fixing is followed.
+What it covers (:func:`not_covered` names the first thing a scenario needs beyond it): one backend,
+and every field of the scenario that :mod:`speedtrap.models.core_fields` lists as read by the core;
+each field only the Mesa model reads (``MESA_ONLY``: the routing policy's kind, the attention rule,
+``delegated_fraction``, the manual policy's escape probability, a prompt cache per tier) at the one
+value the core runs. Every run names its engine (:class:`Engine`, recorded in ``RunResult``, the
+summary, the JSON outputs, the sweep store's rows, ``claim.json`` and the provenance record).
+
+The Mesa model is the reference: every rule is written there first, and each function of the core
+names, in its docstring, the Mesa method it mirrors. The randomised differential test
+(``tests/models/test_engine_differential.py``) and the mutation check (``scripts/mutants.py``,
+docs/performance.md) hold the two to each other.
 """
 
 from __future__ import annotations
 
 import importlib
 import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
 from speedtrap.build import MODELS, StaleBuildWarning, core_state, pure_requested
 from speedtrap.config.scenario import Scenario
 from speedtrap.models.base import fewer_collections
+from speedtrap.models.core_fields import mesa_only_field
 
-__all__ = ["core_module", "not_covered", "run_core"]
+__all__ = [
+    "MESA",
+    "TYPED_CORE",
+    "Engine",
+    "choose_engine",
+    "core_module",
+    "engine_for",
+    "engines_of",
+    "not_covered",
+    "run_core",
+]
+
+TYPED_CORE = "typed core"
+"""The name :class:`Engine` gives a run of the compiled typed core."""
+MESA = "mesa"
+"""The name :class:`Engine` gives a run of the Mesa model
+(:class:`~speedtrap.models.workflow.WorkflowModel`)."""
+
+
+@dataclass(frozen=True)
+class Engine:
+    """Which engine ran a run: ``name`` :data:`TYPED_CORE` or :data:`MESA`, and ``reason`` why the
+    typed core was not taken (``None`` when it was): what :func:`not_covered` names, ``"SPEEDTRAP_PURE=1"``,
+    ``"not built"``, ``"stale build"`` or ``"trace asked for"``."""
+
+    name: str
+    reason: str | None = None
+
+    def as_dict(self) -> dict[str, str | None]:
+        """``{"engine": name, "engine_reason": reason}`` (the keys of every JSON output and store row)."""
+        return {"engine": self.name, "engine_reason": self.reason}
+
+
+def unavailable_reason() -> str:
+    """Why :func:`core_module` gives no core here: ``"SPEEDTRAP_PURE=1"``, ``"not built"``, ``"stale
+    build"``, or ``"not in use"`` (built and fresh, but left out by the caller)."""
+    if pure_requested():
+        return "SPEEDTRAP_PURE=1"
+    state = core_state()
+    if state == "absent":
+        return "not built"
+    if state == "stale":
+        return "stale build (its source changed since it was compiled; reinstall speedtrap)"
+    return "not in use"
+
+
+def choose_engine(module: ModuleType | None, scenario: Scenario, *, trace: bool = False) -> Engine:
+    """The engine :func:`~speedtrap.models.simulate` and :func:`~speedtrap.models.simulate_summary`
+    run ``scenario`` on, given the core ``module`` in use (:func:`core_module`; ``None``: none) and
+    whether a ``trace`` is asked for (the core keeps none)."""
+    if module is None:
+        return Engine(MESA, unavailable_reason())
+    if trace:
+        return Engine(MESA, "trace asked for (the typed core keeps no ledger trace)")
+    reason = not_covered(scenario)
+    return Engine(MESA, reason) if reason is not None else Engine(TYPED_CORE)
+
+
+def engine_for(scenario: Scenario, *, trace: bool = False) -> Engine:
+    """The engine a run of ``scenario`` takes in this process (:func:`choose_engine` with
+    :func:`core_module`)."""
+    return choose_engine(core_module(), scenario, trace=trace)
+
 
 _loaded: dict[str, ModuleType | None] = {}
 
@@ -54,29 +126,20 @@ def core_module() -> ModuleType | None:
     return _loaded["core"]
 
 
+def engines_of(scenarios: Mapping[str, Scenario]) -> dict[str, dict[str, str | None]]:
+    """Each labelled scenario's engine as JSON data (:meth:`Engine.as_dict` of :func:`engine_for`),
+    for :func:`speedtrap.provenance.provenance`."""
+    return {label: engine_for(scenario).as_dict() for label, scenario in scenarios.items()}
+
+
 def not_covered(scenario: Scenario) -> str | None:
-    """The first thing ``scenario`` needs that the typed core does not do, or ``None`` (module
-    docstring)."""
-    from speedtrap.policies.always import AlwaysPolicy
-    from speedtrap.policies.base import build_policy
-
+    """Why the typed core does not run ``scenario``, or ``None``: more than one backend, or the first
+    field only the Mesa model reads (:data:`~speedtrap.models.core_fields.MESA_ONLY`) set to another
+    value than the one the core runs, named by its path. Every other field of the spec is one the core
+    reads or one no engine reads (:mod:`speedtrap.models.core_fields`)."""
     if len(scenario.backends) != 1:
-        return f"{len(scenario.backends)} backends (the core runs one)"
-    policy = build_policy(scenario.policy, scenario.backends)
-    if type(policy) is not AlwaysPolicy:
-        return f"policy kind {scenario.policy.kind!r} (the core runs 'always')"
-    attention = scenario.developer.attention
-    if attention.rule != "expected_wait":
-        return f"attention rule {attention.rule!r} (the core runs 'expected_wait')"
-    if scenario.developer.delegated_fraction != 1.0:
-        return "delegated_fraction below 1 (hand work beside the agent)"
-    from speedtrap.serving.replica import ReplicaPhysics
-
-    name, _ = _route(scenario)
-    speed = ReplicaPhysics.from_backend(scenario.backends[name])
-    if type(speed) is not ReplicaPhysics:
-        return f"backend {name!r}'s speed model {type(speed).__name__} (the core runs the roofline physics)"
-    return None
+        return f"{len(scenario.backends)} backends (the typed core runs one)"
+    return mesa_only_field(scenario)
 
 
 def _route(scenario: Scenario) -> tuple[str, str]:

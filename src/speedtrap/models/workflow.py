@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from itertools import chain
@@ -16,10 +17,10 @@ from speedtrap.agents.task import Task
 from speedtrap.config.scenario import Scenario
 from speedtrap.models.base import EventModel, fewer_collections
 from speedtrap.models.ledger import Ledger
-from speedtrap.models.results import RunResult, request_means, summarize, tasks_frame
+from speedtrap.models.results import RunResult, RunSummary, request_means, summarize, tasks_frame
 from speedtrap.models.tallies import TaskCounts, TaskTally, task_counts
 from speedtrap.models.tasks import ATTENTION_STREAM, TaskSource, stream_rng
-from speedtrap.models.typed_core import core_module, not_covered, run_core
+from speedtrap.models.typed_core import Engine, choose_engine, core_module, run_core
 from speedtrap.policies.base import build_policy
 from speedtrap.serving.request import REQUEST_COLUMNS, tally_means
 from speedtrap.serving.speed import SpeedModel
@@ -277,7 +278,7 @@ def simulate(
     Where the typed core is built and covers the scenario (:mod:`speedtrap.models.typed_core`), and
     no ``trace`` is asked for, the run is the core's: the same results, bit for bit.
     """
-    core = None if trace else _typed_core_for(scenario)
+    core, engine = _typed_core_for(scenario, trace=trace)
     if core is not None:
         check_root_seed(seed)
         with fewer_collections():
@@ -292,6 +293,8 @@ def simulate(
                 backend_stats=run.backend_stats_frame(),
                 trace=None,
                 stretches=run.stretches_frame(),
+                engine=engine.name,
+                engine_reason=None,
             )
     model = WorkflowModel(scenario, rng=seed, trace=trace)
     if progress is None:
@@ -302,30 +305,32 @@ def simulate(
                 scenario.horizon_s if k == PROGRESS_SLICES else scenario.horizon_s * k / PROGRESS_SLICES
             )
             progress(k / PROGRESS_SLICES)
-    return model.result()
+    return dataclasses.replace(model.result(), engine=engine.name, engine_reason=engine.reason)
 
 
-def simulate_summary(scenario: Scenario, seed: int | None = None) -> dict[str, float]:
+def simulate_summary(scenario: Scenario, seed: int | None = None) -> RunSummary:
     """The experiment engine's model function: ``simulate(scenario, seed).summary()``, bit for bit,
     from a run that keeps no per-request or per-stretch tables (``WorkflowModel(tables=False)``, or
-    the typed core's run without tables where it is built and covers the scenario)."""
-    core = _typed_core_for(scenario)
+    the typed core's run without tables where it is built and covers the scenario), naming the engine
+    that ran (:class:`~speedtrap.models.results.RunSummary`)."""
+    core, engine = _typed_core_for(scenario)
     if core is not None:
         check_root_seed(seed)
         with fewer_collections():
             run = run_core(core, scenario, seed, tables=False)
             counts, requests = run.summary_parts()
-            return summarize(
+            values = summarize(
                 scenario, float(run.time), run.ledger_frame(), counts, requests, run.backend_stats_frame()
             )
+            return RunSummary(values, engine)
     model = WorkflowModel(scenario, rng=seed, tables=False)
     model.run_until(scenario.horizon_s)
-    return model.summary()
+    return RunSummary(model.summary(), engine)
 
 
-def _typed_core_for(scenario: Scenario) -> Any:
-    """The compiled typed core if it is in use and covers ``scenario``, else ``None``."""
-    core = core_module()
-    if core is None or not_covered(scenario) is not None:
-        return None
-    return core
+def _typed_core_for(scenario: Scenario, *, trace: bool = False) -> tuple[Any, Engine]:
+    """The compiled typed core if it is in use, covers ``scenario`` and no ``trace`` is asked for
+    (else ``None``), and the engine the run takes (:func:`~speedtrap.models.typed_core.choose_engine`)."""
+    module = core_module()
+    engine = choose_engine(module, scenario, trace=trace)
+    return (module if engine.reason is None else None), engine

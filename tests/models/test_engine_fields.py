@@ -1,0 +1,111 @@
+"""The typed core's explicit field list (speedtrap.models.core_fields): every field of the scenario's
+spec tree is classified exactly once, so a field added to the spec without a classification fails
+here; a field only the Mesa model reads, set off the value the core runs, sends the run to the Mesa
+model with that field named."""
+
+from __future__ import annotations
+
+import typing
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from speedtrap.config import Scenario
+from speedtrap.config.policy import PolicySpec, policy_spec_class
+from speedtrap.models.core_fields import CORE_READS, MESA_ONLY, NEITHER, field_values
+from speedtrap.models.typed_core import not_covered
+
+ROOT = Path(__file__).resolve().parents[2]
+HEADLINE = Scenario.from_toml(ROOT / "experiments" / "scenarios" / "headline.toml")
+
+
+def _models(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _models(arg)]
+
+
+def _container(annotation: Any) -> str:
+    """``"[*]"`` when ``annotation`` holds its models in a dict or a list (possibly optional)."""
+    origins = {typing.get_origin(a) for a in (annotation, *typing.get_args(annotation))}
+    return "[*]" if origins & {dict, list} else ""
+
+
+def spec_leaves(model: type[BaseModel], prefix: str = "") -> set[str]:
+    """Every leaf field path under ``model`` (``[*]`` for a dict's values or a list's items); the
+    policy as the ``always`` spec (other kinds run on the Mesa model by their kind)."""
+    leaves: set[str] = set()
+    for name, field in model.model_fields.items():
+        path = f"{prefix}{name}"
+        annotation = field.annotation
+        models = _models(annotation)
+        if models and models[0] is PolicySpec:
+            models = [policy_spec_class("always")]
+        if not models:
+            leaves.add(path)
+        for sub in models:
+            leaves |= spec_leaves(sub, f"{path}{_container(annotation)}.")
+    return leaves
+
+
+def test_every_field_of_the_spec_is_classified_exactly_once() -> None:
+    leaves = spec_leaves(Scenario)
+    assert len(leaves) > 150  # the walk reaches the whole tree (backends, tiers, difficulties, policy)
+    lists = {"CORE_READS": CORE_READS, "MESA_ONLY": set(MESA_ONLY), "NEITHER": NEITHER}
+    unclassified = leaves - set().union(*lists.values())
+    assert not unclassified, f"classify in speedtrap.models.core_fields: {sorted(unclassified)}"
+    for name, paths in lists.items():
+        assert not paths - leaves, f"{name} names fields the spec does not have: {sorted(paths - leaves)}"
+    names = list(lists)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            assert not lists[a] & lists[b], f"{a} and {b} both list {sorted(lists[a] & lists[b])}"
+
+
+def test_a_new_field_fails_the_walk() -> None:
+    """The walk sees a field added to a spec (here a subclass of the developer spec with one more)."""
+    from speedtrap.config.developer import Developer
+
+    class Wider(Developer):
+        novel_knob: float = 1.0
+
+    class WiderScenario(Scenario):
+        developer: Wider = Wider()
+
+    assert "developer.novel_knob" in spec_leaves(WiderScenario) - spec_leaves(Scenario)
+
+
+def test_each_mesa_only_value_is_the_specs_default() -> None:
+    default = Scenario()
+    for path, runs in MESA_ONLY.items():
+        assert list(field_values(default, path)) == [runs], path
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("developer.delegated_fraction", 0.75),
+        ("developer.attention.rule", "threshold"),
+        ("developer.manual.escape_prob", 0.2),
+        ("task_mix.cache_per_tier", False),
+    ],
+)
+def test_a_mesa_only_field_off_its_value_names_itself(path: str, value: Any) -> None:
+    assert not_covered(HEADLINE) is None
+    reason = not_covered(HEADLINE.with_overrides({path: value}))
+    assert reason is not None and reason.startswith(f"{path} = {value!r}")
+
+
+def test_a_field_no_engine_reads_keeps_the_core() -> None:
+    changed = HEADLINE.with_overrides({"name": "renamed", "value.usd_per_dev_hour": 120.0})
+    assert not_covered(changed) is None
+
+
+def test_field_values_runs_over_backends_and_tiers_and_skips_absent_sub_specs() -> None:
+    replicas = list(field_values(HEADLINE, "backends[*].replicas"))
+    assert replicas == [b.replicas for b in HEADLINE.backends.values()]
+    assert len(list(field_values(HEADLINE, "backends[*].tiers[*].batch_cap"))) >= 1
+    no_spec = HEADLINE.with_overrides({"backends.gpu-batched.speculative": None})
+    assert list(field_values(no_spec, "backends[*].speculative.draft_tokens")) == []
