@@ -178,3 +178,22 @@ def test_the_proposed_target_rows_fit_the_targets_table_and_the_logs_figures() -
     for row in rows.itertuples():
         assert row.published == pytest.approx(pooled.loc[row.statistic, "value"], rel=1e-3)
         assert row.unit == SIGNATURE_STATISTICS[row.statistic]
+
+
+def test_the_signatures_move_with_patience() -> None:
+    """What makes them targets for patience: across its sourced range (10 s to 600 s), developers
+    who wait longer answer sooner after short and after long stretches, and the answer depends less
+    on the stretch's length (two seeds each, six developers for five days)."""
+    base = default_scenarios(ROOT, names=("headline",))["headline"]
+    base = base.with_overrides({"developers": 6, "horizon_s": 5 * base.workday_s})
+
+    def mean_signatures(patience_s: float) -> dict[str, float]:
+        scenario = base.with_overrides({"developer.attention.patience_s.median": patience_s})
+        runs = [signature_statistics(simulate(scenario, seed)) for seed in (0, 1)]
+        return {name: float(np.mean([r[name] for r in runs])) for name in SIGNATURE_STATISTICS}
+
+    impatient, patient = mean_signatures(10.0), mean_signatures(600.0)
+    assert patient["response_median_after_short"] < impatient["response_median_after_short"]
+    assert patient["response_median_after_long"] < impatient["response_median_after_long"]
+    assert patient["fast_response_share_after_short"] > impatient["fast_response_share_after_short"]
+    assert patient["response_stretch_rank_correlation"] < impatient["response_stretch_rank_correlation"]
