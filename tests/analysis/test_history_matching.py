@@ -478,3 +478,46 @@ def test_a_relative_target_is_emulated_on_the_log_scale_and_matched_exactly() ->
     assert type(fallback.emulators[0].emulator).__name__ == "Emulator"
     with pytest.raises(ValueError, match="scale must be linear or log"):
         Target("f", 50.0, 2.5, 5.0, scale="sqrt")  # type: ignore[arg-type]
+
+
+def test_an_interval_target_is_zero_inside_and_grows_outside() -> None:
+    # METR's ratio as an interval: 1.013–1.395, discrepancy sd 0.059
+    t = Target("ratio", 1.188, 0.0974, 0.059, low=1.013, high=1.395)
+    inside = t.implausibility(np.array([1.013, 1.2, 1.395]))
+    assert np.all(inside == 0.0)
+    outside = t.implausibility(np.array([0.91, 1.5]), 0.0)
+    assert outside == pytest.approx([(1.013 - 0.91) / 0.059, (1.5 - 1.395) / 0.059])
+    # the emulator's variance widens the denominator; further away is more implausible
+    assert t.implausibility(0.91, 0.05**2) < t.implausibility(0.91)
+    assert t.implausibility(0.8) > t.implausibility(0.91)
+    # a point target at the interval's centre would call a mean at either end implausible by ≈ 1.5
+    point = Target("ratio", 1.188, 0.0974, 0.059)
+    assert point.implausibility(1.395) > 1.5
+
+
+def test_a_hard_target_rules_out_every_final_mean_outside_its_interval() -> None:
+    t = Target("ratio", 1.188, 0.0974, 0.059, low=1.013, high=1.395, hard=True)
+    final = t.implausibility(np.array([1.0, 1.013, 1.3, 1.396]), 0.0, final=True)
+    assert list(final) == [math.inf, 0.0, 0.0, math.inf]
+    # in the emulated waves it is soft (distance over the discrepancy and emulator variance)
+    assert math.isfinite(float(t.implausibility(1.0)))
+    table = simulated_implausibility([t], {"ratio": np.array([0.99, 1.2])}, {"ratio": np.array([1e-4, 1e-4])})
+    assert table[:, 0].tolist() == [math.inf, 0.0]
+
+
+def test_interval_targets_need_both_ends_in_order() -> None:
+    with pytest.raises(ValueError, match="low ≤ high"):
+        Target("x", 1.0, 0.1, 0.1, low=2.0, high=1.0)
+    with pytest.raises(ValueError, match="low ≤ high"):
+        Target("x", 1.0, 0.1, 0.1, low=0.5)
+    with pytest.raises(ValueError, match="hard target needs"):
+        Target("x", 1.0, 0.1, 0.1, hard=True)
+
+
+def test_the_calibration_reads_inside_interval_rows_as_hard_intervals() -> None:
+    from speedtrap.validation.parameters import calibration_targets
+
+    targets = {t.name: t for t in calibration_targets()}
+    ratio = targets["ai_vs_manual_time_ratio"]
+    assert ratio.hard and (ratio.low, ratio.high) == (1.013, 1.395)
+    assert not targets["agent_stretch_median"].has_interval

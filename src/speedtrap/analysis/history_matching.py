@@ -143,10 +143,22 @@ class Target:
     discrepancy_sd: float
     source: str = ""
     scale: Scale = "linear"
+    low: float = math.nan
+    """The published interval's ends (NaN: a point target). Inside it the implausibility is 0; outside,
+    the distance to it over √(V_disc + V_em): the interval stands for the observation's uncertainty."""
+    high: float = math.nan
+    hard: bool = False
+    """A hard interval target: an accepted (simulated) member must lie inside the interval itself."""
 
     def __post_init__(self) -> None:
         if self.scale not in ("linear", "log"):
             raise ValueError(f"target {self.name!r}: scale must be linear or log, got {self.scale!r}")
+        if math.isnan(self.low) != math.isnan(self.high) or (self.has_interval and not self.low <= self.high):
+            raise ValueError(
+                f"target {self.name!r}: need low ≤ high (or neither), got [{self.low}, {self.high}]"
+            )
+        if self.hard and not self.has_interval:
+            raise ValueError(f"target {self.name!r}: a hard target needs its interval (low, high)")
         if not math.isfinite(self.value):
             raise ValueError(f"target {self.name!r}: value must be finite, got {self.value}")
         for label, sd in (("obs_sd", self.obs_sd), ("discrepancy_sd", self.discrepancy_sd)):
@@ -157,6 +169,28 @@ class Target:
     def variance(self) -> float:
         """``V_obs + V_disc``: the variance every comparison with this target allows."""
         return self.obs_sd**2 + self.discrepancy_sd**2
+
+    @property
+    def has_interval(self) -> bool:
+        """Whether the target is a published interval rather than a point."""
+        return not (math.isnan(self.low) or math.isnan(self.high))
+
+    def implausibility(
+        self, mean: np.ndarray | float, var_em: np.ndarray | float = 0.0, *, final: bool = False
+    ) -> np.ndarray:
+        """This target's implausibility of expected outputs ``mean`` with emulator (or seed-noise)
+        variance ``var_em``: a point target by :func:`implausibility`; an interval target 0 inside the
+        interval and the distance to it over ``√(V_disc + V_em)`` outside (the interval takes the
+        observation's error); with ``final`` (simulated means of the final check) a hard target is 0
+        inside and ``inf`` outside its interval, so no accepted member lies outside it."""
+        if not self.has_interval:
+            return implausibility(self.value, mean, self.obs_sd**2, self.discrepancy_sd**2, var_em)
+        m = np.asarray(mean, dtype=float)
+        if final and self.hard:
+            inside = (m >= self.low) & (m <= self.high)
+            return np.asarray(np.where(inside, 0.0, math.inf), dtype=float)
+        nearest = np.clip(m, self.low, self.high)
+        return implausibility(nearest, m, 0.0, self.discrepancy_sd**2, var_em)
 
 
 @dataclass(frozen=True)
@@ -253,7 +287,7 @@ def simulated_implausibility(
     for target in targets:
         mean = np.asarray(means[target.name], dtype=float)
         noise = np.nan_to_num(np.asarray(variances_of_mean[target.name], dtype=float), nan=0.0)
-        columns.append(implausibility(target.value, mean, target.obs_sd**2, target.discrepancy_sd**2, noise))
+        columns.append(target.implausibility(mean, noise, final=True))
     return np.column_stack(columns) if columns else np.zeros((0, 0))
 
 
@@ -321,11 +355,7 @@ class Wave:
         for te in used:
             assert te.emulator is not None
             t = te.target
-            columns.append(
-                implausibility(
-                    t.value, te.emulator.predict(x), t.obs_sd**2, t.discrepancy_sd**2, te.variance(x)
-                )
-            )
+            columns.append(t.implausibility(te.emulator.predict(x), te.variance(x)))
         return np.column_stack(columns)
 
     def predict(self, unit: np.ndarray) -> pd.DataFrame:
@@ -439,8 +469,8 @@ def _fit_target(
     scale = cv_variance_scale(y, mean, variance + noise)
     variance, noise = scale * variance, scale * noise
     inside = np.abs(y - mean) <= CUTOFF * np.sqrt(variance + noise)
-    simulated = implausibility(target.value, y, target.obs_sd**2, target.discrepancy_sd**2, noise)
-    emulated = implausibility(target.value, mean, target.obs_sd**2, target.discrepancy_sd**2, variance)
+    simulated = target.implausibility(y, noise)
+    emulated = target.implausibility(mean, variance)
     false = float(np.mean((simulated <= cutoff) & (emulated > cutoff) & ~inside))  # ~inside: not noise
     used = math.isfinite(scale) and false == 0.0 and not overconfident(int((~inside).sum()), len(y))
     return TargetEmulator(target, emulator, q2, float(inside.mean()), false, used, n, scale * typical, scale)

@@ -149,19 +149,27 @@ def calibration_targets(targets: pd.DataFrame | None = None) -> list[Target]:
     """The calibration targets (default: :func:`speedtrap.validation.workflow.load_targets`) as
     :class:`Target` s named by the statistic each compares, with the published value and the
     observation and discrepancy standard deviations of the table; a target whose tolerance is
-    relative (a share of the value) is emulated on the log scale."""
+    relative (a share of the value) is emulated on the log scale, and one judged inside a published
+    interval (``tolerance_kind = inside_interval``) is a hard interval target (0 inside; an accepted
+    member lies inside it)."""
     table = load_targets() if targets is None else targets
     missing = [c for c in ("statistic", "published", "obs_sd", "discrepancy_sd") if c not in table.columns]
     if missing:
         raise ValueError(f"targets table: missing columns {', '.join(missing)}")
-    return [
-        Target(
-            str(row.statistic),
-            float(row.published),
-            float(row.obs_sd),
-            float(row.discrepancy_sd),
-            f"{row.id}: {row.source}",
-            "log" if getattr(row, "tolerance_kind", "") == "relative" else "linear",
+    out = []
+    for row in table.itertuples(index=False):
+        interval = getattr(row, "tolerance_kind", "") == "inside_interval"
+        out.append(
+            Target(
+                str(row.statistic),
+                float(row.published),
+                float(row.obs_sd),
+                float(row.discrepancy_sd),
+                f"{row.id}: {row.source}",
+                "log" if getattr(row, "tolerance_kind", "") == "relative" else "linear",
+                low=float(row.low) if interval else math.nan,
+                high=float(row.high) if interval else math.nan,
+                hard=interval,
+            )
         )
-        for row in table.itertuples(index=False)
-    ]
+    return out
