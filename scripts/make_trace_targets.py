@@ -176,7 +176,7 @@ def target_rows(pooled: pd.DataFrame) -> pd.DataFrame:
                     f"{int(r['sessions'])} sessions, {n} check-ins behind it; "
                     "src/speedtrap/validation/data/session_trace_targets.csv, tool pooled)"
                 ),
-                "url": str(r["repository"]).split("; ")[0],
+                "url": str(r["repository"]),
                 "how_the_source_computed_it": (
                     f"{WHAT[statistic]} (speedtrap.analysis.signatures over the check-ins of the logs: "
                     "speedtrap.sessions.targets); bootstrap 95% over sessions"

@@ -32,8 +32,7 @@ The thresholds were fixed from the sources before any simulated output was looke
   Trafton 2007). A developer who left cannot answer this fast: coming back alone costs more.
 * :data:`SHORT_STRETCH_S` (60 s): below the geometric middle of patience's sourced range (10–600 s,
   docs/calibration.md: √(10·600) ≈ 77 s) and near TraceLab's median stretch (38 s), so most
-  developers sit through such a stretch; past 60 s is where agent UX writing puts the switch to
-  treating a run as a background job.
+  developers sit through such a stretch.
 * :data:`LONG_STRETCH_S` (300 s): five minutes, the middle of the 2–10 min build waits that cost
   developers the most (C. Winter 2017, docs/calibration.md) and near TraceLab's 90th percentile
   stretch (384 s); only the most patient developers (up to 600 s) wait through it.
