@@ -116,7 +116,7 @@ def validate_workflow_command(
     "indices": [{"output", "kind", "parameter", "S1", "S1_low", "S1_high", "ST", "ST_low",
     "ST_high"}]}; shares: waiting, fixing; indices are fractions of the output's variance."""
     from speedtrap.experiments.ensemble import choose_members, member_overrides, resolve_ensemble
-    from speedtrap.validation.workflow import ERAS, default_scenarios, validate_workflow
+    from speedtrap.validation.workflow import ERAS, HELD_OUT, default_scenarios, validate_workflow
 
     if sensitivity:
         _sensitivity(quick, calibration, results_dir, markdown, csv, sobol_n, bootstrap, as_json)
@@ -127,7 +127,7 @@ def validate_workflow_command(
 
     with bad_input_exits():
         scenarios = default_scenarios(
-            headline_scenario_path().parents[2], quick=quick, names=("headline", *ERAS)
+            headline_scenario_path().parents[2], quick=quick, names=("headline", *ERAS, *HELD_OUT)
         )
     with bad_input_exits():
         choice = resolve_ensemble(ensemble, single=single)
@@ -139,7 +139,9 @@ def validate_workflow_command(
             (
                 k,
                 {
-                    name: s.with_overrides(member_overrides(s, choice.members[k])[0])
+                    name: s.with_overrides(
+                        member_overrides(s, choice.members[k], keep=_era_curve(name, s))[0]
+                    )
                     for name, s in scenarios.items()
                 },
                 next(seeds),
@@ -162,6 +164,9 @@ def validate_workflow_command(
                 "schema_version": JSON_SCHEMA_VERSION,
                 "replications": replications,
                 "passed": check.passed,
+                "passed_by_role": {
+                    role: {"passed": p, "targets": n} for role, (p, n) in check.passed_by_role().items()
+                },
                 "targets": [{k: json_number(v) for k, v in row.items()} for row in table.to_dict("records")],
                 "eras": [
                     {k: json_number(v) for k, v in row.items()} for row in check.eras.to_dict("records")
@@ -169,23 +174,25 @@ def validate_workflow_command(
             }
         )
         return
-    rows = [
-        (
-            r.id,
-            f"{r.published:.4g} {r.unit}",
-            f"{r.simulated:.4g} [{r.ci_low:.4g}, {r.ci_high:.4g}]",
-            f"{100 * r.relative_error:+.0f}%",
-            r.tolerance,
-            "pass" if r.passed else "MISS",
+    size = f"{len(index)} members × {per_member} seeds" if choice.members else f"{replications} replications"
+    for role, (passed, count) in check.passed_by_role().items():
+        rows = [
+            (
+                r.id,
+                f"{r.published:.4g} {r.unit}",
+                f"{r.simulated:.4g} [{r.ci_low:.4g}, {r.ci_high:.4g}]",
+                f"{100 * r.relative_error:+.0f}%",
+                r.tolerance,
+                "pass" if r.passed else "MISS",
+            )
+            for r in table[table["role"] == role].itertuples()
+        ]
+        print_table(
+            f"{ROLE_TITLES[role]}: {passed} of {count} within tolerance ({size}; simulated = mean [95% t "
+            "interval over every run])",
+            ["target", "published", "simulated", "error", "tolerance", "result"],
+            rows,
         )
-        for r in table.itertuples()
-    ]
-    print_table(
-        f"Workflow calibration: {check.passed} of {len(table)} targets within tolerance "
-        f"({replications} replications; simulated = mean [95% t interval])",
-        ["target", "published", "simulated", "error", "tolerance", "result"],
-        rows,
-    )
     eras = check.eras
 
     def cell(e: Any, name: str) -> str:
@@ -207,6 +214,25 @@ def validate_workflow_command(
     )
     if replications < 5:
         typer.echo(f"Note: {replications} replications give intervals that cannot mean much; use 5 or more.")
+
+
+ROLE_TITLES = {
+    "calibration": "In sample (calibration targets, fitted by history matching)",
+    "consistency": "Consistency checks (inputs and closed forms of the model: they pass by construction)",
+    "validation": "Out of sample (held-out studies the calibration never saw; docs/heldout_studies.md)",
+}
+"""The title of each role's table in ``validate workflow``."""
+
+
+def _era_curve(name: str, scenario: Any) -> list[str]:
+    """The success-curve paths a held-out era scenario keeps at its own model's values (the ensemble
+    members' curves are those of the calibration scenario's model, another era's)."""
+    from speedtrap.validation.workflow import HELD_OUT
+
+    if name not in HELD_OUT:
+        return []
+    fields = ("horizon_min", "horizon_slope", "acceptance_scale")
+    return [f"backends.{backend}.quality.{f}" for backend in scenario.backends for f in fields]
 
 
 def _sensitivity(

@@ -29,7 +29,7 @@ from speedtrap.analysis.history_matching import Parameter, Target
 from speedtrap.config.base import describe_errors
 from speedtrap.config.experiment import UnknownFieldError, check_scenario_path
 from speedtrap.config.scenario import Scenario
-from speedtrap.validation.workflow import load_targets
+from speedtrap.validation.workflow import FITTED_ROLES, load_targets
 
 __all__ = [
     "PARAMETERS_FILE",
@@ -151,11 +151,14 @@ def calibration_targets(targets: pd.DataFrame | None = None) -> list[Target]:
     observation and discrepancy standard deviations of the table; a target whose tolerance is
     relative (a share of the value) is emulated on the log scale, and one judged inside a published
     interval (``tolerance_kind = inside_interval``) is a hard interval target (0 inside; an accepted
-    member lies inside it)."""
+    member lies inside it). Only the fitted roles (:data:`speedtrap.validation.workflow.FITTED_ROLES`)
+    are returned: a held-out study's target never enters the calibration."""
     table = load_targets() if targets is None else targets
     missing = [c for c in ("statistic", "published", "obs_sd", "discrepancy_sd") if c not in table.columns]
     if missing:
         raise ValueError(f"targets table: missing columns {', '.join(missing)}")
+    if "role" in table.columns:  # held-out (validation) targets are never fitted
+        table = table[table["role"].isin(FITTED_ROLES)]
     out = []
     for row in table.itertuples(index=False):
         interval = getattr(row, "tolerance_kind", "") == "inside_interval"

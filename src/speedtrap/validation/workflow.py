@@ -27,11 +27,15 @@ from speedtrap.analysis.intervals import two_intervals
 from speedtrap.config.scenario import Scenario
 from speedtrap.models.results import ACCEPTED_OUTCOMES, RunResult
 from speedtrap.models.workflow import simulate
+from speedtrap.validation.signatures import signature_statistics
 
 __all__ = [
     "CALIBRATION_SCENARIOS",
     "ERAS",
+    "FITTED_ROLES",
     "HEADLINE_SHARES",
+    "HELD_OUT",
+    "ROLES",
     "TARGETS_FILE",
     "WorkflowCheck",
     "era_table",
@@ -123,6 +127,7 @@ def headline_statistics(result: RunResult) -> dict[str, float]:
             st.groupby(["developer", "task", "attempt", "transcript"]).size().mean()
         ),
         **concurrency_shares(st),
+        **signature_statistics(result),
     }
     summary = result.summary()
     return out | {name: float(summary[key]) for name, key in HEADLINE_SHARES.items()}
@@ -176,7 +181,19 @@ def swe_bench_resolved(scenario: Scenario) -> float:
 
 ERAS = ("metr", "agentic-2026")
 """The era scenarios, each run with AI and by hand: METR's 2025 trial (``metr``, with targets) and
-today's agentic developers in the same design (``agentic-2026``, with no target: held back)."""
+today's agentic developers in the same design (``agentic-2026``, with no target)."""
+HELD_OUT = ("metr-2026", "metr-transcripts-2026")
+"""The held-out studies' era scenarios, run with AI and by hand like :data:`ERAS`: METR's late-2025
+experiment (its 2026-02-24 update) and METR's transcript analysis of January 2026. Their targets
+(``role = validation`` in the targets table, declared 2026-12-06) are never used by the calibration
+(docs/heldout_studies.md)."""
+ROLES = ("calibration", "consistency", "validation")
+"""A target's role (the ``role`` column, declared with its date and reason before any run):
+``calibration`` — fitted by history matching; ``consistency`` — an input or a closed form of the
+model (it passes almost by construction: evidence of nothing but consistency), also used by the
+calibration; ``validation`` — a held-out study the calibration never sees."""
+FITTED_ROLES = ("calibration", "consistency")
+"""The roles history matching uses."""
 
 
 def run_statistics(
@@ -195,7 +212,7 @@ def run_statistics(
             rows.append(
                 {"scenario": "headline", "seed": seed, **headline_statistics(result), SWE_BENCH: resolved}
             )
-        for era in ERAS:
+        for era in (*ERAS, *HELD_OUT):
             if era in scenarios:
                 trial = scenarios[era]
                 stats_ = metr_statistics(simulate(trial, seed), simulate(trial.with_backend("manual"), seed))
@@ -213,7 +230,7 @@ def era_table(runs: pd.DataFrame) -> pd.DataFrame:
     seeds, ``<name>_behaviour_low``/``_high`` over the ensemble's members (NaN with one parameter
     set), and which dominates."""
     rows = []
-    for era in ERAS:
+    for era in (*ERAS, *HELD_OUT):
         sub = runs[runs["scenario"] == era]
         if sub.empty:
             continue
@@ -250,6 +267,15 @@ class WorkflowCheck:
     @property
     def passed(self) -> int:
         return int(self.table["passed"].sum())
+
+    def passed_by_role(self) -> dict[str, tuple[int, int]]:
+        """{role: (passed, targets)} for every role present, in :data:`ROLES` order."""
+        out = {}
+        for role in ROLES:
+            rows = self.table[self.table["role"] == role]
+            if len(rows):
+                out[role] = (int(rows["passed"].sum()), len(rows))
+        return out
 
 
 def _passes(row: pd.Series, value: float) -> bool:
@@ -309,6 +335,7 @@ def validate_workflow(
                 "accept_low": _accepted_range(row)[0],
                 "accept_high": _accepted_range(row)[1],
                 "passed": _passes(row, mean),
+                "role": row.get("role", "calibration"),
                 "source": row["source"],
             }
         )

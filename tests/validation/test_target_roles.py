@@ -1,0 +1,55 @@
+"""Every workflow target declares its role — calibration, consistency or validation — with the date
+and reason, before any run (issue 40, point 2); held-out (validation) targets never enter the
+calibration, and ``validate workflow`` reports the three apart."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+from typer.testing import CliRunner
+
+from speedtrap.cli import app
+from speedtrap.validation.parameters import calibration_targets
+from speedtrap.validation.workflow import FITTED_ROLES, HELD_OUT, ROLES, load_targets
+
+HELD_OUT_STUDIES = ("metr-2026", "metr-transcripts-2026")
+
+
+def test_every_target_declares_its_role_with_date_and_reason() -> None:
+    table = load_targets()
+    assert set(table["role"]) <= set(ROLES)
+    assert table["declared"].notna().all() and table["role_reason"].str.len().gt(20).all()
+    assert pd.to_datetime(table["declared"]).notna().all()
+
+
+def test_inputs_and_closed_forms_are_consistency_checks_not_validation() -> None:
+    roles = load_targets().set_index("id")["role"]
+    for target in ("concurrent_sessions_1", "metr_manual_median_min", "swe_bench_resolved_frontier"):
+        assert roles[target] == "consistency"
+
+
+def test_at_least_three_held_out_studies_metr_2026_among_them() -> None:
+    held = load_targets()
+    held = held[held["role"] == "validation"]
+    studies = set(held["scenario"]) - {"headline"} | {s for s in held["id"] if s.startswith("anthropic")}
+    assert len(studies) >= 3 and "metr-2026" in set(held["scenario"])
+    assert set(HELD_OUT_STUDIES) == set(HELD_OUT)
+
+
+def test_held_out_targets_never_enter_the_calibration() -> None:
+    table = load_targets()
+    fitted = calibration_targets(table)
+    sources = {t.source.split(":")[0] for t in fitted}
+    assert sources == set(table.loc[table["role"].isin(FITTED_ROLES), "id"])
+    assert not sources & set(table.loc[table["role"] == "validation", "id"])
+
+
+def test_validate_workflow_reports_in_and_out_of_sample_apart() -> None:
+    result = CliRunner().invoke(app, ["validate", "workflow", "--quick", "--replications", "4", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    by_role = payload["passed_by_role"]
+    assert set(by_role) == set(ROLES)
+    assert sum(v["targets"] for v in by_role.values()) == len(payload["targets"])
+    assert {row["role"] for row in payload["targets"]} == set(ROLES)
