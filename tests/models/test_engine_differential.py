@@ -1,0 +1,416 @@
+"""The randomised differential test of the two engines (issue 41): seeded random scenarios over every
+field the typed core reads (speedtrap.models.core_fields.CORE_READS) give the same tables and
+summaries on the typed core as on the Mesa model, bit for bit; and scenarios aimed at the rules the
+core mirrors (repairs running out, redo, escapes and rework, rejected check-ins, fixed stretches,
+compaction, parallel sessions, queueing) reach them and agree.
+
+Each random scenario starts from the headline on a random backend preset with 1-6 developers for
+0.1-0.75 developer-day, then changes fields of CORE_READS in a seeded round robin (each field drawn
+at least once in the normal run, many times in the slow one) with a value the spec accepts: a
+float scaled by a log-normal factor or drawn in [0, 1) for a probability, an integer moved, a flag
+flipped, a choice drawn among its values, an optional part switched on or off. 100 scenarios run in
+the normal suite, 600 more under ``make test-slow``. ``scripts/mutants.py`` checks that Mesa-only rule
+changes fail this module (docs/performance.md, "Mutation check").
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from pandas.testing import assert_frame_equal
+from pydantic import ValidationError
+
+import speedtrap.models.workflow as workflow
+from speedtrap.config import Scenario
+from speedtrap.config.presets import BACKEND_PRESETS
+from speedtrap.models import simulate, simulate_summary
+from speedtrap.models.core_fields import CORE_READS
+from speedtrap.models.results import RunResult
+from speedtrap.models.typed_core import TYPED_CORE, core_module, not_covered
+
+ROOT = Path(__file__).resolve().parents[2]
+HEADLINE = ROOT / "experiments" / "scenarios" / "headline.toml"
+DAY_S = 28800.0
+TABLES = ("ledger", "tasks", "requests", "backend_stats", "stretches")
+SEED = 41
+NORMAL = 100
+SLOW = 600
+
+CORE = core_module()
+needs_core = pytest.mark.skipif(CORE is None, reason="the typed core is not built or not in use here")
+
+SET_APART = frozenset({"developers", "horizon_s", "workday_s", "backends[*].tiers[*].name"})
+"""Fields of CORE_READS the round robin leaves alone: the team and horizon are drawn small for every
+scenario (the run's size), a day's length only rescales the summary, and a tier's name is a
+reference (the policy's tier draws the route)."""
+
+ROUND_ROBIN = sorted(CORE_READS - SET_APART)
+PER_SCENARIO = 8
+
+
+def _dirichlet(rng: np.random.Generator, n: int) -> list[float]:
+    weights = rng.gamma(1.0, size=n)
+    return [float(w) for w in weights / weights.sum()]
+
+
+def _lognormal(rng: np.random.Generator, median: float, sigma: float) -> dict[str, float]:
+    return {"median": float(median * math.exp(rng.normal(0.0, 0.3))), "sigma": sigma}
+
+
+_SKIP = object()
+
+OPTIONAL_PARTS: dict[str, Callable[[np.random.Generator], dict[str, Any]]] = {
+    "developer.attention.away_s": lambda rng: {
+        "median": float(rng.uniform(30.0, 300.0)),
+        "sigma": float(rng.uniform(0.0, 1.5)),
+    },
+    "backends[*].speculative": lambda rng: {},
+    "backends[*].disaggregation": lambda rng: {},
+}
+"""Optional parts of the spec (``None`` switches them off) and a draw of one when switched on."""
+
+
+NONE_DRAWS: dict[str, Callable[[np.random.Generator], Any]] = {
+    "prefill_chunk_tokens": lambda rng: int(rng.choice([2048, 8192])),
+    "dispatch_bytes": lambda rng: float(rng.uniform(0.5, 2.0)),
+    "expert_parallel": lambda rng: int(rng.choice([1, 2, 4, 8])),
+    "sliding_window_tokens": lambda rng: int(rng.choice([1024, 4096])),
+    "hidden_size": lambda rng: int(rng.choice([4096, 8192])),
+    "expert_bytes_per_param": lambda rng: float(rng.uniform(0.5, 2.0)),
+}
+"""A value for an optional field left unset (``None``), by its name."""
+
+
+def _special(path: str, rng: np.random.Generator, current: Any, data: dict[str, Any]) -> Any:
+    """A new value for the fields a generic change cannot draw (optional values, choices, fields that
+    need another beside them), or ``NotImplemented``."""
+    leaf = path.rsplit(".", 1)[-1]
+    backend = next(iter(data["backends"].values()))
+    if path == "developer.attention.parallel_sessions_probs":
+        return (
+            None if current is not None and rng.random() < 0.3 else _dirichlet(rng, int(rng.integers(1, 4)))
+        )
+    if path == "developer.attention.max_parallel_sessions":  # applies without a mix of sessions
+        data["developer"]["attention"]["parallel_sessions_probs"] = None
+        return int(rng.integers(1, 4))
+    llm = backend["llm"]
+    if path == "backends[*].llm.sliding_window_layers":  # needs a window
+        llm["sliding_window_tokens"] = llm["sliding_window_tokens"] or int(rng.choice([1024, 4096]))
+        return int(rng.integers(0, llm["layers"] + 1))
+    if path == "backends[*].llm.kv_lora_rank":  # latent attention caches one latent
+        llm["kv_heads"] = 1
+        return None if current is not None else int(rng.choice([256, 512]))
+    if leaf == "chips_per_replica":  # a replica must hold the model: whole nodes
+        return int(rng.choice(sorted({8, 16, 32} - {current})))
+    if current is None and leaf in NONE_DRAWS:
+        return NONE_DRAWS[leaf](rng)
+    if leaf in ("attention_data_parallel", "expert_parallel"):
+        return int(rng.choice([1, 2, 4, 8]))
+    if path == "developer.stretches_per_transcript":
+        return None if current is not None and rng.random() < 0.4 else float(rng.uniform(1.0, 6.0))
+    if path in ("policy.tier", "backends[*].default_tier"):
+        return str(rng.choice([t["name"] for t in backend["tiers"]]))
+    if path == "policy.backend":
+        return None if current is not None else next(iter(data["backends"]))
+    if path == "task_mix.sizing":
+        return "difficulty" if current == "effort" else "effort"
+    if path == "backends[*].hardware.memory_kind":
+        return "sram" if current == "hbm" else "hbm"
+    if path.endswith("compute_dtype"):
+        others = sorted(set(backend["hardware"]["peak_tflop_s"]) - {current})
+        return str(rng.choice(others)) if others else _SKIP
+    return NotImplemented
+
+
+def _changed(path: str, rng: np.random.Generator, current: Any) -> Any:
+    """A generic new value of the same kind as ``current`` (``_SKIP`` where there is none)."""
+    leaf = path.rsplit(".", 1)[-1]
+    if isinstance(current, bool):
+        return not current
+    if isinstance(current, int):
+        if current > 8:
+            return max(1, round(current * math.exp(rng.normal(0.0, 0.3))))
+        return max(0, current + int(rng.choice([-2, -1, 1, 2])))
+    if isinstance(current, float):
+        if "prob" in leaf or leaf in ("share", "acceptance_rate", "turn_memory", "compact_at_fraction"):
+            return float(rng.uniform(0.0, 1.0))
+        if current == 0.0:
+            small = path.startswith("backends") and leaf.endswith("_s")
+            return float(rng.uniform(0.0, 2e-3 if small else (60.0 if leaf.endswith("_s") else 1.0)))
+        return float(current * math.exp(rng.normal(0.0, 0.4)))
+    if isinstance(current, dict) and all(isinstance(v, float) for v in current.values()):
+        return {k: float(v * math.exp(rng.normal(0.0, 0.3))) for k, v in current.items()}
+    return _SKIP
+
+
+def _container(node: Any, segment: str, rng: np.random.Generator) -> Any:
+    if not segment.endswith("[*]"):
+        return node.get(segment) if isinstance(node, dict) else None
+    items = node.get(segment[:-3])
+    if isinstance(items, dict) and items:
+        return items[sorted(items)[int(rng.integers(len(items)))]]
+    if isinstance(items, list) and items:
+        return items[int(rng.integers(len(items)))]
+    return None
+
+
+def _walk(data: dict[str, Any], segments: list[str], rng: np.random.Generator) -> Any:
+    node: Any = data
+    for segment in segments:
+        node = _container(node, segment, rng)
+        if node is None:
+            return None
+    return node
+
+
+def _change(data: dict[str, Any], path: str, rng: np.random.Generator) -> bool:
+    """Change ``path`` in the dumped scenario ``data`` in place (switching an optional part on or
+    off now and then); False where it cannot be changed."""
+    for part, draw in OPTIONAL_PARTS.items():
+        if path.startswith(part + "."):
+            *parents, name = part.split(".")
+            owner = _walk(data, parents, rng)
+            if owner is None:
+                return False
+            if owner.get(name) is None:
+                owner[name] = draw(rng)
+                return True
+            if rng.random() < 0.2:
+                owner[name] = None
+                return True
+    *parents, leaf = path.split(".")
+    node = _walk(data, parents, rng)
+    if node is None:
+        return False
+    current = node.get(leaf)
+    value = _special(path, rng, current, data)
+    if value is NotImplemented:
+        value = _changed(path, rng, current)
+    if value is _SKIP:
+        return False
+    node[leaf] = value
+    return True
+
+
+def random_scenario(index: int, seed: int = SEED) -> tuple[Scenario, list[str]]:
+    """The ``index``-th random scenario of the round robin and the fields it changed."""
+    rng = np.random.default_rng([seed, index])
+    preset = sorted(BACKEND_PRESETS)[int(rng.integers(len(BACKEND_PRESETS)))]
+    base = Scenario.from_toml(HEADLINE).with_backend(preset)
+    base = base.with_overrides(
+        {"developers": int(rng.integers(1, 7)), "horizon_s": float(rng.uniform(0.1, 0.75)) * DAY_S}
+    )
+    start = (index * PER_SCENARIO) % len(ROUND_ROBIN)
+    paths = [ROUND_ROBIN[(start + k) % len(ROUND_ROBIN)] for k in range(PER_SCENARIO)]
+    changed: list[str] = []
+    scenario = base
+    for path in paths:
+        for _ in range(6):  # a value the spec accepts: draw again where it refuses one
+            data = scenario.model_dump(mode="python")
+            if not _change(data, path, rng):
+                break
+            try:
+                candidate = Scenario.model_validate(data)
+            except (ValidationError, ValueError):
+                continue
+            if candidate != scenario:
+                scenario = candidate
+                changed.append(path)
+            break
+    return scenario, changed
+
+
+def _mesa_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(workflow, "core_module", lambda: None)
+
+
+def _outcome(run: Callable[[], Any]) -> tuple[Any, str | None]:
+    try:
+        return run(), None
+    except (ValueError, RuntimeError) as exc:  # a scenario neither engine can run says so alike
+        return None, f"{type(exc).__name__}: {exc}"
+
+
+def assert_same_results(core: RunResult, mesa: RunResult) -> None:
+    for table in TABLES:
+        assert_frame_equal(getattr(core, table), getattr(mesa, table), check_exact=True, obj=table)
+    assert core.horizon_s == mesa.horizon_s
+
+
+def _hex(summary: dict[str, float]) -> dict[str, str]:
+    return {k: float(v).hex() for k, v in summary.items()}
+
+
+def compare_engines(scenario: Scenario, seed: int, monkeypatch: pytest.MonkeyPatch) -> RunResult | None:
+    """Run ``scenario`` on both engines (tables and summary-only) and assert they agree bit for bit;
+    the Mesa model's result (``None`` where neither could run it)."""
+    assert not_covered(scenario) is None, not_covered(scenario)
+    with monkeypatch.context() as patch:
+        core_result, core_error = _outcome(lambda: simulate(scenario, seed))
+        core_summary, _ = _outcome(lambda: simulate_summary(scenario, seed))
+        _mesa_only(patch)
+        mesa_result, mesa_error = _outcome(lambda: simulate(scenario, seed))
+        mesa_summary, _ = _outcome(lambda: simulate_summary(scenario, seed))
+    assert core_error == mesa_error
+    if mesa_result is None:
+        return None
+    assert core_result.engine == TYPED_CORE and mesa_result.engine != TYPED_CORE
+    assert_same_results(core_result, mesa_result)
+    expected = _hex(mesa_summary)
+    assert _hex(core_summary) == expected
+    assert _hex(core_result.summary()) == expected == _hex(mesa_result.summary())
+    return mesa_result
+
+
+def test_the_round_robin_draws_every_field_the_core_reads() -> None:
+    """Over the normal run's scenarios every field of CORE_READS (but those set apart) is changed at
+    least once: a field added to CORE_READS is drawn without touching this test."""
+    changed: set[str] = set()
+    for index in range(NORMAL):
+        scenario, paths = random_scenario(index)
+        assert not_covered(scenario) is None
+        changed.update(paths)
+    assert set(ROUND_ROBIN) - changed == set()
+
+
+@needs_core
+@pytest.mark.parametrize("index", range(NORMAL))
+def test_random_scenarios_agree_bit_for_bit(index: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    scenario, _ = random_scenario(index)
+    compare_engines(scenario, index, monkeypatch)
+
+
+@needs_core
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(NORMAL, NORMAL + SLOW))
+def test_many_more_random_scenarios_agree_bit_for_bit(index: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    scenario, _ = random_scenario(index)
+    compare_engines(scenario, index, monkeypatch)
+
+
+@functools.cache
+def _branch_base() -> Scenario:
+    return Scenario.from_toml(HEADLINE).with_overrides({"developers": 4, "horizon_s": 1.0 * DAY_S})
+
+
+def _repairs_ran_out(limit: int) -> Callable[[RunResult], bool]:
+    def reached(result: RunResult) -> bool:
+        tasks = result.tasks
+        out = tasks[(tasks["attempts"] == limit + 1) & (tasks["fixed_by"] == "hand")]
+        return len(out) > 0
+
+    return reached
+
+
+def _stretches(result: RunResult) -> pd.DataFrame:
+    assert result.stretches is not None
+    return result.stretches
+
+
+def _has(column: str, value: Any) -> Callable[[RunResult], bool]:
+    return lambda result: bool((result.tasks[column] == value).any())
+
+
+CAUGHT_AND_REPAIRED = {
+    "developer.review.detect_prob": 1.0,
+    "developer.fixing.hand_fix_prob": 0.0,
+    "backends.gpu-batched.quality.failure_multiplier": 3.0,
+}
+
+BRANCHES: dict[str, tuple[dict[str, Any], Callable[[RunResult], bool]]] = {
+    # max_repair_sessions reached: the last caught mistake is fixed by hand
+    "repairs-exhausted-at-0": (
+        {**CAUGHT_AND_REPAIRED, "developer.fixing.max_repair_sessions": 0},
+        _repairs_ran_out(0),
+    ),
+    "repairs-exhausted-at-1": (
+        {**CAUGHT_AND_REPAIRED, "developer.fixing.max_repair_sessions": 1},
+        _repairs_ran_out(1),
+    ),
+    "repairs-exhausted-at-2": (
+        {**CAUGHT_AND_REPAIRED, "developer.fixing.max_repair_sessions": 2},
+        _repairs_ran_out(2),
+    ),
+    "repairs-exhausted-at-3": (
+        {**CAUGHT_AND_REPAIRED, "developer.fixing.max_repair_sessions": 3},
+        _repairs_ran_out(3),
+    ),
+    "fixed-by-repair": (CAUGHT_AND_REPAIRED, _has("fixed_by", "repair")),
+    "redo-by-hand": (
+        {**CAUGHT_AND_REPAIRED, "developer.fixing.max_repair_sessions": 0, "developer.fixing.redo_prob": 1.0},
+        _has("fixed_by", "hand"),
+    ),
+    "escaped-and-reworked": (
+        {
+            "developer.review.detect_prob": 0.0,
+            "developer.fixing.escape_delay_s": 600.0,
+            "backends.gpu-batched.quality.failure_multiplier": 2.0,
+        },
+        _has("outcome", "reworked"),
+    ),
+    "rejected-check-ins": (
+        {"developer.reject_prob": 0.5},
+        lambda r: bool((r.tasks["outputs_rejected"] > r.tasks["wrong_attempts"]).any()),
+    ),
+    "fixed-stretches": (
+        {"developer.checkin_random": False, "developer.checkin_every_turns": 3},
+        lambda r: len(_stretches(r)) > 0,
+    ),
+    "fixed-stretches-every-turn": (
+        {"developer.checkin_random": False, "developer.checkin_every_turns": 1},
+        lambda r: len(_stretches(r)) > 0,
+    ),
+    "compaction": (
+        {"task_mix.compact_at_fraction": 0.05, "task_mix.compact_to_tokens": 2000},
+        lambda r: bool((r.requests["input_tokens"].diff() < 0).any()),
+    ),
+    "three-sessions": (
+        {"developer.attention.parallel_sessions_probs": [0.0, 0.0, 1.0]},
+        lambda r: int(_stretches(r).groupby("developer")["task"].nunique().max()) >= 3,
+    ),
+    "queueing": (
+        {
+            "developers": 20,
+            "horizon_s": 0.2 * DAY_S,
+            "backends.gpu-batched.replicas": 1,
+            "policy.tier": "fast",
+        },
+        lambda r: float(r.requests["queue_wait_s"].max()) > 0.0,
+    ),
+    "cache-expiry": (
+        {"task_mix.cache_ttl_s": 5.0},
+        lambda r: bool((r.requests["cached_tokens"] < r.requests["input_tokens"]).any()),
+    ),
+    "no-breaks-fixed-resumption": (
+        {"developer.attention.other_work_prob": 0.0, "developer.attention.resumption_random": False},
+        lambda r: float(r.ledger.query("category == 'switching'")["seconds"].sum()) > 0.0,
+    ),
+}
+
+
+@needs_core
+@pytest.mark.parametrize("name", sorted(BRANCHES))
+def test_each_mirrored_rule_is_reached_and_agrees(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    overrides, reached = BRANCHES[name]
+    scenario = _branch_base().with_overrides(overrides)
+    mesa = compare_engines(scenario, 7, monkeypatch)
+    assert mesa is not None and reached(mesa), f"{name}: the run never reaches the rule it is for"
+
+
+def test_the_branch_scenarios_are_covered_by_the_core() -> None:
+    for overrides, _ in BRANCHES.values():
+        assert not_covered(_branch_base().with_overrides(overrides)) is None
+
+
+def test_round_robin_scenarios_are_valid_and_small() -> None:
+    for index in range(5):
+        scenario, paths = random_scenario(index)
+        assert 1 <= scenario.developers <= 6 and scenario.horizon_s <= 0.75 * DAY_S
+        assert len(paths) <= PER_SCENARIO
