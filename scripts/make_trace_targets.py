@@ -134,6 +134,9 @@ def _obs_sd(statistic: str, value: float, low: float, high: float, n: int) -> tu
     return floor, f"the sampling error ({how}), wider than the bootstrap interval {low:.3g}–{high:.3g}"
 
 
+DECLARED = "2026-12-06"
+"""When the signature targets were declared calibration targets (before any calibration used them)."""
+
 TOLERANCE = {"fraction": ("absolute", 0.15), "s": ("relative", 0.30), "rank correlation": ("absolute", 0.30)}
 """The tolerance of each kind of signature target: 15 points for a share, ±30% for a median (as the
 headline's response and stretch medians), 0.3 for a rank correlation. Read as 3 discrepancy sds."""
@@ -191,6 +194,12 @@ def target_rows(pooled: pd.DataFrame) -> pd.DataFrame:
                 "error_note": (
                     f"obs: {obs_how}; discrepancy: assumption, the tolerance read as 3 sd (two developers' "
                     "logs against a simulated population of developers)"
+                ),
+                "role": "calibration",
+                "declared": DECLARED,
+                "role_reason": (
+                    "a conditional signature of patience and switching (issue 40) from the vendored real "
+                    "logs; the stored ensemble predates it and was not fitted to it"
                 ),
             }
         )

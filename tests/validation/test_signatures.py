@@ -163,7 +163,10 @@ def test_the_proposed_target_rows_fit_the_targets_table_and_the_logs_figures() -
 
     data = ROOT / "src" / "speedtrap" / "validation" / "data"
     rows = pd.read_csv(data / "signature_target_rows.csv")
-    assert list(rows.columns) == list(pd.read_csv(data / "workflow_targets.csv", nrows=0).columns)
+    table_columns = list(pd.read_csv(data / "workflow_targets.csv", nrows=0).columns)
+    assert list(rows.columns) == [c for c in table_columns if c in rows.columns]  # its columns, in order
+    assert {"id", "published", "obs_sd", "discrepancy_sd", "error_note", "role"} <= set(rows.columns)
+    assert (rows["role"] == "calibration").all()
     assert set(rows["statistic"]) <= set(SIGNATURE_STATISTICS) and len(rows) >= 3
     assert (rows["scenario"] == "headline").all()
     assert rows["id"].is_unique
@@ -173,6 +176,8 @@ def test_the_proposed_target_rows_fit_the_targets_table_and_the_logs_figures() -
         and rows["error_note"].str.contains("discrepancy").all()
     )
     assert set(rows["tolerance_kind"]) <= {"absolute", "relative"} and rows["tolerance"].gt(0).all()
+    assert ((rows["low"] <= rows["published"]) & (rows["published"] <= rows["high"])).all()  # the logs'
+    assert rows["error_note"].str.contains(r"bootstrap (?:95% )?interval").all()  # the logs' interval, stated
     logs = pd.read_csv(data / "session_trace_targets.csv")
     pooled = logs[logs["tool"] == "pooled"].set_index("statistic")
     for row in rows.itertuples():
