@@ -521,3 +521,6 @@ def test_the_calibration_reads_inside_interval_rows_as_hard_intervals() -> None:
     ratio = targets["ai_vs_manual_time_ratio"]
     assert ratio.hard and (ratio.low, ratio.high) == (1.013, 1.395)
     assert not targets["agent_stretch_median"].has_interval
+    # a range of sources (human turns) or an assumed end (acceptance) is a soft interval
+    turns, acceptance = targets["human_turns_per_session"], targets["acceptance_rate"]
+    assert turns.has_interval and acceptance.has_interval and not (turns.hard or acceptance.hard)

@@ -150,8 +150,10 @@ def calibration_targets(targets: pd.DataFrame | None = None) -> list[Target]:
     :class:`Target` s named by the statistic each compares, with the published value and the
     observation and discrepancy standard deviations of the table; a target whose tolerance is
     relative (a share of the value) is emulated on the log scale, and one judged inside a published
-    interval (``tolerance_kind = inside_interval``) is a hard interval target (0 inside; an accepted
-    member lies inside it). Only the fitted roles (:data:`speedtrap.validation.workflow.FITTED_ROLES`)
+    interval (``tolerance_kind = inside_interval``) is an interval target (0 inside): ``hard`` (the
+    ``interval`` column; an accepted member lies inside it) where the interval is a published
+    confidence interval of the statistic itself, ``soft`` where it is a range of sources or rests on an
+    assumption (distance to it over the discrepancy sd). Only the fitted roles (:data:`speedtrap.validation.workflow.FITTED_ROLES`)
     are returned: a held-out study's target never enters the calibration."""
     table = load_targets() if targets is None else targets
     missing = [c for c in ("statistic", "published", "obs_sd", "discrepancy_sd") if c not in table.columns]
@@ -162,6 +164,7 @@ def calibration_targets(targets: pd.DataFrame | None = None) -> list[Target]:
     out = []
     for row in table.itertuples(index=False):
         interval = getattr(row, "tolerance_kind", "") == "inside_interval"
+        hard = interval and str(getattr(row, "interval", "hard")) == "hard"
         out.append(
             Target(
                 str(row.statistic),
@@ -172,7 +175,7 @@ def calibration_targets(targets: pd.DataFrame | None = None) -> list[Target]:
                 "log" if getattr(row, "tolerance_kind", "") == "relative" else "linear",
                 low=float(row.low) if interval else math.nan,
                 high=float(row.high) if interval else math.nan,
-                hard=interval,
+                hard=hard,
             )
         )
     return out
