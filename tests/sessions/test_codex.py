@@ -115,3 +115,19 @@ def test_outputs_after_the_last_count_are_skipped_for_that_reason(real: Path, tm
     loaded = load_sessions([_write(tmp_path / ROLLOUT, [*lines, json.dumps(extra)])])
     assert loaded.report.skipped == {cx.NO_USAGE: 1} and len(loaded.trace) == 6
     assert "the log ends mid-request, or the count was never written" in cx.NO_USAGE
+
+
+def test_a_shuffled_desktop_rollout_with_check_ins_gives_identical_results(
+    real: Path, tmp_path: Path
+) -> None:
+    """The public Codex Desktop session of tests/sessions/data/real-checkins/ (83 requests, five
+    check-ins), shuffled."""
+    (path,) = (real.parent / "real-checkins" / "codex").glob("*.jsonl")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    random.Random(0).shuffle(lines)
+    ordered, moved = load_sessions([path]), load_sessions([_write(tmp_path / path.name, lines)])
+    assert len(ordered.trace) == 83
+    pd.testing.assert_frame_equal(ordered.trace, moved.trace)
+    assert moved.report.ignored == ordered.report.ignored and moved.report.skipped == ordered.report.skipped
+    assert logged_figures(moved.trace) == logged_figures(ordered.trace)
+    pd.testing.assert_frame_equal(stretches(moved.trace), stretches(ordered.trace))

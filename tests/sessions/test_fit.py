@@ -254,3 +254,12 @@ def test_fit_command_without_requests_prints_the_counts(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "no usable request in the session logs: read 1 file" in result.output
     assert "skipped 1 events of unknown type" in result.output
+
+
+def test_fit_command_says_how_many_requests_have_estimated_output(tmp_path: Path) -> None:
+    out = tmp_path / "me.toml"
+    result = CliRunner().invoke(app, ["fit", str(REAL), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "the output-token fit (task_mix.output_tokens) rest on 5 of 12 requests" in result.output
+    payload = json.loads(CliRunner().invoke(app, ["fit", str(REAL), "--out", str(out), "--json"]).output)
+    assert payload["estimated_output_requests"] == 5

@@ -7,11 +7,15 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
+from speedtrap.config.scenario import Scenario
 from speedtrap.sessions import codex as cx
 from speedtrap.sessions import conversation as cv
 from speedtrap.sessions import fit_scenario, load_sessions, scenario_toml
+from speedtrap.sessions.replay import replay
+from speedtrap.sessions.retime import SpeedFit, fit_backend_speed, timing_check
 from speedtrap.sessions.structure import fold_subagents
 from speedtrap.sessions.targets import trace_targets
 
@@ -95,3 +99,51 @@ def test_held_back_logs() -> None:
     assert np.isfinite(trace[["start_s", "end_s", "tool_s"]].to_numpy()).all()
     fitted = fit_scenario(loaded)
     assert set(fitted.kept) | {p.rsplit(".", 1)[0] for p in fitted.values} >= {"developer.prompt_s"}
+
+
+TOTAL_TOLERANCE = 0.10
+"""Issue 42's acceptance: the recorded backend, at the speed fitted to the logs, replays them within
+10% of the logged total request time,"""
+MEDIAN_TOLERANCE = 0.20
+"""with a per-request median error of at most 20%."""
+
+
+def _fitted(logs: Path) -> tuple[pd.DataFrame, SpeedFit]:
+    trace = load_sessions([logs]).trace
+    fit = fit_backend_speed(trace, Scenario(name="real"), "gpu-batched", seed=0)
+    assert not fit.reason, fit.reason
+    return trace, fit
+
+
+def test_claude_code_replays_on_its_fitted_backend_within_the_acceptance(real: Path) -> None:
+    _, fit = _fitted(real / "claude-code")
+    assert fit.before["median_abs_rel_error"] > MEDIAN_TOLERANCE  # the preset alone does not
+    assert fit.after["median_abs_rel_error"] <= MEDIAN_TOLERANCE
+    assert abs(fit.after["total_ratio"] - 1.0) <= TOTAL_TOLERANCE
+    assert fit.estimated == 5  # and it says how many requests' output tokens are estimates
+    assert "rests on 5 of the 6 requests" in " ".join(fit.lines())
+
+
+def test_codex_replays_within_the_median_and_misses_the_total_for_one_stated_cause(real: Path) -> None:
+    """The miss, stated in docs/sessions.md: the rollout's first request is logged at 13.3 s from the
+    prompt, 7.3 s of them before Codex wrote the turn's context line, ahead of any output (client
+    start-up or a slow first token: the log cannot tell which), time that the speed fitted to the
+    requests gives no request; without it the total is within the acceptance."""
+    trace, fit = _fitted(real / "codex")
+    assert fit.after["median_abs_rel_error"] <= MEDIAN_TOLERANCE
+    assert abs(fit.after["total_ratio"] - 1.0) > TOTAL_TOLERANCE  # the stated miss
+    check = timing_check(replay(trace, fit.scenario, 0))
+    assert check["recorded_s"].iloc[0] == pytest.approx(13.289, abs=1e-3)
+    assert check["ratio"].iloc[0] < 0.6  # the first request: more than 5 s short
+    rest = check.iloc[1:]
+    assert abs(rest["replayed_s"].sum() / rest["recorded_s"].sum() - 1.0) <= TOTAL_TOLERANCE
+
+
+def test_figures_on_estimated_output_tokens_say_how_many_requests_they_rest_on(real: Path) -> None:
+    loaded = load_sessions([real])
+    assert int((loaded.trace["estimated"] == "output").sum()) == 5  # the Claude Code 2.1.39 responses
+    assert any("rest on 5 of 12 requests whose output tokens are estimates" in n for n in loaded.report.notes)
+    fitted = fit_scenario(loaded)
+    assert "12 requests, 5 with estimated output" in fitted.values["task_mix.output_tokens.median"][1]
+    assert "5 with estimated output" in scenario_toml(fitted)
+    assert not any("estimates" in n for n in load_sessions([real / "codex"]).report.notes)

@@ -15,6 +15,7 @@ from speedtrap.config.ledger import WAITING_CATEGORIES
 from speedtrap.config.scenario import Scenario
 from speedtrap.sessions import load_sessions
 from speedtrap.sessions.replay import (
+    logged_tasks_per_day,
     recorded_backend,
     recorded_sessions,
     replay,
@@ -159,7 +160,7 @@ def test_run_replay_shows_the_logged_figures_and_the_speed_that_would_match(tmp_
     logs = Path(__file__).resolve().parents[2] / "examples" / "sessions" / "trace.csv"
     result = CliRunner().invoke(app, ["run", "--replay", str(logs), "--set", "horizon_s=14400"])
     assert result.exit_code == 0, result.output
-    assert "logged" in result.output and "gpu-batched (re-simulated)" in result.output
+    assert "logged" in result.output and "gpu-batched (re-simulated, fitted speed)" in result.output
     assert "re-times the" in result.output
     payload = json.loads(
         CliRunner().invoke(app, ["run", "--replay", str(logs), "--set", "horizon_s=14400", "--json"]).output
@@ -169,3 +170,66 @@ def test_run_replay_shows_the_logged_figures_and_the_speed_that_would_match(tmp_
     assert measures["waiting_share"]["logged"] is None  # the logs alone cannot say
     assert set(payload["backend_speed"]) >= {"decode_speedup", "ttft_overhead_s", "reason"}
     assert payload["report"]
+
+
+PATIENT = {
+    "developer.attention.rule": "threshold",
+    "developer.attention.flow_threshold_s": 1e9,
+    "developer.attention.other_work_prob": 0.0,
+    "developer.attention.max_parallel_sessions": 1,
+}
+"""A developer who always waits on the agent: the time between two tasks is theirs alone."""
+
+
+def _two_tasks() -> pd.DataFrame:
+    """One session, two tasks (a /clear after 200 s of the human's), no tool time after a task."""
+    return pd.DataFrame(
+        {
+            "developer": "d",
+            "session": "s",
+            "start_s": [0.0, 10.0, 230.0, 240.0],
+            "end_s": [5.0, 30.0, 235.0, 250.0],
+            "input_tokens": [10_000, 11_000, 12_000, 13_000],
+            "cached_tokens": [0, 10_000, 0, 12_000],
+            "output_tokens": [100, 400, 100, 300],
+            "tool_s": [5.0, 0.0, 5.0, 0.0],
+            "human_gap_s": [np.nan, 0.0, 200.0, 0.0],
+            "boundary": ["", "", "clear", ""],
+        }
+    )
+
+
+@pytest.mark.parametrize("backend", ["gpu-batched", "wafer-distilled"])
+def test_the_human_time_between_tasks_is_the_logged_one_on_any_backend(backend: str) -> None:
+    scenario = Scenario(name="patient", horizon_s=3_600.0).with_overrides(PATIENT).with_backend(backend)
+    run = replay(_two_tasks(), scenario, seed=0)
+    req = run.result.requests.set_index(["task", "turn"])
+    # task 1 (the /clear) starts 200 s after task 0's last request: no review drawn on top of it
+    assert req.loc[(1, 0), "arrival_s"] - req.loc[(0, 1), "done_s"] == pytest.approx(200.0, abs=1e-6)
+    assert run.coverage()["recorded_tasks"] == 2
+
+
+def test_a_replay_says_when_it_loops_the_logs_and_the_logs_give_their_own_day(trace, scenario) -> None:
+    table = replay_pair(trace, scenario, "gpu-batched", recorded="gpu-batched", seed=0)
+    coverage = table.attrs["coverage"]["gpu-batched"]
+    assert coverage["passes"] > 1  # two developer-days from the example's ~1.3 days of work: looped
+    logged = table.set_index("measure").loc["tasks_per_dev_day", "logged"]
+    assert logged == pytest.approx(logged_tasks_per_day(trace)) and logged > 0
+    short = replay_pair(
+        trace, scenario.with_overrides({"horizon_s": 3_600.0}), "gpu-batched", recorded="gpu-batched"
+    )
+    assert short.attrs["coverage"]["gpu-batched"]["passes"] <= 1
+
+
+def test_logged_tasks_per_day_count_the_days_with_requests() -> None:
+    two = _two_tasks()
+    later = two.assign(session="t", start_s=two["start_s"] + 3 * 86_400.0, end_s=two["end_s"] + 3 * 86_400.0)
+    assert logged_tasks_per_day(two) == 2.0 and logged_tasks_per_day(pd.concat([two, later])) == 2.0
+
+
+def test_run_replay_states_the_baseline_and_the_looping(tmp_path: Path) -> None:
+    logs = Path(__file__).resolve().parents[2] / "examples" / "sessions" / "trace.csv"
+    result = CliRunner().invoke(app, ["run", "--replay", str(logs), "--set", "horizon_s=144000"])
+    assert result.exit_code == 0, result.output
+    assert "Baseline of the change: gpu-batched at the speed fitted to the logs." in result.output
+    assert "times over to fill the horizon: per-day figures count the repeats" in result.output

@@ -15,7 +15,13 @@ from speedtrap.sessions import Sessions, fit_scenario, load_sessions, trace_from
 from speedtrap.sessions.check import CHECKS, check_lines, fit_check
 from speedtrap.sessions.plain_trace import LoadReport, normalize_trace
 from speedtrap.sessions.replay import replay, replay_pair
-from speedtrap.sessions.retime import expected_rework, fit_backend_speed, rework_signals, timing_check
+from speedtrap.sessions.retime import (
+    MIN_SPEED_REQUESTS,
+    expected_rework,
+    fit_backend_speed,
+    rework_signals,
+    timing_check,
+)
 
 DAY = Scenario(name="replay", horizon_s=28_800.0)
 
@@ -71,9 +77,10 @@ def test_the_backend_speed_that_matches_the_logs_is_fitted(slow_logs) -> None:
 
 
 def test_a_speed_is_not_fitted_from_too_few_requests(slow_logs) -> None:
-    few = slow_logs[slow_logs["session"] == slow_logs["session"].iloc[0]].head(5)
+    few = slow_logs[slow_logs["session"] == slow_logs["session"].iloc[0]].head(MIN_SPEED_REQUESTS - 1)
     fit = fit_backend_speed(few, DAY, "gpu-batched")
     assert fit.reason.startswith("too little data") and math.isnan(fit.decode_speedup)
+    assert f"need {MIN_SPEED_REQUESTS}" in fit.reason
 
 
 def test_rework_signals_scale_with_a_weaker_backend(example) -> None:

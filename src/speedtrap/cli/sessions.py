@@ -55,9 +55,10 @@ def fit(
         bool,
         typer.Option(
             "--check",
-            help="Also run the fitted scenario and replay the logs with it on the recorded backend (seeds "
-            "0–2); print whether the simulation reproduces the replay's waiting, tool, request and turn "
-            "statistics within stated tolerances.",
+            help="Also run the fitted scenario on the recorded backend at the speed fitted to the logs, "
+            "and replay the logs with it (seeds 0–2); print whether the simulation reproduces the logs' "
+            "tool, request, turn and stretch statistics (the replay's waiting share, which the logs "
+            "cannot give) within stated tolerances.",
         ),
     ] = False,
     json_out: JsonOption = False,
@@ -72,11 +73,12 @@ def fit(
     schema_version 1: {"schema_version": 1, "sessions": int, "requests": int, "developers": int,
     "report": [str], "skipped": {kind: int}, "fits": [{"field", "law", "parameter", "estimate",
     "ci_low", "ci_high", "n", "ks_stat", "ks_p"}], "kept": {field: reason}, "scenario": path, "figure":
-    path, "check": [{"measure", "label", "logged", "replay", "simulated", "tolerance", "within",
-    "note"}] (with --check)}.
+    path, "estimated_output_requests": int, "check": [{"measure", "label", "logged", "replay",
+    "simulated", "against", "tolerance", "within", "note"}] (with --check)}.
     """
     from speedtrap.sessions import fit_scenario, load_sessions, scenario_toml
     from speedtrap.sessions.fit import qq_figure
+    from speedtrap.sessions.plain_trace import estimate_note, estimated_outputs
 
     check_output_path(
         out, "--out"
@@ -123,6 +125,7 @@ def fit(
                 "kept": dict(fitted.kept),
                 "scenario": str(out),
                 "figure": str(figure_path),
+                "estimated_output_requests": estimated_outputs(loaded.trace),
                 **(
                     {}
                     if checked is None
@@ -152,6 +155,9 @@ def fit(
             for r in table.itertuples()
         ],
     )
+    note = estimate_note(loaded.trace, "the output-token fit (task_mix.output_tokens)")
+    if note:
+        typer.echo(note)
     kept = fitted.kept_lines()
     if kept:
         typer.echo("Kept at the base value (the logs cannot fit them):")
@@ -160,9 +166,7 @@ def fit(
     if checked is not None:
         from speedtrap.sessions.check import check_lines
 
-        typer.echo(
-            "Does the fitted scenario reproduce its own logs? (simulated against the replay, seeds 0–2)"
-        )
+        typer.echo("Does the fitted scenario reproduce its own logs? (simulated against the logs, seeds 0–2)")
         for line in check_lines(checked):
             typer.echo(f"  {line}")
     typer.echo(f"wrote {out} and {figure_path}")
@@ -180,6 +184,26 @@ def _replay_cell(measure: str, value: float, *, change: bool = False) -> str:
     return f"{value:.3g}"
 
 
+def _coverage_line(coverage: dict[str, float], logged: float) -> str:
+    """Whether the replay looped the logs to fill its horizon, and what the logs' own timestamps
+    give per day (``logged``: tasks per developer-day)."""
+    per_day = (
+        f"; from their timestamps the logs give {logged:.3g} tasks per developer-day with a request"
+        if math.isfinite(logged)
+        else ""
+    )
+    hours = f"{coverage['logged_hours']:.2g} h of logs"
+    if coverage["passes"] > 1:
+        return (
+            f"The {coverage['recorded_tasks']:g} recorded tasks ({hours}) were replayed "
+            f"{coverage['passes']:.3g} times over to fill the horizon: per-day figures count the "
+            f"repeats{per_day}."
+        )
+    return (
+        f"The replay went once through the {coverage['recorded_tasks']:g} recorded tasks ({hours}){per_day}."
+    )
+
+
 def run_replay(
     scenario_file: Path | None,
     logs: Sequence[Path],
@@ -192,6 +216,7 @@ def run_replay(
 ) -> None:
     """``speedtrap run --replay``: the recorded sessions on their backend and on ``backend``."""
     from speedtrap.sessions import load_sessions
+    from speedtrap.sessions.plain_trace import estimate_note, estimated_outputs
     from speedtrap.sessions.replay import recorded_backend, replay_pair
     from speedtrap.sessions.retime import expected_rework, fit_backend_speed
 
@@ -204,8 +229,9 @@ def run_replay(
         scenario = load_scenario(scenario_file, sets=sets)
         recorded = recorded or recorded_backend(loaded.trace)
         backend = backend or recorded
-        table = replay_pair(loaded.trace, scenario, backend, recorded=recorded, seed=seed)
         speed = fit_backend_speed(loaded.trace, scenario, recorded, seed)
+        # The recorded backend at the speed that matches the logs is the baseline of the change.
+        table = replay_pair(loaded.trace, speed.scenario, backend, recorded=recorded, seed=seed)
         rework = expected_rework(loaded.trace, scenario, recorded, backend)
     if json_out:
         print_json(
@@ -227,6 +253,11 @@ def run_replay(
                     "reason": speed.reason or None,
                 },
                 "rework": {k: json_number(v) for k, v in rework.items()},
+                "estimated_output_requests": estimated_outputs(loaded.trace),
+                "coverage": {
+                    name: {k: json_number(v) for k, v in c.items()}
+                    for name, c in table.attrs["coverage"].items()
+                },
                 "measures": [{k: json_number(v) for k, v in row.items()} for row in table.to_dict("records")],
             }
         )
@@ -235,7 +266,13 @@ def run_replay(
         f"{_count(loaded.n_sessions, 'recorded session')} of {_count(loaded.n_developers, 'developer')} "
         "replayed for "
         f"{count_of(scenario.horizon_s / scenario.workday_s, 'developer-day')} each, seed {seed}",
-        ["measure", "logged", f"{recorded} (re-simulated)", backend, "change"],
+        [
+            "measure",
+            "logged",
+            f"{recorded} (re-simulated{'' if speed.reason else ', fitted speed'})",
+            backend,
+            f"change from {recorded}",
+        ],
         [
             [
                 r.label,
@@ -249,6 +286,15 @@ def run_replay(
     )
     for line in speed.lines():
         typer.echo(line)
+    typer.echo(
+        f"Baseline of the change: {recorded} "
+        + ("at its preset speed (no speed fitted)." if speed.reason else "at the speed fitted to the logs.")
+    )
+    per_day = float(table.set_index("measure").loc["tasks_per_dev_day", "logged"])
+    typer.echo(_coverage_line(table.attrs["coverage"][backend], per_day))
+    note = estimate_note(loaded.trace, "the replay's figures")
+    if note:
+        typer.echo(note)
     if math.isfinite(rework["factor"]):
         typer.echo(
             f"The logs record {rework['logged']:g} rework signals (interrupted or refused outputs); on "

@@ -1,11 +1,14 @@
 """Does a fitted scenario reproduce its own logs? (``speedtrap fit --check``)
 
-The fitted scenario is run as a simulation, and the logs are replayed on the recorded backend
-with the fitted scenario's developer (what logs cannot say: attention, review, fixing), on the
-same seeds. :func:`fit_check` sets the two side by side, with what the logs themselves say,
-measure by measure (:data:`CHECKS`), and says whether the simulation is within the stated
-tolerance of the replay. A measure the logs cannot tell (which results were wrong, so the time
-spent fixing them) is listed with the reason instead of a verdict.
+The fitted scenario is run as a simulation on the recorded backend at the speed that matches the
+logs (:func:`~speedtrap.sessions.retime.fit_backend_speed`, where the logs allow a fit), and the
+logs are replayed on it with the fitted scenario's developer (what logs cannot say: attention,
+review, fixing), on the same seeds. :func:`fit_check` sets the simulation beside what the logs
+themselves say, measure by measure (:data:`CHECKS`), and says whether it is within the stated
+tolerance of the logs. Where the logs alone cannot give a measure (the share of time spent
+waiting), the simulation is held to the replay instead, and the row says so (``against``). A
+measure the logs cannot tell at all (which results were wrong, so the time spent fixing them) is
+listed with the reason instead of a verdict.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from speedtrap.models.workflow import simulate
 from speedtrap.sessions.fit import ScenarioFit
 from speedtrap.sessions.load import Sessions
 from speedtrap.sessions.replay import recorded_backend, replay
-from speedtrap.sessions.retime import logged_figures
+from speedtrap.sessions.retime import fit_backend_speed, logged_figures
 from speedtrap.sessions.structure import fold_subagents, stretches, tasks
 
 __all__ = ["CHECKS", "Check", "check_lines", "fit_check", "run_measures"]
@@ -32,8 +35,9 @@ __all__ = ["CHECKS", "Check", "check_lines", "fit_check", "run_measures"]
 
 @dataclass(frozen=True)
 class Check:
-    """One measure of :func:`fit_check`: its key, label, tolerance (``relative``: |sim / replay −
-    1|; ``absolute``: |sim − replay|) and, when the logs cannot tell it, why."""
+    """One measure of :func:`fit_check`: its key, label, tolerance (``relative``: |sim / logged −
+    1|; ``absolute``: |sim − logged|; against the replay where the logs alone cannot say) and,
+    when the logs cannot tell it, why."""
 
     key: str
     label: str
@@ -120,14 +124,17 @@ def fit_check(
     backend: str | None = None,
     seeds: Sequence[int] = (0, 1, 2),
 ) -> pd.DataFrame:
-    """The fitted scenario's simulation against the replay of its own logs (module docstring):
-    one row per :data:`CHECKS` measure with ``logged`` (NaN where the logs alone cannot say),
-    ``replay`` and ``simulated`` (means over ``seeds``), the tolerance and ``within`` (True /
-    False; None where the logs cannot tell, with the reason in ``note``). ``backend``: the
-    recorded backend (default: the trace's, else gpu-batched)."""
+    """The fitted scenario's simulation against its own logs (module docstring): one row per
+    :data:`CHECKS` measure with ``logged`` (NaN where the logs alone cannot say), ``replay`` and
+    ``simulated`` (means over ``seeds``), what the simulation is held to (``against``: ``logs``,
+    or ``replay`` where the logs cannot say), the tolerance and ``within`` (True / False; None
+    where the logs cannot tell, with the reason in ``note``). ``backend``: the recorded backend
+    (default: the trace's, else gpu-batched), at the speed fitted to the logs where they allow a
+    fit (``attrs["speed"]``: the :class:`~speedtrap.sessions.retime.SpeedFit`)."""
     trace = sessions.require_requests().trace
     backend = backend or recorded_backend(trace)
-    scenario: Scenario = fitted.scenario.with_backend(backend)
+    speed = fit_backend_speed(trace, fitted.scenario, backend, seeds[0] if seeds else 0)
+    scenario: Scenario = speed.scenario.with_backend(backend)
     replayed = [run_measures(replay(trace, scenario, seed).result) for seed in seeds]
     simulated = [run_measures(simulate(scenario, seed)) for seed in seeds]
     logged = _logged(trace)
@@ -135,37 +142,44 @@ def fit_check(
     for check in CHECKS:
         r = float(np.mean([m[check.key] for m in replayed]))
         s = float(np.mean([m[check.key] for m in simulated]))
+        lg = logged.get(check.key, math.nan)
+        ref, against = (lg, "logs") if math.isfinite(lg) else (r, "replay")
         if check.cannot_tell:
-            within, note = None, check.cannot_tell
-        elif not (math.isfinite(r) and math.isfinite(s)):
+            within, note, against = None, check.cannot_tell, ""
+        elif not (math.isfinite(ref) and math.isfinite(s)):
             within, note = None, "no value in one of the runs"
         else:
-            error = abs(s - r) if check.kind == "absolute" else abs(s / r - 1.0) if r else math.inf
-            within, note = bool(error <= check.tolerance), ""
+            error = abs(s - ref) if check.kind == "absolute" else abs(s / ref - 1.0) if ref else math.inf
+            within = bool(error <= check.tolerance)
+            note = "" if against == "logs" else "the logs alone cannot say: held to the replay"
         rows.append(
             {
                 "measure": check.key,
                 "label": check.label,
-                "logged": logged.get(check.key, math.nan),
+                "logged": lg,
                 "replay": r,
                 "simulated": s,
+                "against": against,
                 "tolerance": f"±{100 * check.tolerance:g}" + (" pp" if check.kind == "absolute" else "%"),
                 "within": within,
                 "note": note,
             }
         )
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    table.attrs["speed"] = speed
+    return table
 
 
 def check_lines(table: pd.DataFrame) -> list[str]:
-    """The check as text: one line per measure, then a verdict line."""
+    """The check as text: the recorded backend's speed, one line per measure, then a verdict line."""
 
     def cell(key: str, value: float) -> str:
         if not math.isfinite(value):
             return "—"
         return f"{100 * value:.1f}%" if "share" in key else f"{value:.3g}"
 
-    out = []
+    speed = table.attrs.get("speed")
+    out = [] if speed is None else speed.lines()[1:]
     for r in table.itertuples():
         verdict = "cannot tell" if r.within is None else ("within" if r.within else "OUTSIDE")
         line = (

@@ -241,6 +241,7 @@ class _Rollout:
                 chars += n
             elif line.kind == "response_item" and sub == "message":
                 chars += _length(p.get("content"))  # the human's or the instructions' message
+                self.report.ignore(OTHER_LINES)
             elif not (line.kind == "event_msg" and sub == "token_count"):
                 self.report.ignore(OTHER_LINES)
         if trailing:

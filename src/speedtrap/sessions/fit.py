@@ -47,6 +47,7 @@ from scipy import stats
 
 from speedtrap.config.scenario import Scenario
 from speedtrap.sessions.load import Sessions
+from speedtrap.sessions.plain_trace import estimated_outputs
 from speedtrap.sessions.structure import (
     LONG_GAP_S,
     concurrency,
@@ -341,8 +342,12 @@ def fit_scenario(sessions: Sessions, base: Scenario | None = None, *, level: flo
     f.lognormal(
         "task_mix.initial_context_tokens", first["input_tokens"].to_numpy(), "sessions", label="first input"
     )
+    estimated = estimated_outputs(folded)
     f.lognormal(
-        "task_mix.output_tokens", folded["output_tokens"].to_numpy(), "requests", label="output tokens"
+        "task_mix.output_tokens",
+        folded["output_tokens"].to_numpy(),
+        f"requests, {estimated} with estimated output" if estimated else "requests",
+        label="output tokens",
     )
     f.lognormal("task_mix.tool_result_tokens", _growth(trace), "requests", label="context growth")
     f.lognormal("task_mix.tool_s", folded["tool_s"].to_numpy(), "tool calls", label="tool seconds")

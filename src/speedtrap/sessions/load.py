@@ -19,6 +19,7 @@ from speedtrap.sessions.plain_trace import (
     LoadReport,
     NoRequestsError,
     concat_traces,
+    estimate_note,
     load_trace_file,
 )
 
@@ -111,4 +112,8 @@ def load_sessions(
         report.note(f"{len(codex)} Codex CLI or Desktop rollout file(s)")
     if not files:
         report.note("no .jsonl, .csv or .parquet file at the paths given")
-    return Sessions(concat_traces(frames), report)
+    trace = concat_traces(frames)
+    note = estimate_note(trace, "output-token figures (fits, replays, costs)")
+    if note:
+        report.note(note)
+    return Sessions(trace, report)

@@ -4,16 +4,22 @@ Each recorded session becomes a task whose agent session runs exactly the record
 same number of turns, input and output tokens, and tool seconds after each — while the chosen
 backend's serving pool times every request (queue, prefill of the uncached input, decode at the
 live rate). The recorded human gaps are re-applied: a session's first gap is its prompt, every
-later one a check-in after the same turn as recorded. What the trace cannot say comes from the
-scenario's developer: review time, when they switch away and come back, how many sessions they
-keep open. Recorded outcomes are kept (no result is re-drawn as wrong: a replay measures what
-speed does to the same work, not what a weaker model would have got wrong). Each developer works
-through their recorded sessions in order and starts again from the first when done, until the
-horizon. Cached input follows the scenario's prompt-cache rules (5-min lifetime by default). On a
-backend whose context window is smaller than the recorded inputs the agent compacts as in any
-simulation, and later inputs grow from the compacted size as recorded. A subagent's requests run
-inside the parent session's tool call that waited on them
-(:func:`~speedtrap.sessions.structure.fold_subagents`): they load the fleet and are billed.
+later one a check-in after the same turn as recorded. The human time between two tasks is the
+logged one: where the logs record the gap before a task (the previous task's review and this
+task's prompt), the replay takes it as the prompt and the previous task gets no review of its own,
+so it does not move with the backend's speed. What the trace cannot say comes from the scenario's
+developer: the first task's prompt and review where the log does not record them, when they
+switch away and come back, how many sessions they keep open. Recorded outcomes are kept (no result
+is re-drawn as wrong: a replay measures what speed does to the same work, not what a weaker model
+would have got wrong). Each developer works through their recorded sessions in order and, when the
+horizon is longer than the logs, starts again from the first: :meth:`ReplayRun.coverage` says how
+many times over, and per-day figures count the repeats (:func:`replay_pair` sets the logs' own
+tasks per developer-day, from their timestamps, beside them). Cached input follows the scenario's
+prompt-cache rules (5-min lifetime by default). On a backend whose context window is smaller than
+the recorded inputs the agent compacts as in any simulation, and later inputs grow from the
+compacted size as recorded. A subagent's requests run inside the parent session's tool call that
+waited on them (:func:`~speedtrap.sessions.structure.fold_subagents`): they load the fleet and are
+billed.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from speedtrap.config.scenario import Scenario
 from speedtrap.models.results import RunResult
 from speedtrap.models.workflow import WorkflowModel
 from speedtrap.serving.request import Request
-from speedtrap.sessions.structure import LONG_GAP_S, fold_subagents, task_starts
+from speedtrap.sessions.structure import LONG_GAP_S, fold_subagents, task_starts, tasks
 
 if TYPE_CHECKING:
     from speedtrap.agents.backend import Backend
@@ -43,6 +49,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RecordedSession",
     "ReplayRun",
+    "logged_tasks_per_day",
     "recorded_backend",
     "recorded_sessions",
     "replay",
@@ -57,8 +64,8 @@ _NEVER = 1 << 62
 class RecordedSession:
     """One recorded session: per request, its tokens and the tool seconds after it; the turn
     counts after which the human checked in (``checkin_after``) and for how long
-    (``checkin_s``); the prompt seconds before it (NaN if not recorded); and the recorded start
-    and end of every request."""
+    (``checkin_s``); the prompt seconds before it (NaN if not recorded); the recorded start
+    and end of every request; and which requests' output tokens are estimates (``estimated``)."""
 
     name: str
     input_tokens: tuple[int, ...]
@@ -70,6 +77,7 @@ class RecordedSession:
     prompt_s: float
     start_s: tuple[float, ...]
     end_s: tuple[float, ...]
+    estimated: tuple[bool, ...] = ()
 
     @property
     def turns(self) -> int:
@@ -85,6 +93,11 @@ def recorded_sessions(trace: pd.DataFrame) -> dict[str, list[RecordedSession]]:
     df = trace.sort_values(["developer", "session", "start_s"], kind="stable")
     for (developer, name), session in df.groupby(["developer", "session"], sort=False):
         starts = np.flatnonzero(task_starts(session) != "")
+        estimated = (
+            (session["estimated"].astype(str) != "").to_numpy()
+            if "estimated" in session.columns
+            else np.zeros(len(session), dtype=bool)
+        )
         for k, (a, b) in enumerate(zip(starts, [*starts[1:], len(session)], strict=True)):
             g = session.iloc[a:b]
             gaps = g["human_gap_s"].to_numpy(float)
@@ -102,6 +115,7 @@ def recorded_sessions(trace: pd.DataFrame) -> dict[str, list[RecordedSession]]:
                     prompt_s=prompt,
                     start_s=tuple(float(x) for x in g["start_s"]),
                     end_s=tuple(float(x) for x in g["end_s"]),
+                    estimated=tuple(bool(x) for x in estimated[a:b]),
                 )
             )
     for sessions in out.values():
@@ -189,6 +203,9 @@ class ReplaySource:
         i = self._issued
         self._issued += 1
         rec = self.sessions[i % len(self.sessions)]
+        following = self.sessions[(i + 1) % len(self.sessions)]
+        # The logged gap before the next task holds this task's review: no review of its own then.
+        review = 0.0 if math.isfinite(following.prompt_s) else 1.0
         a = self._attempts
         task = ReplayTask(
             developer=self.developer,
@@ -196,11 +213,11 @@ class ReplaySource:
             difficulty=self._difficulty,
             base_turns=rec.turns,
             initial_context_tokens=rec.input_tokens[0],
-            prompt_s=rec.prompt_s if rec.prompt_s > 0 else self._prompt_s,
+            prompt_s=rec.prompt_s if math.isfinite(rec.prompt_s) else self._prompt_s,
             u_fail=(math.inf,) * a,  # never wrong: the recorded outcome stands
             u_detect=(math.inf,) * a,
             u_hand=(math.inf,) * a,
-            review_factor=(1.0,) * a,
+            review_factor=(review,) * a,
             diagnose_s=(0.0,) * a,
             hand_fix_s=0.0,
             rework_s=0.0,
@@ -245,8 +262,33 @@ class ReplayRun:
                 "ttft_s": req["ttft_s"].to_numpy(),
                 "decode_s": req["decode_s"].to_numpy(),
                 "output_tokens": req["output_tokens"].to_numpy(),
+                "estimated": [
+                    bool(self.sessions[d][i].estimated[k]) if self.sessions[d][i].estimated else False
+                    for d, i, k in zip(req["developer"], index, req["turn"], strict=True)
+                ],
             }
         )
+
+    def coverage(self) -> dict[str, float]:
+        """How the replay filled its horizon: recorded tasks, tasks started, the most times a
+        developer's recorded tasks were gone through (``passes``: above 1, the logs were looped and
+        per-day figures count the repeats) and the hours the logs span (first request to last,
+        summed over developers)."""
+        started_tasks = self.result.tasks
+        passes = 0.0
+        for d, sessions in enumerate(self.sessions):
+            started = int((started_tasks["developer"] == d).sum()) if len(started_tasks) else 0
+            passes = max(passes, started / len(sessions))
+        hours = sum(
+            (max(s.end_s[-1] for s in sessions) - min(s.start_s[0] for s in sessions)) / 3600.0
+            for sessions in self.sessions
+        )
+        return {
+            "recorded_tasks": float(sum(len(s) for s in self.sessions)),
+            "tasks_started": float(len(started_tasks)),
+            "passes": passes,
+            "logged_hours": hours,
+        }
 
 
 def replay(trace: pd.DataFrame, scenario: Scenario, seed: int | None = None) -> ReplayRun:
@@ -309,11 +351,16 @@ def replay_pair(
 ) -> pd.DataFrame:
     """The trace replayed on its recorded backend and on ``backend`` with the same seed: one row
     per measure of :data:`REPLAY_MEASURES` with what the logs themselves say (``logged``: NaN
-    where they cannot say), both replayed values (``recorded``: on the recorded backend;
-    ``replayed``: on ``backend``) and the change."""
+    where they cannot say; tasks per developer-day from their timestamps), both replayed values
+    (``recorded``: on the recorded backend as ``scenario`` has it, the fitted speed where
+    :func:`~speedtrap.sessions.retime.fit_backend_speed` gave one; ``replayed``: on ``backend``)
+    and the change from the recorded backend. ``attrs["coverage"]`` holds each run's
+    :meth:`ReplayRun.coverage` by backend (how many times the logs were gone through)."""
     rows = {}
+    coverage = {}
     for name in dict.fromkeys((recorded, backend)):
         run = replay(trace, scenario.with_backend(name), seed)
+        coverage[name] = run.coverage()
         summary = run.result.summary()
         req = run.result.requests
         summary["mean_request_s"] = float((req["done_s"] - req["arrival_s"]).mean()) if len(req) else math.nan
@@ -326,7 +373,23 @@ def replay_pair(
             "replayed": [rows[backend][key] for key, _ in REPLAY_MEASURES],
         }
     )
-    logged = {"mean_request_s": float((trace["end_s"] - trace["start_s"]).mean())}
+    logged = {
+        "mean_request_s": float((trace["end_s"] - trace["start_s"]).mean()),
+        "tasks_per_dev_day": logged_tasks_per_day(trace),
+    }
     out.insert(2, "logged", [logged.get(key, math.nan) for key, _ in REPLAY_MEASURES])
     out["change"] = out["replayed"] - out["recorded"]
+    out.attrs["coverage"] = coverage
     return out
+
+
+def logged_tasks_per_day(trace: pd.DataFrame) -> float:
+    """Tasks (:func:`~speedtrap.sessions.structure.tasks`, subagents folded in) per developer-day
+    on which the logs hold a request (UTC calendar days, by the requests' start times); NaN for a
+    trace whose clock is not a date (seconds from zero: one day)."""
+    folded, _ = fold_subagents(trace)
+    if not len(folded):
+        return math.nan
+    days = folded.assign(day=np.floor(folded["start_s"].to_numpy(float) / 86_400.0))
+    developer_days = int(days.groupby(["developer", "day"]).ngroups)
+    return float(len(tasks(folded))) / developer_days if developer_days else math.nan

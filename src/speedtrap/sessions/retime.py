@@ -22,6 +22,7 @@ import pandas as pd
 from scipy import stats
 
 from speedtrap.config.scenario import Scenario
+from speedtrap.sessions.fit import MIN_SAMPLES
 from speedtrap.sessions.replay import ReplayRun, replay, request_timing_error
 from speedtrap.sessions.structure import fold_subagents, tasks
 
@@ -35,9 +36,10 @@ __all__ = [
     "timing_check",
 ]
 
-MIN_SPEED_REQUESTS = 20
+MIN_SPEED_REQUESTS = MIN_SAMPLES
 """Fewest logged requests (with output tokens spread over a factor of 2 or more) a backend speed is
-fitted from."""
+fitted from: as for any fitted parameter (:data:`~speedtrap.sessions.fit.MIN_SAMPLES`); the 95%
+interval of the speed says how little a few requests pin it down."""
 
 
 def timing_check(run: ReplayRun) -> pd.DataFrame:
@@ -57,9 +59,10 @@ class SpeedFit:
     ``decode_speedup`` (× the preset's decode rate, with its 95% interval) and
     ``ttft_overhead_s`` (seconds before the first token beyond queue and prefill; the preset's in
     ``preset_ttft_overhead_s``); the per-request
-    timing error before and after (:func:`~speedtrap.sessions.replay.request_timing_error`), and
-    the scenario with the fitted backend. ``reason`` says why nothing was fitted (then the
-    fields are NaN and ``scenario`` is the one given)."""
+    timing error before and after (:func:`~speedtrap.sessions.replay.request_timing_error`), the
+    scenario with the fitted backend, and how many of the ``n`` requests have estimated output
+    tokens (``estimated``). ``reason`` says why nothing was fitted (then the fields are NaN and
+    ``scenario`` is the one given)."""
 
     backend: str
     n: int
@@ -71,6 +74,7 @@ class SpeedFit:
     after: dict[str, float]
     scenario: Scenario
     reason: str = ""
+    estimated: int = 0
 
     def lines(self) -> list[str]:
         """A few lines for a report."""
@@ -84,6 +88,11 @@ class SpeedFit:
             return [*out, f"backend speed not fitted: {self.reason}"]
         lo, hi = self.decode_speedup_ci
         a = self.after
+        if self.estimated:
+            out.append(
+                f"The speed rests on {self.estimated} of the {self.n} requests whose output tokens are "
+                "estimates (no final count in the log: 1 token per 4 visible characters, a lower bound)."
+            )
         return [
             *out,
             f"To match, {self.backend} would decode at {self.decode_speedup:.3g}× its preset rate (95% "
@@ -107,7 +116,10 @@ def fit_backend_speed(
 
     def unfitted(reason: str) -> SpeedFit:
         preset = base.backends[backend].ttft_overhead_s
-        return SpeedFit(backend, len(check), math.nan, nan, math.nan, preset, before, before, base, reason)
+        estimated = int(check["estimated"].sum())
+        return SpeedFit(
+            backend, len(check), math.nan, nan, math.nan, preset, before, before, base, reason, estimated
+        )
 
     decode = check["decode_s"].to_numpy(float)
     y = (check["recorded_s"] - check["ttft_s"]).to_numpy(float)
@@ -133,8 +145,18 @@ def fit_backend_speed(
         {f"backends.{backend}.decode_speedup": speedup, f"backends.{backend}.ttft_overhead_s": overhead}
     )
     after = request_timing_error(replay(trace, fitted, seed))
+    estimated = int(check["estimated"].to_numpy(bool)[ok].sum())
     return SpeedFit(
-        backend, int(ok.sum()), speedup, ci, overhead, spec.ttft_overhead_s, before, after, fitted
+        backend,
+        int(ok.sum()),
+        speedup,
+        ci,
+        overhead,
+        spec.ttft_overhead_s,
+        before,
+        after,
+        fitted,
+        estimated=estimated,
     )
 
 
