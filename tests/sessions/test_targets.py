@@ -92,7 +92,9 @@ def _trace(rows: list[tuple[str, float, float, float, float, str]]) -> pd.DataFr
 
 def test_signatures_of_a_trace_with_known_check_ins() -> None:
     """Session a: a 20 s stretch answered in 5 s, a 400 s stretch answered in 200 s (interrupted
-    once); session b: a 30 s stretch answered in 8 s, then a 10 s stretch answered in 12 s."""
+    once); session b: a 30 s stretch answered in 8 s, a 10 s stretch answered in 12 s, then a 5 s
+    stretch ended by a message 0.01 s after the agent stopped (typed while it worked: an
+    interruption, not a response)."""
     trace = _trace(
         [
             ("a", 0.0, 20.0, 0.0, np.nan, ""),
@@ -102,6 +104,7 @@ def test_signatures_of_a_trace_with_known_check_ins() -> None:
             ("b", 0.0, 30.0, 0.0, np.nan, ""),
             ("b", 38.0, 48.0, 0.0, 8.0, ""),
             ("b", 60.0, 65.0, 0.0, 12.0, ""),
+            ("b", 65.01, 70.0, 0.0, 0.01, ""),
         ]
     )
     table = trace_targets(trace, n_boot=200).set_index("statistic")
@@ -112,9 +115,9 @@ def test_signatures_of_a_trace_with_known_check_ins() -> None:
     assert table.loc["response_median_after_long", "value"] == 200.0
     assert table.loc["response_median_after_short", "value"] == 8.0
     assert table.loc["response_stretch_rank_correlation", "n"] == 4
-    # 1 interrupted request in 6 stretches (two per session and the last, unanswered, of each)
-    assert table.loc["interruptions_per_stretch", "value"] == pytest.approx(1 / 6)
-    assert table.loc["interruptions_per_stretch", "n"] == 6
+    # an interrupted request and a message typed ahead in 7 stretches (3 in a, 4 in b)
+    assert table.loc["interruptions_per_stretch", "value"] == pytest.approx(2 / 7)
+    assert table.loc["interruptions_per_stretch", "n"] == 7
 
 
 def test_the_script_writes_both_tables_from_the_vendored_excerpts(

@@ -14,6 +14,7 @@ from speedtrap.analysis.signatures import (
     AWAY_GAP_S,
     FAST_RESPONSE_S,
     LONG_STRETCH_S,
+    MIN_RESPONSE_S,
     SHORT_STRETCH_S,
     SIGNATURE_STATISTICS,
     signature_bootstrap,
@@ -57,7 +58,7 @@ def test_a_developer_who_always_leaves_answers_slowly_after_every_stretch() -> N
 
 
 def test_thresholds_are_the_stated_ones_and_their_edges() -> None:
-    assert (FAST_RESPONSE_S, SHORT_STRETCH_S, LONG_STRETCH_S) == (15.0, 60.0, 300.0)
+    assert (FAST_RESPONSE_S, SHORT_STRETCH_S, LONG_STRETCH_S, MIN_RESPONSE_S) == (15.0, 60.0, 300.0, 1.0)
     assert AWAY_GAP_S == LONG_GAP_S  # the logs' time away and the signatures' agree
     # exactly 15 s is fast; a stretch of exactly 60 s is not short, of exactly 300 s not long
     v = signature_values([59.9, 60.0, 300.0, 300.1], [15.0, 1.0, 1.0, 15.01])
@@ -66,12 +67,14 @@ def test_thresholds_are_the_stated_ones_and_their_edges() -> None:
     assert v["response_median_after_short"] == 15.0
 
 
-def test_time_away_and_broken_pairs_are_left_out() -> None:
+def test_time_away_messages_typed_ahead_and_broken_pairs_are_left_out() -> None:
     stretch = [10.0, 10.0, 10.0, math.nan, 10.0, -1.0]
     response = [2.0, AWAY_GAP_S, 5_000.0, 1.0, math.inf, 1.0]
     v = signature_values(stretch, response)
     assert v["fast_response_share_after_short"] == 1.0  # only (10, 2) is a pair
     assert v["response_median_after_short"] == 2.0
+    typed_ahead = signature_values([10.0, 20.0, 30.0], [0.01, MIN_RESPONSE_S, 4.0])
+    assert typed_ahead["response_median_after_short"] == pytest.approx((MIN_RESPONSE_S + 4.0) / 2)
     with pytest.raises(ValueError, match="differ in shape"):
         signature_values([1.0, 2.0], [1.0])
 

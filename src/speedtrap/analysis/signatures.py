@@ -39,8 +39,12 @@ The thresholds were fixed from the sources before any simulated output was looke
 
 A response of :data:`AWAY_GAP_S` or more is not a check-in response: the logs cannot tell it from
 time away before a new task (:data:`speedtrap.sessions.structure.LONG_GAP_S`, the same 30 min), so
-both sides drop it. A statistic with no pair behind it is NaN; the rank correlation needs at least
-:data:`MIN_CORRELATION_PAIRS` pairs and some spread in both.
+both sides drop it. Nor is one under :data:`MIN_RESPONSE_S`: nobody reads a check-in and types and
+sends a reply within 1 s (the keystroke-level model: 1.35 s of mental preparation before the first
+of ≈0.2–0.3 s keystrokes, Card, Moran & Newell 1983); such a message was typed while the agent still
+worked (Codex sends it after the running tool call) and counts as an interruption in the logs
+(:func:`speedtrap.sessions.targets.trace_targets`). A statistic with no pair behind it is NaN; the
+rank correlation needs at least :data:`MIN_CORRELATION_PAIRS` pairs and some spread in both.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ __all__ = [
     "FAST_RESPONSE_S",
     "LONG_STRETCH_S",
     "MIN_CORRELATION_PAIRS",
+    "MIN_RESPONSE_S",
     "SHORT_STRETCH_S",
     "SIGNATURE_STATISTICS",
     "SignatureEstimate",
@@ -82,6 +87,10 @@ AWAY_GAP_S = 1_800.0
 """Responses of 30 min or more are time away, not check-in responses (the logs start a new task
 after such a gap: ``speedtrap.sessions.structure.LONG_GAP_S``)."""
 
+MIN_RESPONSE_S = 1.0
+"""A human message less than 1 s after the agent stopped was typed while it worked: not a response
+(keystroke-level model, Card, Moran & Newell 1983: 1.35 s to prepare, ≈0.2–0.3 s a keystroke)."""
+
 MIN_CORRELATION_PAIRS = 3
 """The fewest pairs a rank correlation is computed from (NaN below)."""
 
@@ -100,13 +109,13 @@ def signature_pairs(
     response_s: Sequence[float] | np.ndarray,
     away_gap_s: float = AWAY_GAP_S,
 ) -> np.ndarray:
-    """Which (stretch, response) pairs the signatures use: both finite and ≥ 0, the response
-    shorter than ``away_gap_s``. A boolean mask."""
+    """Which (stretch, response) pairs the signatures use: both finite, the stretch ≥ 0, the response
+    at least :data:`MIN_RESPONSE_S` and shorter than ``away_gap_s``. A boolean mask."""
     s = np.asarray(stretch_s, dtype=float)
     r = np.asarray(response_s, dtype=float)
     if s.shape != r.shape:
         raise ValueError(f"stretch and response arrays differ in shape: {s.shape} and {r.shape}")
-    return np.isfinite(s) & np.isfinite(r) & (s >= 0) & (r >= 0) & (r < away_gap_s)
+    return np.isfinite(s) & np.isfinite(r) & (s >= 0) & (r >= MIN_RESPONSE_S) & (r < away_gap_s)
 
 
 def _rank_correlation(s: np.ndarray, r: np.ndarray) -> float:

@@ -18,8 +18,9 @@ short / _long, response_median  over the check-ins: (seconds of the stretch a ch
 _after_short / _long, response  human gap after it) — the share of responses ≤ 15 s and the median
 _stretch_rank_correlation       response after stretches < 60 s and > 300 s, and Spearman's rank
                                 correlation of response with stretch
-interruptions_per_stretch       requests the human interrupted (``rework == "interrupted"``) per
-                                agent stretch: a human message while the agent still worked
+interruptions_per_stretch       human messages while the agent still worked, per agent stretch:
+                                requests the human interrupted (``rework == "interrupted"``) and
+                                messages sent within 1 s of the agent's stop (typed during it)
 ==============================  ====================================================================
 
 Each comes with a percentile bootstrap 95% interval over sessions (resampled with replacement;
@@ -38,7 +39,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from speedtrap.analysis.signatures import SIGNATURE_STATISTICS, signature_bootstrap
+from speedtrap.analysis.signatures import MIN_RESPONSE_S, SIGNATURE_STATISTICS, signature_bootstrap
 from speedtrap.sessions.structure import LONG_GAP_S, concurrency, fold_subagents, stretches, with_structure
 
 __all__ = ["TARGET_STATISTICS", "trace_targets"]
@@ -180,7 +181,7 @@ def trace_targets(
                 "n": estimate.n,
             }
         )
-    per_stretch = _interruptions(df)
+    per_stretch = _interruptions(df, st)
     stretch_groups = per_stretch["developer"].astype(str) + "/" + per_stretch["session"].astype(str)
     add("interruptions_per_stretch", per_stretch["interrupted"], stretch_groups, _mean)
     return pd.DataFrame(rows)
@@ -190,12 +191,19 @@ def _mean(x: np.ndarray) -> float:
     return float(np.mean(x)) if len(x) else math.nan
 
 
-def _interruptions(df: pd.DataFrame) -> pd.DataFrame:
-    """Requests the human interrupted in each agent stretch (``df``: :func:`with_structure`'s
-    table): developer, session, stretch, interrupted."""
+def _interruptions(df: pd.DataFrame, st: pd.DataFrame) -> pd.DataFrame:
+    """Human messages while the agent still worked, per agent stretch (``df``: :func:`with_structure`'s
+    table; ``st``: :func:`stretches`'): the requests the human interrupted in it, and the message that
+    ended it if it came less than :data:`~speedtrap.analysis.signatures.MIN_RESPONSE_S` after the
+    agent's stop. Columns developer, session, stretch, interrupted."""
     rework = df["rework"] if "rework" in df.columns else pd.Series("", index=df.index)
     out = df.assign(
         stretch=df.groupby(["developer", "session"])["human"].cumsum(),
         interrupted=(rework.astype(str) == "interrupted").astype(float),
     )
-    return out.groupby(["developer", "session", "stretch"], sort=False)["interrupted"].sum().reset_index()
+    key = ["developer", "session", "stretch"]
+    counts = out.groupby(key, sort=False)["interrupted"].sum().reset_index()
+    typed_ahead = st.assign(ahead=(st["gap_after_s"] < MIN_RESPONSE_S).astype(float))[[*key, "ahead"]]
+    counts = counts.merge(typed_ahead, on=key, how="left")
+    counts["interrupted"] += counts["ahead"].fillna(0.0)
+    return counts.drop(columns=["ahead"])
