@@ -13,6 +13,8 @@
 * ``parameters.csv``: the parameters as this calibration varied them (``path``, ``low``, ``high``,
   ``scale``, ``integer``, ``source``), so the runs can be read back on their own ranges;
 * ``ensemble.csv``: the kept parameter sets (:mod:`speedtrap.experiments.ensemble`);
+* ``leave_one_study_out.csv``: each fitted study's targets as predicted by the checked points that
+  every other study keeps (:func:`study_holdout`);
 * ``least_implausible.csv``: the :data:`ENSEMBLE_AIM` checked sets of least maximum implausibility,
   least first (:func:`least_implausible`: ``member``, ``point``, ``max_implausibility``, the
   parameters), the stand-in ``experiments/calibrate.py --store`` keeps when no set passed;
@@ -28,6 +30,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from speedtrap.analysis.history_matching import CUTOFF
+from speedtrap.analysis.study_holdout import StudyTarget, leave_one_study_out
 from speedtrap.experiments.calibration import ENSEMBLE_AIM, HistoryMatchingResult
 from speedtrap.experiments.ensemble import ENSEMBLE_FILE, write_ensemble
 from speedtrap.plots.history_matching import (
@@ -77,6 +81,31 @@ def stored_members(result: HistoryMatchingResult) -> tuple[pd.DataFrame, str]:
     )
 
 
+HOLDOUT_FILE = "leave_one_study_out.csv"
+"""The calibration's leave-one-study-out table (:func:`study_holdout`)."""
+
+
+def study_holdout(check: pd.DataFrame, targets: pd.DataFrame, cutoff: float = CUTOFF) -> pd.DataFrame:
+    """:func:`speedtrap.analysis.study_holdout.leave_one_study_out` of a final check over the fitted
+    targets of ``targets`` (the workflow targets table: ``study``, ``role``, tolerances) whose
+    statistics the check recorded."""
+    from speedtrap.validation.workflow import FITTED_ROLES, accepted_range
+
+    fitted = targets[targets["role"].isin(FITTED_ROLES)] if "role" in targets else targets
+    study_targets = [
+        StudyTarget(
+            str(row["id"]),
+            str(row["statistic"]),
+            str(row.get("study", row["id"])),
+            float(row["published"]),
+            *accepted_range(row),
+        )
+        for _, row in fitted.iterrows()
+        if f"I:{row['statistic']}" in check.columns
+    ]
+    return leave_one_study_out(check, study_targets, cutoff=cutoff)
+
+
 def write_calibration(result: HistoryMatchingResult, out: str | Path) -> list[Path]:
     """Write the calibration's tables and figures into ``out`` (see the module docstring); returns
     the paths written. When no point passed the final check, ``ensemble.csv`` holds its header
@@ -120,6 +149,7 @@ def write_calibration(result: HistoryMatchingResult, out: str | Path) -> list[Pa
         csv(result.check, "check.csv")
     if not result.check.empty:
         csv(least_implausible(result), "least_implausible.csv")
+        csv(study_holdout(result.check, result.setup.target_table), HOLDOUT_FILE)
     if result.ensemble.empty:  # the header alone: load_ensemble says that no member passed
         csv(result.ensemble, ENSEMBLE_FILE)
     else:

@@ -38,6 +38,7 @@ __all__ = [
     "ROLES",
     "TARGETS_FILE",
     "WorkflowCheck",
+    "accepted_range",
     "era_table",
     "load_targets",
     "run_plan",
@@ -281,7 +282,7 @@ class WorkflowCheck:
 def _passes(row: pd.Series, value: float) -> bool:
     if not math.isfinite(value):
         return False
-    low, high = _accepted_range(row)
+    low, high = accepted_range(row)
     return bool(low <= value <= high)
 
 
@@ -332,8 +333,8 @@ def validate_workflow(
                 "n": n,
                 "relative_error": mean / row["published"] - 1.0 if row["published"] else math.nan,
                 "tolerance": _tolerance_text(row),
-                "accept_low": _accepted_range(row)[0],
-                "accept_high": _accepted_range(row)[1],
+                "accept_low": accepted_range(row)[0],
+                "accept_high": accepted_range(row)[1],
                 "passed": _passes(row, mean),
                 "role": row.get("role", "calibration"),
                 "source": row["source"],
@@ -342,7 +343,7 @@ def validate_workflow(
     return WorkflowCheck(pd.DataFrame(rows), runs)
 
 
-def _accepted_range(row: pd.Series) -> tuple[float, float]:
+def accepted_range(row: pd.Series) -> tuple[float, float]:
     """The simulated values that pass, in the target's unit (the tolerance as an interval)."""
     kind, published = row["tolerance_kind"], float(row["published"])
     if kind == "inside_interval":
