@@ -147,3 +147,11 @@ def test_figures_on_estimated_output_tokens_say_how_many_requests_they_rest_on(r
     assert "12 requests, 5 with estimated output" in fitted.values["task_mix.output_tokens.median"][1]
     assert "5 with estimated output" in scenario_toml(fitted)
     assert not any("estimates" in n for n in load_sessions([real / "codex"]).report.notes)
+
+
+def test_a_codex_desktop_session_replays_on_its_fitted_backend_within_the_acceptance(real: Path) -> None:
+    """The public Codex Desktop session of tests/sessions/data/real-checkins/ (83 requests)."""
+    _, fit = _fitted(real.parent / "real-checkins")
+    assert fit.n == 83 and fit.estimated == 0
+    assert fit.after["median_abs_rel_error"] <= MEDIAN_TOLERANCE
+    assert abs(fit.after["total_ratio"] - 1.0) <= TOTAL_TOLERANCE
