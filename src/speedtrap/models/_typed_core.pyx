@@ -461,6 +461,8 @@ cdef class Pool:
         free(self.done_buf)
 
     cdef double prefill_s(self, long uncached) except? -1:
+        """ServingPool's prefill time of ``uncached`` tokens (``pool_prefill_s``, through
+        StepPhysics.prefill_compute), memoised; refused as the pool refuses an invalid one."""
         cached = self.prefill_memo.get(uncached)
         if cached is not None:
             return <double> cached
@@ -473,9 +475,11 @@ cdef class Pool:
     # -- placement heap ------------------------------------------------------------------------
 
     cdef void loads_push(self, int i) noexcept:
+        """Admission's placement heap (``Admission._rebuild_loads``): one entry for replica ``i``."""
         heap_push(self.loads, &self.nloads, (<long> self.reps[i].streams << 20) | i)
 
     cdef void note_load(self, int i) noexcept:
+        """Admission's note that replica ``i``'s load changed (its placement key is stale)."""
         cdef int j
         if self.nloads > self.loads_limit:
             self.nloads = 0
@@ -520,12 +524,15 @@ cdef class Pool:
     # -- statistics ----------------------------------------------------------------------------
 
     cdef void notes_push(self, double at) noexcept:
+        """ReplicaClock's folded prefill ends still to integrate (``ReplicaClock._catch_up_notes``)."""
         if self.nnotes == self.notes_cap:
             self.notes_cap *= 2
             self.notes = <double*> realloc(self.notes, self.notes_cap * sizeof(double))
         heap_push(self.notes, &self.nnotes, at)
 
     cdef void integrate(self, double now) noexcept:
+        """ServingPool's time-averaged statistics (``ServingPool._time_average``) up to ``now``,
+        folded prefill ends included as ``ReplicaClock._catch_up_notes`` counts them."""
         cdef double at, dt
         while self.nnotes and self.notes[0] <= now:
             at = heap_pop(self.notes, &self.nnotes)
@@ -544,6 +551,8 @@ cdef class Pool:
 
     cdef long submit(self, double now, long input_tokens, long cached_tokens, long output_tokens,
                      long session, long dev, long task, long attempt, long turn) except -1:
+        """ServingPool.submit (speedtrap.serving.pool): a request arrives; refused as the pool refuses
+        one no replica could hold; admitted where ``Admission._place`` finds room, else queued FIFO."""
         cdef long i
         cdef Req* q
         cdef int r
@@ -586,6 +595,7 @@ cdef class Pool:
         return i
 
     cdef void grow_queue(self) noexcept:
+        """The waiting queue's ring, doubled (storage only: ``Admission``'s deque in the Mesa model)."""
         cdef long* q = <long*> malloc(2 * self.qcap * sizeof(long))
         cdef long k
         for k in range(self.qlen):
@@ -596,6 +606,7 @@ cdef class Pool:
         self.qcap *= 2
 
     cdef void unfold(self, Replica* r, long i) noexcept:
+        """ReplicaClock._unfold (speedtrap.serving.replica_clock): a folded prefill end taken out."""
         cdef Req* q = &self.reqs.r[i]
         cdef double at = q.first_token_s
         cdef Mark m
@@ -621,12 +632,15 @@ cdef class Pool:
             self.reheap_notes()
 
     cdef void reheap_notes(self) noexcept:
+        """The folded prefill ends re-heaped after an unfold (as ``ReplicaClock._unfold`` leaves them)."""
         cdef long n = self.nnotes, k
         self.nnotes = 0
         for k in range(n):
             self.notes_push(self.notes[k])
 
     cdef void admit(self, long i, int ri, double now) except *:
+        """Admission._admit (speedtrap.serving.admission): a request admitted to replica ``ri`` at ``now``:
+        its prefill, its first token and its place among the replica's streams."""
         cdef Replica* r = &self.reps[ri]
         cdef Req* q = &self.reqs.r[i]
         cdef long fold = r.fold
@@ -661,6 +675,7 @@ cdef class Pool:
             self.start_decoding(r, i, now)
 
     cdef void start_decoding(self, Replica* r, long i, double now) noexcept:
+        """ReplicaClock._start_decoding: a request whose prefill ended joins the decoding batch."""
         cdef Req* q = &self.reqs.r[i]
         cdef Mark m
         if r.decoding:
@@ -679,6 +694,8 @@ cdef class Pool:
         r.sum_vstart += r.v_tok
 
     cdef void retime(self, int ri, double now) except *:
+        """ReplicaClock._retime: the replica's decode progress to ``now`` and its next wake-up at the
+        live decode rate (``StepPhysics.decode_rate``, the pool's flat decode-rate function)."""
         cdef Replica* r = &self.reps[ri]
         cdef double start = now, v, context, room, rate, head, due, at
         cdef int n = r.decoding, batch
@@ -744,6 +761,8 @@ cdef class Pool:
             self.events_scheduled += 1
 
     cdef void wake(self, int ri, double now, Core core) except *:
+        """ReplicaClock.wake and ServingPool._on_wake: requests finished by ``now`` handed to the core
+        (``Session._on_request_done``), then the queue dispatched."""
         cdef Replica* r = &self.reps[ri]
         cdef double v
         cdef Mark m
@@ -813,6 +832,7 @@ cdef class Pool:
         self.ntally = 0
 
     cdef void dispatch(self, double now) except *:
+        """Admission._dispatch: waiting requests admitted in FIFO order while a replica has room."""
         cdef long i
         cdef int ri
         cdef Req* q
@@ -832,6 +852,7 @@ cdef class Pool:
                 self.ndirty += 1
 
     cdef void flush(self, double now) except *:
+        """ReplicaClock._flush: every dirty replica retimed at ``now``."""
         cdef int k
         for k in range(self.ndirty):
             self.retime(self.dirty[k], now)
@@ -869,6 +890,7 @@ cdef class CTask:
 
 
 cdef class CSession:
+    """An agent session's state (speedtrap.agents.session.Session): turns, stretches, check-ins."""
     cdef long id, attempt, planned_turns, turns_done, checkins_done, output_tokens, need
     cdef long stretches, stretch_start, next_checkin, transcript, transcript_left, req
     cdef bint wrong, new_transcript, random_stretches, has_left
@@ -881,6 +903,8 @@ cdef class CSession:
 
 
 cdef class CDev:
+    """A developer's state (speedtrap.agents.developer.Developer): activity, focus, sessions, what
+    waits for them, and their AttentionRule."""
     cdef long index, activity, max_sessions, then, away_version
     cdef double since, idle_total_s, other_left_s, episode_patience_s, estimate
     cdef double prompt_cache_s
@@ -900,6 +924,10 @@ cdef inline bint interruptible(CDev d) noexcept:
 
 
 cdef class Core:
+    """One run of the workflow model (speedtrap.models.workflow.WorkflowModel): its event loop, one
+    backend's serving pool (speedtrap.agents.backend.Backend), the developers (Developer), their
+    sessions (Session) and tasks (Task), rule for rule and draw for draw; each method names the Mesa
+    method it mirrors, which is the reference (a rule is written there first)."""
     cdef EventLoop loop
     cdef Requests reqs
     cdef Pool pool
@@ -919,6 +947,8 @@ cdef class Core:
     cdef bint keep_stretches
 
     def __cinit__(self, scenario, seed, str name, str tier, speed, info, bint tables=True):
+        """WorkflowModel.__init__: the streams spawned from the root ``seed``, the backend, the
+        developers (Developer.__init__, each with its TaskSource and AttentionRule) and their start."""
         cdef CDev d
         cdef long i, k
         from speedtrap.agents.attention import AttentionRule
@@ -1062,6 +1092,8 @@ cdef class Core:
     # -- sessions (speedtrap.agents.session) ---------------------------------------------------
 
     cdef CSession open_session(self, CDev d, CTask t, long attempt):
+        """Developer._open_session and Session.__init__ (speedtrap.agents.session): the session's
+        draws (TurnDraws), its failure (``Session.failure_prob``), planned turns and first check-in."""
         from speedtrap.agents.task import TurnDraws
         cdef CSession s = CSession()
         task = t.task
@@ -1109,6 +1141,8 @@ cdef class Core:
         return s
 
     cdef long stretch_end(self, CSession s, long start):
+        """Session._stretch_end: the turn at which the stretch starting after turn ``start`` stops for a
+        check-in (fixed ``checkin_every_turns``, or drawn by ``TurnDraws.stretch_turns``)."""
         s.stretch_start = start
         if not s.random_stretches:
             return start + <long> s.checkin_every
@@ -1117,6 +1151,7 @@ cdef class Core:
         return start + s.draws.stretch_turns(j, s.checkin_every, s.stretch_sigma)
 
     cdef long transcript_length(self, CSession s):
+        """Session._transcript_length: stretches until a fresh prompt starts a new transcript."""
         cdef double mean = s.per_transcript, u
         if mean == 0.0:
             return 1 << 62
@@ -1126,6 +1161,7 @@ cdef class Core:
         return 1 + <long> (log1p(-u) / log1p(-1.0 / mean))
 
     cdef void advance(self, CSession s) except *:
+        """Session.advance: the agent's next turn, or its stop for a check-in or the review."""
         cdef double now = self.loop.now
         if s.log:
             (<list> s.log[len(s.log) - 1])[2] = now
@@ -1134,6 +1170,7 @@ cdef class Core:
         self.start_turn(s, now)
 
     cdef void start_turn(self, CSession s, double now) except *:
+        """Session._start_turn: one agent turn's request (context, prompt cache, compaction) submitted."""
         cdef long k = s.turns_done, out, context, cached = 0
         cdef CTask t = s.task
         if k >= len(s.out):
@@ -1159,6 +1196,7 @@ cdef class Core:
             ) from None
 
     cdef void request_done(self, long i) except *:
+        """Session._on_request_done: a turn's request finished (tokens, cost), its tool call begun."""
         cdef Req* q = &self.reqs.r[i]
         cdef CSession s = <CSession> self.sessions[q.session]
         cdef CTask t = s.task
@@ -1187,6 +1225,8 @@ cdef class Core:
         self.loop.push(s.tool_end_s, TOOL, s.id, 0)
 
     cdef void tool_done(self, CSession s) except *:
+        """Session._on_tool_done: the tool call ended; the next turn, or a check-in (``done >=
+        next_checkin``) or the review handed to the developer (``Developer.take_session``)."""
         cdef CDev d = s.dev
         cdef double now = s.tool_end_s
         cdef long done
@@ -1211,6 +1251,7 @@ cdef class Core:
                 self.maybe_leave(d, self.expected_wait_s(d, s))
 
     cdef void judge_checkin(self, CSession s, long done) except *:
+        """Session._judge_checkin: the developer judges a check-in (``reject_prob``: the stretch redone)."""
         s.task.outputs += 1
         if self.reject_prob > 0.0 and s.draws.review_uniform() < self.reject_prob:
             s.task.outputs_rejected += 1
@@ -1223,6 +1264,7 @@ cdef class Core:
             s.new_transcript = False
 
     cdef double next_checkin_s(self, CSession s) except? -1:
+        """Session.next_checkin_s: seconds the developer spends on the check-in."""
         cdef double v
         if s.new_transcript:
             s.new_transcript = False
@@ -1237,6 +1279,8 @@ cdef class Core:
     # -- developers (speedtrap.agents.developer, attention) -----------------------------------
 
     cdef double expected_wait_s(self, CDev d, CSession s) noexcept:
+        """Developer.expected_wait_s and AttentionRule.expected_wait_s: the wait the developer expects
+        for session ``s`` (turns left × the learnt turn time)."""
         cdef double turns
         if s.random_stretches:
             turns = s.checkin_every  # the mean of a random stretch (memoryless)
@@ -1245,6 +1289,8 @@ cdef class Core:
         return turns * (d.estimate if d.has_estimate else self.turn_prior)
 
     cdef void note_turn_end(self, CDev d, CSession s, double turn_s, double now) noexcept:
+        """Developer.note_turn_end and AttentionRule.learn_turn: the turn time learnt (``turn_memory``),
+        and ``Developer.reconsider`` while waiting."""
         if d.has_estimate:
             d.estimate = d.estimate + self.turn_memory * (turn_s - d.estimate)
         else:
@@ -1254,6 +1300,8 @@ cdef class Core:
             self.charge(d, now)
 
     cdef void charge(self, CDev d, double now) noexcept:
+        """Developer._charge: the current activity's seconds since ``since`` charged to the ledger
+        categories (waiting split into queue, time to first token, generation and tool as ``Ledger`` does)."""
         cdef double since = d.since, b1, b2, b3, admitted, first, done, tool_end
         cdef double* row = d.seconds
         cdef CSession f
@@ -1288,6 +1336,7 @@ cdef class Core:
         d.since = now
 
     cdef double resumption_mean_s(self, double away_s) noexcept:
+        """Attention.resumption_mean_s (speedtrap.config.developer): the mean resumption after ``away_s``."""
         cdef double lng, short
         if away_s <= 0.0:
             return 0.0
@@ -1296,6 +1345,8 @@ cdef class Core:
         return short + self.res_max * lng * lng
 
     cdef double other_resumption_mean_s(self, CDev d, double now) noexcept:
+        """Attention.other_work_resumption_mean_s after the time since other work was left (0 before
+        any that day), as ``Developer._fill_gap`` asks it."""
         cdef double away_s, lng, short
         if not d.has_other_left:
             return 0.0
@@ -1307,6 +1358,8 @@ cdef class Core:
         return short + self.ow_max * lng * lng
 
     cdef void maybe_leave(self, CDev d, double expected_s) except *:
+        """Developer._maybe_leave with AttentionRule.leaves: leave a wait longer than the episode's
+        patience."""
         cdef bint only_other
         if expected_s <= d.episode_patience_s:
             return
@@ -1317,6 +1370,7 @@ cdef class Core:
         self.fill_gap(d)
 
     cdef void set_activity(self, CDev d, long activity, CSession focus, CTask task) except *:
+        """Developer._set: the activity, focus and task changed (the previous one charged first)."""
         cdef double now = self.loop.now
         cdef CSession old
         self.charge(d, now)
@@ -1343,11 +1397,14 @@ cdef class Core:
 
     cdef void begin(self, CDev d, long activity, double duration_s, CSession focus, long then,
                     CTask task=None) except *:
+        """Developer._begin: a human step of ``duration_s`` seconds, then ``then``
+        (Developer._on_step_done)."""
         self.set_activity(d, activity, focus, task)
         d.then = then
         self.loop.push(self.loop.now + duration_s, STEP, d.index, 0)
 
     cdef void step_done(self, CDev d) except *:
+        """Developer._on_step_done: the continuation of the human step that ended."""
         cdef long then = d.then
         d.then = THEN_NONE
         if then == THEN_HAND_OFF:
@@ -1375,6 +1432,7 @@ cdef class Core:
                 self.go_away(d, OTHER_WORK)
 
     cdef void start_new_task(self, CDev d) except *:
+        """Developer._start_new_task: the backlog's next task (TaskSource.next) and its first session."""
         cdef CTask t = CTask()
         task = d.tasks.next()
         task.owner = None
@@ -1401,6 +1459,8 @@ cdef class Core:
         self.begin(d, PROMPTING, task.prompt_s, s, THEN_HAND_OFF)
 
     cdef void hand_off(self, CDev d) except *:
+        """Developer._hand_off: the session handed to the agent; the developer serves what waits or waits
+        (a new attention episode) and may leave (``_watch_or_leave``)."""
         cdef CSession s = d.focus
         if d.pending:
             self.serve(d, d.pending.popleft())
@@ -1413,6 +1473,8 @@ cdef class Core:
             self.maybe_leave(d, self.expected_wait_s(d, s))
 
     cdef void fill_gap(self, CDev d) except *:
+        """Developer._fill_gap: what waits, a new task (room for a session), idle, or other work after
+        its resumption (Developer._enter_other_work)."""
         cdef double overhead_s
         if d.pending:
             self.serve(d, d.pending.popleft())
@@ -1430,6 +1492,8 @@ cdef class Core:
                 self.go_away(d, OTHER_WORK)
 
     cdef void go_away(self, CDev d, long activity) except *:
+        """Developer._go_away: idle or other work, looking again after an away episode
+        (AttentionRule.away_episode_s)."""
         cdef double away_s
         self.set_activity(d, activity, None, None)
         away_s = d.attention.away_episode_s()
@@ -1438,6 +1502,7 @@ cdef class Core:
             self.loop.push(self.loop.now + away_s, AWAY, d.index, d.away_version)
 
     cdef void away_end(self, CDev d) except *:
+        """Developer._on_away_end: back from an away episode: serve what waits, else away again."""
         cdef double away_s
         d.away_pending = False
         d.away_version += 1
@@ -1449,6 +1514,8 @@ cdef class Core:
             self.loop.push(self.loop.now + away_s, AWAY, d.index, d.away_version)
 
     cdef void take_session(self, CDev d, CSession s) except *:
+        """Developer.take_session: a session needs the developer: at once, or queued behind the current
+        step (``interruptible``)."""
         if d.away_pending:
             d.pending.append(s)
         elif d.activity == WAITING and d.focus is s:
@@ -1459,6 +1526,8 @@ cdef class Core:
             d.pending.append(s)
 
     cdef void defect(self, CTask t) except *:
+        """Task.on_defect_surfaced and Developer.take_rework: an escaped defect surfaces; its rework is
+        served at once or queued."""
         cdef CDev d = <CDev> self.devs[t.dev]
         t.task.surfaced_s = self.loop.now
         if d.away_pending:
@@ -1469,6 +1538,8 @@ cdef class Core:
             d.pending.append(t)
 
     cdef void serve(self, CDev d, item) except *:
+        """Developer._serve: a session or a rework taken up, after a resumption grown with the time away
+        (AttentionRule.time_away_s and resumption_s) unless still in flow or on the same task."""
         cdef CSession s
         cdef CTask t
         cdef double away_s, overhead_s
@@ -1490,6 +1561,8 @@ cdef class Core:
             self.do_step(d, s)
 
     cdef void do_step(self, CDev d, CSession s) except *:
+        """Developer._do_step: the check-in, the review (``Review``: base + per kilotoken) or a repair's
+        prompt, as the session needs."""
         cdef bint repair = s.attempt > 0
         cdef double review_s
         if s.need == CHECKIN:
@@ -1500,6 +1573,7 @@ cdef class Core:
             self.begin(d, FIXING if repair else REVIEWING, review_s, s, THEN_AFTER_REVIEW)
 
     cdef void close(self, CDev d, CSession s) except *:
+        """Developer._close: the session closed, its stretches kept."""
         d.sessions.remove(s)
         if self.keep_stretches:
             for row in s.log:
@@ -1507,6 +1581,8 @@ cdef class Core:
         self.sessions[s.id] = None
 
     cdef void after_review(self, CDev d) except *:
+        """Developer._after_review: accepted (ok, or fixed by repair), caught (a repair session while
+        ``attempt < max_repair_sessions`` and the hand-fix draw says repair, else a hand fix) or escaped."""
         cdef CSession s = d.focus, repair
         cdef CTask t = s.task
         cdef long attempt = s.attempt
@@ -1538,6 +1614,8 @@ cdef class Core:
         return fix_s
 
     cdef void accept(self, CDev d, CTask t, str outcome) except *:
+        """Developer._accept and Task.finish: the task accepted as ``outcome`` (an escaped defect
+        scheduled to surface after ``escape_delay_s``); the developer fills the gap."""
         task = t.task
         task.finish(self.loop.now, outcome)
         if outcome == "escaped":
