@@ -43,7 +43,9 @@ both sides drop it. Nor is one under :data:`MIN_RESPONSE_S`: nobody reads a chec
 sends a reply within 1 s (the keystroke-level model: 1.35 s of mental preparation before the first
 of ≈0.2–0.3 s keystrokes, Card, Moran & Newell 1983); such a message was typed while the agent still
 worked (Codex sends it after the running tool call) and counts as an interruption in the logs
-(:func:`speedtrap.sessions.targets.trace_targets`). A statistic with no pair behind it is NaN; the
+(:func:`speedtrap.sessions.targets.trace_targets`). This floor came after the three thresholds, when
+the Codex logs showed five messages 0.01–0.15 s after the agent's stop; it drops no simulated
+response (the shortest in a default headline run is 3.6 s). A statistic with no pair behind it is NaN; the
 rank correlation needs at least :data:`MIN_CORRELATION_PAIRS` pairs and some spread in both.
 """
 
