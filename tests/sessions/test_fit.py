@@ -260,6 +260,9 @@ def test_fit_command_says_how_many_requests_have_estimated_output(tmp_path: Path
     out = tmp_path / "me.toml"
     result = CliRunner().invoke(app, ["fit", str(REAL), "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert "the output-token fit (task_mix.output_tokens) rest on 5 of 12 requests" in result.output
+    assert (
+        "the output-token fit (task_mix.output_tokens): 5 of 12 requests have estimated output"
+        in result.output
+    )
     payload = json.loads(CliRunner().invoke(app, ["fit", str(REAL), "--out", str(out), "--json"]).output)
     assert payload["estimated_output_requests"] == 5

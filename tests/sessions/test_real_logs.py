@@ -121,7 +121,7 @@ def test_claude_code_replays_on_its_fitted_backend_within_the_acceptance(real: P
     assert fit.after["median_abs_rel_error"] <= MEDIAN_TOLERANCE
     assert abs(fit.after["total_ratio"] - 1.0) <= TOTAL_TOLERANCE
     assert fit.estimated == 5  # and it says how many requests' output tokens are estimates
-    assert "rests on 5 of the 6 requests" in " ".join(fit.lines())
+    assert "rests on 6 requests, 5 of them with estimated output tokens" in " ".join(fit.lines())
 
 
 def test_codex_replays_within_the_median_and_misses_the_total_for_one_stated_cause(real: Path) -> None:
@@ -142,7 +142,7 @@ def test_codex_replays_within_the_median_and_misses_the_total_for_one_stated_cau
 def test_figures_on_estimated_output_tokens_say_how_many_requests_they_rest_on(real: Path) -> None:
     loaded = load_sessions([real])
     assert int((loaded.trace["estimated"] == "output").sum()) == 5  # the Claude Code 2.1.39 responses
-    assert any("rest on 5 of 12 requests whose output tokens are estimates" in n for n in loaded.report.notes)
+    assert any(": 5 of 12 requests have estimated output tokens" in n for n in loaded.report.notes)
     fitted = fit_scenario(loaded)
     assert "12 requests, 5 with estimated output" in fitted.values["task_mix.output_tokens.median"][1]
     assert "5 with estimated output" in scenario_toml(fitted)

@@ -362,8 +362,8 @@ def estimate_note(trace: pd.DataFrame, what: str = "figures built on output toke
     if not n:
         return ""
     return (
-        f"{what} rest on {n} of {len(trace)} requests whose output tokens are estimates (the log "
-        "gave no final count: 1 token per 4 visible characters, a lower bound)"
+        f"{what}: {n} of {len(trace)} requests have estimated output tokens (the log gave no final "
+        "count: 1 token per 4 visible characters, a lower bound)"
     )
 
 

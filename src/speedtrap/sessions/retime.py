@@ -88,11 +88,14 @@ class SpeedFit:
             return [*out, f"backend speed not fitted: {self.reason}"]
         lo, hi = self.decode_speedup_ci
         a = self.after
-        if self.estimated:
-            out.append(
-                f"The speed rests on {self.estimated} of the {self.n} requests whose output tokens are "
-                "estimates (no final count in the log: 1 token per 4 visible characters, a lower bound)."
-            )
+        estimated = (
+            [
+                f"The speed rests on {self.n} requests, {self.estimated} of them with estimated output "
+                "tokens (no final count in the log: 1 token per 4 visible characters, a lower bound)."
+            ]
+            if self.estimated
+            else []
+        )
         return [
             *out,
             f"To match, {self.backend} would decode at {self.decode_speedup:.3g}× its preset rate (95% "
@@ -100,6 +103,7 @@ class SpeedFit:
             f"(preset {self.preset_ttft_overhead_s:.2f} s), fitted from {self.n} requests; so "
             f"re-timed, the median error is {100 * a['median_abs_rel_error']:.1f}%, "
             f"total {100 * (a['total_ratio'] - 1):+.1f}%.",
+            *estimated,
         ]
 
 
