@@ -50,7 +50,7 @@ UNKNOWN_TYPE = "events of unknown type"
 NO_TIMESTAMP = "events without a readable timestamp (missing, malformed, or outside 2000–2099)"
 NO_USAGE = "assistant messages without token usage"
 DUPLICATE_EVENT = "duplicate events (already seen, e.g. copied into a resumed session)"
-OTHER_EVENTS = "non-conversation events (summary, system, progress, snapshots)"
+OTHER_EVENTS = "non-conversation events (summary, system, progress, snapshots, session state)"
 META_EVENTS = "user events not typed by the human (meta, compaction summaries)"
 SYNTHETIC = "assistant messages Claude Code wrote itself (errors; no request)"
 UNREADABLE_FILE = "files that could not be read"
@@ -61,9 +61,23 @@ ORPHAN_NOTE = (
 )
 
 KNOWN_OTHER_TYPES = frozenset(
-    {"summary", "system", "progress", "file-history-snapshot", "queue-operation", "result", "attachment"}
+    {
+        "summary",
+        "system",
+        "progress",
+        "file-history-snapshot",
+        "queue-operation",
+        "result",
+        "attachment",
+        "mode",
+        "permission-mode",
+        "ai-title",
+        "last-prompt",
+    }
 )
-"""Event types Claude Code writes that carry no request (ignored, not skipped)."""
+"""Event types Claude Code writes that carry no request (ignored, not skipped): ``mode``,
+``permission-mode``, ``ai-title`` and ``last-prompt`` are the session state 2.1.157 writes around
+turn boundaries (tests/sessions/data/real-tracelab/)."""
 MIN_EPOCH_S = 946_684_800.0
 """2000-01-01 in Unix seconds: an earlier timestamp in a coding-agent log is damage."""
 INTERRUPTED = "[Request interrupted by user"

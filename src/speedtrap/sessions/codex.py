@@ -98,7 +98,7 @@ def _length(value: Any) -> int:
     if isinstance(value, list):
         return sum(_length(v.get("text", "")) for v in value if isinstance(v, dict))
     if isinstance(value, dict):
-        return _length(value.get("content", value.get("output", "")))
+        return _length(value.get("text", value.get("content", value.get("output", ""))))
     return 0
 
 
