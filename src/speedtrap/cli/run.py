@@ -163,8 +163,11 @@ def run(
     With --replay: {"schema_version": 1, "scenario", "seed", "recorded_backend", "backend",
     "report": [str], "skipped": {kind: int}, "recorded_timing": {...}, "backend_speed":
     {"decode_speedup", "decode_speedup_ci", "ttft_overhead_s", "after", "requests", "reason"},
-    "rework": {...}, "measures": [{"measure", "label", "logged" (what the logs say; null where they
-    cannot), "recorded" (re-simulated on the recorded backend), "replayed", "change"}]}.
+    "rework": {...}, "estimated_output_requests": int, "coverage": {backend: {"recorded_tasks",
+    "tasks_started", "passes" (above 1: the logs were looped to fill the horizon), "logged_hours"}},
+    "measures": [{"measure", "label", "logged" (what the logs say; null where they cannot),
+    "recorded" (re-simulated on the recorded backend at the speed fitted to the logs, where they
+    allow a fit), "replayed", "change" (from "recorded")}]}.
 
     --trace FILE.json writes the run as Chrome trace-event JSON (open it in ui.perfetto.dev or
     chrome://tracing; tracks documented in speedtrap.models.chrome_trace).
