@@ -1,0 +1,216 @@
+"""Decisions over a calibrated ensemble: how often an arm pays, where the boundary lies, and what
+knowing each behaviour parameter is worth (pure functions; docs/decisions.md).
+
+A decision puts an ``arm`` against a ``baseline`` at a value of developer time: its incremental net
+benefit per developer-day, ``INB`` (:func:`speedtrap.analysis.value.net_value_per_dev_day`: the extra
+task-equivalents valued at their full cost on the baseline, minus the extra inference spend, USD),
+is computed per run and averaged over each member's seeds, so that each member of the ensemble — a
+parameter set history matching could not rule out — gives one ``INB_k``. Then:
+
+* **share paying**: the share of members with ``INB_k > 0``, with its Wilson 95% interval over
+  members (a member's INB is its seeds' mean, so the seed noise of that mean can put a member whose
+  true INB is near 0 on either side: the share is that of the members as measured);
+* **EVPI** (the expected value of perfect information, USD per developer-day):
+  ``E[max(INB, 0)] − max(E[INB], 0)`` over the members — what a team would gain, per developer-day,
+  by knowing its developers' behaviour exactly before choosing;
+* **EVPPI of each parameter** θ: ``E_θ[max(E[INB | θ], 0)] − max(E[INB], 0)``, the value of knowing
+  θ alone. ``E[INB | θ]`` is estimated by regressing the members' INB on θ (Strong, Oakley & Brennan
+  2014, "Estimating multiparameter partial expected value of perfect information from a
+  probabilistic sensitivity analysis sample: a nonparametric regression approach", Medical Decision
+  Making 34(3): a generalised additive model of INB on the parameter). Here the smoother is a cubic
+  regression spline on θ's ranks with a ridge penalty chosen by leave-one-out cross-validation
+  (scikit-learn's ``SplineTransformer`` and ``RidgeCV``: a penalised spline, the single-parameter GAM
+  of Strong et al.; pygam is not a dependency). The fitted values' mean equals INB's mean, so a
+  parameter the regression cannot tell from noise has EVPPI near 0. It ranks what a team should
+  measure first.
+* **boundary**: where the share paying is between 5% and 95%, the PRIM box
+  (:func:`speedtrap.analysis.scenario_discovery.prim_box`) of the paying members over the one or
+  two parameters of highest EVPPI — e.g. "pays when patience ≥ 120 s" — with its coverage and
+  density; CART's box beside it.
+
+With few members every figure is rough: EVPPI from fewer than :data:`MIN_EVPPI_MEMBERS` members is
+not given, and the seed noise of each member's mean adds to EVPI (it cannot to EVPPI beyond what the
+smoother passes through).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from speedtrap.analysis.scenario_discovery import Box, cart_box, prim_box
+
+__all__ = [
+    "BOUNDARY_SHARE",
+    "MANUAL",
+    "MIN_EVPPI_MEMBERS",
+    "DecisionResult",
+    "analyse_decision",
+    "decision_pairs",
+    "evpi",
+    "evppi",
+    "inb_by_member",
+    "wilson_interval",
+]
+
+BOUNDARY_SHARE = (0.05, 0.95)
+"""A decision whose share paying lies strictly between these has a boundary worth finding (below or
+above it, the ensemble all but agrees)."""
+MIN_EVPPI_MEMBERS = 10
+"""Fewest members from which EVPPI is estimated (assumption: a spline with a handful of knots needs
+about ten points to be told from its intercept)."""
+BOUNDARY_PARAMETERS = 2
+"""The boundary is sought in this many parameters of highest EVPPI (the issue's "one or two")."""
+
+
+def evpi(inb: np.ndarray) -> float:
+    """``E[max(INB, 0)] − max(E[INB], 0)`` over the members' incremental net benefits (≥ 0)."""
+    x = np.asarray(inb, dtype=float)
+    x = x[np.isfinite(x)]
+    if not len(x):
+        return math.nan
+    return float(np.maximum(x, 0.0).mean() - max(x.mean(), 0.0))
+
+
+def _conditional_mean(inb: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """``E[INB | θ]`` at each member: a penalised cubic spline of INB on θ's ranks (module docstring)."""
+    from scipy.stats import rankdata
+    from sklearn.linear_model import RidgeCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import SplineTransformer
+
+    u = (rankdata(theta) - 0.5) / len(theta)
+    if np.ptp(u) == 0:
+        return np.full_like(inb, inb.mean())
+    knots = int(min(6, max(3, len(theta) // 8)))
+    model = make_pipeline(SplineTransformer(n_knots=knots, degree=3), RidgeCV(alphas=np.logspace(-3, 3, 25)))
+    model.fit(u[:, None], inb)
+    fitted = np.asarray(model.predict(u[:, None]), dtype=float)
+    return fitted - fitted.mean() + inb.mean()  # least squares keeps the mean; exact against rounding
+
+
+def evppi(inb: np.ndarray, theta: np.ndarray) -> float:
+    """The EVPPI of θ, USD per developer-day (module docstring); NaN below :data:`MIN_EVPPI_MEMBERS`."""
+    x, t = np.asarray(inb, dtype=float), np.asarray(theta, dtype=float)
+    keep = np.isfinite(x) & np.isfinite(t)
+    x, t = x[keep], t[keep]
+    if len(x) < MIN_EVPPI_MEMBERS:
+        return math.nan
+    g = _conditional_mean(x, t)
+    return float(max(0.0, np.maximum(g, 0.0).mean() - max(g.mean(), 0.0)))
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The Wilson score 95% interval of a binomial share (Wilson 1927)."""
+    if n == 0:
+        return math.nan, math.nan
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass(frozen=True)
+class DecisionResult:
+    """One decision over the members: INB per member (USD per developer-day), the share paying with
+    its Wilson 95% interval, EVPI, each parameter's EVPPI (highest first) and, where the share is
+    between the :data:`BOUNDARY_SHARE` ends, the PRIM and CART boxes of the paying members."""
+
+    label: str
+    members: int
+    mean_inb: float
+    share_paying: float
+    share_low: float
+    share_high: float
+    evpi: float
+    evppi: pd.Series
+    """USD per developer-day, indexed by parameter path, highest first (NaN below the minimum)."""
+    prim: Box | None = None
+    cart: Box | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def settled(self) -> bool:
+        """Whether the ensemble all but agrees (share paying outside the boundary band)."""
+        low, high = BOUNDARY_SHARE
+        return not low < self.share_paying < high
+
+    def verdict(self) -> str:
+        """ "pays", "does not pay" (settled either way) or "depends"."""
+        if not self.settled:
+            return "depends"
+        return "pays" if self.share_paying >= BOUNDARY_SHARE[1] else "does not pay"
+
+
+def analyse_decision(
+    label: str,
+    inb_by_member: pd.Series,
+    parameters: pd.DataFrame,
+    *,
+    labels: Mapping[str, str] | None = None,
+    boundary_parameters: int = BOUNDARY_PARAMETERS,
+) -> DecisionResult:
+    """The decision ``label`` from each member's mean INB (``inb_by_member``, indexed by member) and
+    the members' parameter values (``parameters``: one row per member, same index, one column per
+    path; constant columns are left out)."""
+    del labels  # the boxes say themselves in words (Box.describe) with whatever labels a caller has
+    inb = inb_by_member.dropna()
+    x = parameters.loc[inb.index]
+    x = x.loc[:, [c for c in x.columns if x[c].nunique() > 1]]
+    values = inb.to_numpy(float)
+    n = len(values)
+    paying = int((values > 0).sum())
+    low, high = wilson_interval(paying, n)
+    ranked = pd.Series(
+        {str(c): evppi(values, x[c].to_numpy(float)) for c in x.columns}, dtype=float
+    ).sort_values(ascending=False, na_position="last")
+    notes: list[str] = []
+    if n < MIN_EVPPI_MEMBERS:
+        notes.append(f"EVPPI needs at least {MIN_EVPPI_MEMBERS} members, got {n}")
+    share = paying / n if n else math.nan
+    prim = cart = None
+    if n and BOUNDARY_SHARE[0] < share < BOUNDARY_SHARE[1] and ranked.notna().any():
+        chosen = list(ranked.dropna().index[:boundary_parameters])
+        flags = values > 0
+        prim = prim_box(x[chosen], flags)
+        cart = cart_box(x[chosen], flags)
+    return DecisionResult(
+        label=label,
+        members=n,
+        mean_inb=float(values.mean()) if n else math.nan,
+        share_paying=share,
+        share_low=low,
+        share_high=high,
+        evpi=evpi(values),
+        evppi=ranked,
+        prim=prim,
+        cart=cart,
+        notes=tuple(notes),
+    )
+
+
+MANUAL = "manual"
+"""The by-hand arm: against it the decision is the baseline's AI against working by hand."""
+
+
+def decision_pairs(arms: list[str]) -> list[tuple[str, str, str]]:
+    """(label, reference, arm) of every decision a comparison's arms make: each arm against the
+    first, except by hand, against which the first (AI) arm is put."""
+    first = arms[0]
+    out = []
+    for arm in arms[1:]:
+        if arm == MANUAL:
+            out.append((f"AI ({first}) vs by hand", MANUAL, first))
+        else:
+            out.append((f"{arm} vs {first}", first, arm))
+    return out
+
+
+def inb_by_member(net: np.ndarray, members: Sequence[int] | np.ndarray) -> pd.Series:
+    """Each member's mean of the per-run incremental net benefit ``net`` (its seeds' mean)."""
+    frame = pd.DataFrame({"member": np.asarray(members), "net": np.asarray(net, dtype=float)})
+    return frame.groupby("member")["net"].mean()

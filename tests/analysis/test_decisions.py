@@ -1,0 +1,70 @@
+"""Decisions over an ensemble (speedtrap.analysis.decisions): EVPI and EVPPI against closed forms,
+the share paying, and the boundary found where the members disagree."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from speedtrap.analysis.decisions import analyse_decision, evpi, evppi, inb_by_member, wilson_interval
+
+
+def test_evppi_of_a_normal_parameter_matches_its_closed_form() -> None:
+    # INB = θ + ε, θ ~ N(0.2, 1), ε ~ N(0, 0.5²): EVPPI(θ) = E[max(θ, 0)] − max(E θ, 0)
+    # = σφ(μ/σ) + μΦ(μ/σ) − max(μ, 0) = 0.3069; tolerance ±0.03 (Monte Carlo and smoothing, 2000
+    # members), fixed before the run
+    rng = np.random.default_rng(5)
+    mu, n = 0.2, 2000
+    theta = rng.normal(mu, 1.0, n)
+    noise = rng.normal(0.0, 1.0, n)
+    inb = theta + 0.5 * rng.normal(0.0, 1.0, n)
+    exact = stats.norm.pdf(mu) + mu * stats.norm.cdf(mu) - mu
+    assert evppi(inb, theta) == pytest.approx(exact, abs=0.03)
+    assert evppi(inb, noise) < 0.03  # an irrelevant parameter is worth (almost) nothing
+    assert evppi(inb, theta) <= evpi(inb) + 1e-9
+    # EVPI of INB ~ N(0.2, 1 + 0.25) in closed form
+    s = math.sqrt(1.25)
+    assert evpi(inb) == pytest.approx(s * stats.norm.pdf(mu / s) + mu * stats.norm.cdf(mu / s) - mu, abs=0.03)
+
+
+def test_evpi_is_zero_when_every_member_agrees() -> None:
+    assert evpi(np.array([1.0, 2.0, 3.0])) == 0.0 and evpi(np.array([-1.0, -0.5])) == 0.0
+    assert math.isnan(evppi(np.arange(5.0), np.arange(5.0)))  # too few members
+
+
+def test_a_decision_that_depends_on_patience_gets_its_boundary() -> None:
+    rng = np.random.default_rng(9)
+    n = 63
+    params = pd.DataFrame(
+        {
+            "patience": np.exp(rng.uniform(np.log(10), np.log(600), n)),
+            "detect": rng.uniform(0.45, 0.7, n),
+        }
+    )
+    inb = pd.Series(0.5 * (params["patience"] - 100.0) + rng.normal(0, 5, n))
+    result = analyse_decision("fast mode vs standard", inb, params)
+    assert result.verdict() == "depends" and not result.settled
+    assert result.evppi.index[0] == "patience" and result.evppi["patience"] > 5 * result.evppi["detect"]
+    assert result.prim is not None
+    (bound,) = [b for b in result.prim.bounds if b.path == "patience"]
+    assert bound.low is not None and 70 < bound.low < 140 and bound.high is None
+    expected = float((inb > 0).mean())
+    assert result.share_paying == pytest.approx(expected)
+    assert result.share_low < expected < result.share_high
+
+
+def test_a_settled_decision_has_no_boundary() -> None:
+    params = pd.DataFrame({"a": np.linspace(0, 1, 20)})
+    result = analyse_decision("wafer vs standard", pd.Series(np.linspace(1, 2, 20)), params)
+    assert result.verdict() == "pays" and result.prim is None and result.evpi == 0.0
+
+
+def test_members_inb_is_their_seeds_mean_and_wilson_bounds() -> None:
+    means = inb_by_member(np.array([1.0, 3.0, -2.0, 0.0]), np.array([0, 0, 1, 1]))
+    assert means.to_dict() == {0: 2.0, 1: -1.0}
+    low, high = wilson_interval(0, 10)
+    assert low == 0.0 and 0.2 < high < 0.35
