@@ -178,6 +178,19 @@ def analyse(runs: pd.DataFrame, arms: Mapping[str, Scenario]) -> tuple[pd.DataFr
     return differences, values
 
 
+def _decisions(
+    runs: pd.DataFrame, built: Mapping[str, Scenario], ensemble: Path | None, directory: Path, *, quiet: bool
+) -> list[dict[str, Any]]:
+    """``--decisions``: :func:`speedtrap.cli.decisions.report_decisions` over the ensemble's members."""
+    from speedtrap.cli.decisions import report_decisions
+    from speedtrap.experiments.ensemble import resolve_ensemble
+
+    members = resolve_ensemble(ensemble, single=False).members
+    if not members or "member" not in runs or not (runs["member"] >= 0).any():
+        fail("--decisions needs runs over a calibrated ensemble (not --single)")
+    return report_decisions(runs, built, members, directory, quiet=quiet)
+
+
 def print_differences(
     differences: pd.DataFrame, values: Sequence[Any], first: Scenario, baseline: str, replications: int
 ) -> None:
@@ -428,6 +441,15 @@ def compare(
     ensemble: EnsembleOption = None,
     single: SingleOption = False,
     json_out: JsonOption = False,
+    decisions: Annotated[
+        Path | None,
+        typer.Option(
+            "--decisions",
+            file_okay=False,
+            help="Also analyse each decision over the ensemble's members (share paying, boundary, EVPPI "
+            "of each behaviour parameter) and write decisions.csv, evppi.csv and decisions.png here.",
+        ),
+    ] = None,
 ) -> None:
     """Compare arms on the same seeds: each outcome's paired difference from the first arm with its 95%
     CI, and whether the difference in output pays for the difference in inference spend at the
@@ -488,6 +510,8 @@ def compare(
         fail(one_line(exc))
     if figure is not None:
         check_output_path(figure, "--figure")
+    if decisions is not None and (single or plan.available < 2):
+        fail("--decisions needs runs over a calibrated ensemble (not --single)")
     seeds = replication_seeds(seed, replications)
     baseline = next(iter(built))
     first = built[baseline]
@@ -501,6 +525,7 @@ def compare(
     differences, values = analyse(runs, built)
     usd_per_hour = first.value.usd_per_dev_hour
     text = finding(differences, values, baseline, usd_per_hour)
+    decided = _decisions(runs, built, ensemble, decisions, quiet=True) if decisions and json_out else []
     if json_out:
         written = (
             write_differences(differences, values, baseline, usd_per_hour, figure, "--figure")
@@ -529,6 +554,7 @@ def compare(
                     "seeds_per_member": plan.seeds_per_member,
                 },
                 "finding": text,
+                "decisions": [{k: json_number(v) for k, v in row.items()} for row in decided],
                 "figures": [str(p) for p in written],
                 "scenarios": {label: s.model_dump(mode="json") for label, s in built.items()},
                 "provenance": provenance(engines_of(built)),  # which engine ran each arm
@@ -537,6 +563,8 @@ def compare(
         return
     print_differences(differences, values, first, baseline, replications)
     typer.echo(f"Finding: {text}")
+    if decisions is not None:
+        _decisions(runs, built, ensemble, decisions, quiet=False)
     if quick:
         typer.echo(
             f"(--quick: {replications} replications of {QUICK_HORIZON_DAYS:g} developer-day, every interval "
