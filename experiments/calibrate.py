@@ -55,7 +55,7 @@ from speedtrap.experiments.calibration_outputs import (
     write_calibration,
 )
 from speedtrap.experiments.canonical import EXPERIMENTS_DIR
-from speedtrap.experiments.ensemble import DEFAULT_ENSEMBLE, write_ensemble
+from speedtrap.experiments.ensemble import DEFAULT_ENSEMBLE, ENSEMBLE_FILE, write_ensemble
 from speedtrap.experiments.executors import EXECUTOR_KINDS
 from speedtrap.validation.workflow import default_scenarios
 
@@ -108,7 +108,15 @@ def main(argv: list[str] | None = None) -> int:
         f"(src/speedtrap/validation/data/{DEFAULT_ENSEMBLE}): the accepted sets, else the "
         f"{ENSEMBLE_AIM} least implausible as a stand-in, said so",
     )
+    parser.add_argument(
+        "--rejudge",
+        action="store_true",
+        help="judge the stored final check (check.csv in --out, default experiments/calibration/) again by "
+        "today's targets table, without new runs; with --store keep the sets it accepts",
+    )
     args = parser.parse_args(argv)
+    if args.rejudge:
+        return rejudge(args.out or OUT, store=args.store)
     if args.store and args.quick:
         parser.error("--store keeps a full calibration, not a --quick smoke run")
     if args.days is not None and (args.quick or not args.days > 0 or args.days != args.days):
@@ -202,6 +210,42 @@ def main(argv: list[str] | None = None) -> int:
     print("Wrote " + ", ".join(str(p) for p in written))
     if args.store:
         members, why = stored_members(result)
+        print(f"Stored {write_ensemble(members, STORED)}: {why}.")
+    return 0
+
+
+def rejudge(out: Path, *, store: bool) -> int:
+    """``--rejudge``: the final check of ``out`` judged again by today's targets (no runs)."""
+    import pandas as pd
+
+    from speedtrap.experiments.calibration_outputs import (
+        HOLDOUT_FILE,
+        rejudged_check,
+        rejudged_members,
+        study_holdout,
+    )
+    from speedtrap.validation.workflow import load_targets
+
+    check_path = out / "check.csv"
+    if not check_path.is_file():
+        print(f"{check_path}: no final check to judge again", file=sys.stderr)
+        return 2
+    targets = load_targets()
+    before = pd.read_csv(check_path)
+    check = rejudged_check(before, targets)
+    parameters = pd.read_csv(out / "parameters.csv")["path"].astype(str).tolist()
+    members = rejudged_members(check, parameters)
+    check.to_csv(check_path, index=False)
+    members.to_csv(out / ENSEMBLE_FILE, index=False)
+    study_holdout(check, targets).to_csv(out / HOLDOUT_FILE, index=False)
+    unrecorded = check.attrs["unrecorded"]
+    print(
+        f"Judged {check_path} again by today's targets: {int(check['kept'].sum())} of {len(check)} checked "
+        f"sets accepted (before: {int(before['kept'].sum())})"
+        + (f"; not recorded by this check, so judging nothing: {', '.join(unrecorded)}" if unrecorded else "")
+    )
+    if store:
+        why = f"{len(members)} sets of {check_path} judged again by today's targets"
         print(f"Stored {write_ensemble(members, STORED)}: {why}.")
     return 0
 

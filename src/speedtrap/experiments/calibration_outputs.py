@@ -106,6 +106,37 @@ def study_holdout(check: pd.DataFrame, targets: pd.DataFrame, cutoff: float = CU
     return leave_one_study_out(check, study_targets, cutoff=cutoff)
 
 
+def rejudged_check(check: pd.DataFrame, targets: pd.DataFrame, cutoff: float = CUTOFF) -> pd.DataFrame:
+    """A stored final check judged again by today's targets (roles, intervals read as intervals, hard
+    intervals strict: :func:`speedtrap.validation.parameters.calibration_targets`) on the statistics it
+    recorded: each target's ``I:<statistic>``, ``max_implausibility`` and ``kept`` recomputed from its
+    simulated means and their standard errors. A fitted target the check did not record (one added
+    since) judges nothing and is named in the ``attrs["unrecorded"]`` list."""
+    import numpy as np
+
+    from speedtrap.validation.parameters import calibration_targets
+
+    fitted = calibration_targets(targets)
+    recorded = [t for t in fitted if t.name in check.columns and f"se:{t.name}" in check.columns]
+    out = check.copy()
+    columns = []
+    for t in recorded:
+        se = out[f"se:{t.name}"].to_numpy(float)
+        out[f"I:{t.name}"] = t.implausibility(out[t.name].to_numpy(float), np.nan_to_num(se) ** 2, final=True)
+        columns.append(f"I:{t.name}")
+    out["max_implausibility"] = out[columns].max(axis=1)
+    out["kept"] = (out[columns] < cutoff).all(axis=1)
+    out.attrs["unrecorded"] = [t.name for t in fitted if t not in recorded]
+    return out
+
+
+def rejudged_members(check: pd.DataFrame, parameters: list[str]) -> pd.DataFrame:
+    """The kept points of a (re-judged) check as an ensemble: ``member`` and one column per path."""
+    members = check.loc[check["kept"], parameters].reset_index(drop=True)
+    members.insert(0, "member", range(len(members)))
+    return members
+
+
 def write_calibration(result: HistoryMatchingResult, out: str | Path) -> list[Path]:
     """Write the calibration's tables and figures into ``out`` (see the module docstring); returns
     the paths written. When no point passed the final check, ``ensemble.csv`` holds its header
