@@ -10,6 +10,7 @@ copy runs first and must pass.
     .venv/bin/python scripts/mutants.py            # every mutant; exit status 1 if one survives
     .venv/bin/python scripts/mutants.py --list     # the mutants and what each changes
     .venv/bin/python scripts/mutants.py --only repairs-capped-at-1 --slow
+    .venv/bin/python scripts/mutants.py --select mirrored_rule   # the scenarios aimed at rules only
 
 Needs the typed core built (``speedtrap --version`` names it): without it the differential test
 skips and the check says so. Wall time is printed per mutant (seconds, on this machine, for
@@ -107,7 +108,7 @@ def _apply(src: Path, mutant: Mutant) -> None:
     target.write_text(text.replace(mutant.old, mutant.new))
 
 
-def _run(src: Path, *, slow: bool) -> tuple[int, str]:
+def _run(src: Path, *, slow: bool, select: str | None = None) -> tuple[int, str]:
     """Run the differential test on the copy ``src``: (exit status, last line of its output)."""
     env = {**os.environ, "PYTHONPATH": str(src)}
     env.pop("SPEEDTRAP_PURE", None)
@@ -129,7 +130,8 @@ def _run(src: Path, *, slow: bool) -> tuple[int, str]:
     if where[1] != "True":
         raise SystemExit("the typed core is not built or not in use: the differential test would skip")
     marks = ["-m", "slow or not slow"] if slow else []
-    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *marks, TEST]
+    chosen = ["-k", select] if select else []
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *marks, *chosen, TEST]
     out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
     lines = [line for line in out.stdout.splitlines() if line.strip()]
     failed = [line for line in lines if line.startswith("FAILED")]
@@ -141,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", help="run only this mutant (repeatable)")
     parser.add_argument("--slow", action="store_true", help="with the 600 slow random scenarios too")
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument("--select", metavar="EXPR", help="only the tests pytest -k EXPR selects")
     args = parser.parse_args(argv)
     chosen = [m for m in MUTANTS if not args.only or m.name in args.only]
     if args.list or not chosen:
@@ -151,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="speedtrap-mutants-") as tmp:
         control = _copy(Path(tmp) / "control")
         start = time.monotonic()
-        status, line = _run(control, slow=args.slow)
+        status, line = _run(control, slow=args.slow, select=args.select)
         verdict = "passes" if status == 0 else "FAILS"
         print(f"unchanged copy: {verdict} ({time.monotonic() - start:.0f} s) {line}")
         if status != 0:
@@ -160,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
             src = _copy(Path(tmp) / mutant.name)
             _apply(src, mutant)
             start = time.monotonic()
-            status, line = _run(src, slow=args.slow)
+            status, line = _run(src, slow=args.slow, select=args.select)
             verdict = "killed" if status == 1 else ("SURVIVED" if status == 0 else f"error (exit {status})")
             print(f"{mutant.name}: {verdict} ({time.monotonic() - start:.0f} s) {line}")
             if status != 1:

@@ -77,6 +77,12 @@ OPTIONAL_PARTS: dict[str, Callable[[np.random.Generator], dict[str, Any]]] = {
 """Optional parts of the spec (``None`` switches them off) and a draw of one when switched on."""
 
 
+ZEROABLE = frozenset(
+    {"stretch_sigma", "resumption_max_s", "resumption_short_s", "other_work_resumption_max_s", "sigma"}
+)
+"""Fields whose zero is a rule of its own (geometric stretches, no resumption cost, a fixed draw):
+drawn as 0 now and then."""
+
 NONE_DRAWS: dict[str, Callable[[np.random.Generator], Any]] = {
     "prefill_chunk_tokens": lambda rng: int(rng.choice([2048, 8192])),
     "dispatch_bytes": lambda rng: float(rng.uniform(0.5, 2.0)),
@@ -113,8 +119,12 @@ def _special(path: str, rng: np.random.Generator, current: Any, data: dict[str, 
         return NONE_DRAWS[leaf](rng)
     if leaf in ("attention_data_parallel", "expert_parallel"):
         return int(rng.choice([1, 2, 4, 8]))
-    if path == "developer.stretches_per_transcript":
-        return None if current is not None and rng.random() < 0.4 else float(rng.uniform(1.0, 6.0))
+    if path == "developer.stretches_per_transcript":  # 1: every stretch a fresh transcript
+        if current is not None and rng.random() < 0.4:
+            return None
+        return 1.0 if rng.random() < 0.2 else float(rng.uniform(1.0, 6.0))
+    if leaf in ZEROABLE and current and rng.random() < 0.3:
+        return 0.0
     if path in ("policy.tier", "backends[*].default_tier"):
         return str(rng.choice([t["name"] for t in backend["tiers"]]))
     if path == "policy.backend":
@@ -388,6 +398,25 @@ BRANCHES: dict[str, tuple[dict[str, Any], Callable[[RunResult], bool]]] = {
         {"task_mix.cache_ttl_s": 5.0},
         lambda r: bool((r.requests["cached_tokens"] < r.requests["input_tokens"]).any()),
     ),
+    "a-transcript-per-stretch": (
+        {"developer.stretches_per_transcript": 1.0},
+        lambda r: int(_stretches(r)["transcript"].max()) >= 2,
+    ),
+    "geometric-stretches": (
+        {"developer.stretch_sigma": 0.0, "developer.checkin_random": True},
+        lambda r: len(_stretches(r)) > 0,
+    ),
+    "no-resumption-cost": (
+        {
+            "developer.attention.resumption_max_s": 0.0,
+            "developer.attention.resumption_short_s": 0.0,
+            "developer.attention.other_work_resumption_max_s": 0.0,
+        },
+        lambda r: (
+            len(_stretches(r)) > 0
+            and float(r.ledger.query("category == 'switching'")["seconds"].sum()) == 0.0
+        ),
+    ),
     "no-breaks-fixed-resumption": (
         {"developer.attention.other_work_prob": 0.0, "developer.attention.resumption_random": False},
         lambda r: float(r.ledger.query("category == 'switching'")["seconds"].sum()) > 0.0,
@@ -414,3 +443,18 @@ def test_round_robin_scenarios_are_valid_and_small() -> None:
         scenario, paths = random_scenario(index)
         assert 1 <= scenario.developers <= 6 and scenario.horizon_s <= 0.75 * DAY_S
         assert len(paths) <= PER_SCENARIO
+
+
+@needs_core
+def test_a_request_no_replica_can_hold_is_refused_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Session._start_turn's refusal (a request larger than a replica's KV room): the same error, word
+    for word, on both engines."""
+    scenario = _branch_base().with_overrides(
+        {"developers": 1, "horizon_s": 3600.0, "task_mix.output_tokens": {"median": 5e7, "sigma": 0.0}}
+    )
+    with monkeypatch.context() as patch:
+        _, core_error = _outcome(lambda: simulate(scenario, 1))
+        _mesa_only(patch)
+        _, mesa_error = _outcome(lambda: simulate(scenario, 1))
+    assert core_error is not None and "could never be admitted" in core_error
+    assert core_error == mesa_error
