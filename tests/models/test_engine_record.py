@@ -186,3 +186,15 @@ def test_claim_json_records_the_engines() -> None:
     engines = {TYPED_CORE: {"engine": TYPED_CORE, "engine_reason": None, "runs": 4}}
     payload = result_payload(Result(), wall_s=1.0, quick=True, engines=engines)  # type: ignore[arg-type]
     assert payload["engines"] == engines and payload["provenance"]["engines"] == engines
+
+
+def test_compare_json_names_each_arms_engine_in_its_provenance() -> None:
+    args = ["compare", "--backend", "gpu-batched", "--backend", "gpu-fast", "--replications", "2", "--single"]
+    sets = ["--set", "developers=1", "--set", "horizon_s=1800", "--set", "developer.delegated_fraction=0.5"]
+    result = CliRunner().invoke(app, [*args, *sets, "--json"])
+    assert result.exit_code == 0, result.output
+    engines = json.loads(result.stdout)["provenance"]["engines"]
+    assert set(engines) == {"gpu-batched", "gpu-fast"}
+    for engine in engines.values():
+        assert engine["engine"] == MESA
+        assert engine["engine_reason"].startswith("developer.delegated_fraction = 0.5")
