@@ -193,15 +193,13 @@ def _coverage_line(coverage: dict[str, float], logged: float) -> str:
         else ""
     )
     hours = f"{coverage['logged_hours']:.2g} h of logs"
+    tasks = _count(int(coverage["recorded_tasks"]), "recorded task")
     if coverage["passes"] > 1:
         return (
-            f"The {coverage['recorded_tasks']:g} recorded tasks ({hours}) were replayed "
-            f"{coverage['passes']:.3g} times over to fill the horizon: per-day figures count the "
-            f"repeats{per_day}."
+            f"The {tasks} ({hours}) were replayed {coverage['passes']:.3g} times over to fill the "
+            f"horizon: per-day figures count the repeats{per_day}."
         )
-    return (
-        f"The replay went once through the {coverage['recorded_tasks']:g} recorded tasks ({hours}){per_day}."
-    )
+    return f"The replay went once through the {tasks} ({hours}){per_day}."
 
 
 def run_replay(
