@@ -44,6 +44,10 @@ if TYPE_CHECKING:
 COMPARE_OUTCOMES: list[tuple[str, str, float, str]] = [
     ("tasks_per_dev_day", "tasks per developer-day", 1.0, ""),
     ("waiting_share", "waiting (% of time)", 100.0, " pp"),
+    ("share_waiting_queue", "  of which queue (% of time)", 100.0, " pp"),
+    ("share_waiting_ttft", "  of which first token (% of time)", 100.0, " pp"),
+    ("share_waiting_generation", "  of which generation (% of time)", 100.0, " pp"),
+    ("share_waiting_tool", "  of which tools (% of time)", 100.0, " pp"),
     ("fixing_share", "fixing (% of time)", 100.0, " pp"),
     ("share_switching", "switching (% of time)", 100.0, " pp"),
     ("usd_per_task", "inference $ per task", 1.0, ""),

@@ -98,13 +98,14 @@ def validate_workflow_command(
     value, the simulated mean with its 95% t interval over the replications, the relative error
     and pass/fail within the tolerance fixed in the table. Then the two eras (metr.toml, early-2025
     tools; agentic-2026.toml, today's agents, no target) with METR's statistic — developer effort
-    per task with AI over by hand — and the throughput ratio beside it.
+    per task with AI over by hand — and the output ratio (task-equivalents, other work counted) and
+    the tasks ratio beside it.
 
     JSON (schema_version 1): {"schema_version", "replications", "passed", "targets": [{"id",
     "scenario", "unit", "published", "simulated", "ci_low", "ci_high", "n", "relative_error",
     "tolerance", "accept_low", "accept_high", "passed", "source"}], "eras": [{"era", "n",
-    "ai_vs_manual_time_ratio", "…_low", "…_high", "ai_vs_manual_throughput_ratio", "…_low",
-    "…_high"}]}; accept_low/high: the simulated values the tolerance accepts, in the target's unit;
+    "ai_vs_manual_time_ratio", "…_low", "…_high", "ai_vs_manual_output_ratio", "…_low", "…_high",
+    "ai_vs_manual_throughput_ratio", "…_low", "…_high"}]}; accept_low/high: the simulated values the tolerance accepts, in the target's unit;
     the eras' intervals: "…_low"/"…_high" the 95% interval over seeds, "…_behaviour_low"/"…_high" over
     the ensemble's members (null with one parameter set), "…_dominant" which is wider. By default the
     stored calibrated ensemble runs (K members × r seeds, as compare spends --replications);
@@ -217,12 +218,18 @@ def validate_workflow_command(
         return text
 
     print_table(
-        "Eras: METR's statistic (developer effort per task with AI / by hand; above 1: slower with AI) "
-        "and throughput (tasks per developer-day with AI / by hand); mean [95% interval over seeds], "
-        "and over the ensemble's members when it runs one",
-        ["era", "effort ratio", "throughput ratio"],
+        "Eras: METR's statistic (developer effort per task with AI / by hand; above 1: slower with AI), "
+        "output (task-equivalents per developer-day, other work counted as the economics count it, with AI "
+        "/ by hand; above 1: more with AI) and tasks alone; mean [95% interval over seeds], and over the "
+        "ensemble's members when it runs one",
+        ["era", "effort ratio", "output ratio", "tasks ratio"],
         [
-            (e.era, cell(e, "ai_vs_manual_time_ratio"), cell(e, "ai_vs_manual_throughput_ratio"))
+            (
+                e.era,
+                cell(e, "ai_vs_manual_time_ratio"),
+                cell(e, "ai_vs_manual_output_ratio"),
+                cell(e, "ai_vs_manual_throughput_ratio"),
+            )
             for e in eras.itertuples()
         ],
     )

@@ -41,6 +41,7 @@ __all__ = [
     "accepted_range",
     "era_table",
     "load_targets",
+    "output_per_dev_day",
     "run_plan",
     "run_statistics",
     "swe_bench_resolved",
@@ -155,7 +156,9 @@ def metr_statistics(with_ai: RunResult, by_hand: RunResult) -> dict[str, float]:
     m = by_hand.tasks[by_hand.tasks["outcome"].isin(ACCEPTED_OUTCOMES)]
     tasks = with_ai.tasks
     outputs = float(tasks["outputs"].sum())
-    ai_rate, manual_rate = with_ai.summary()["tasks_per_dev_day"], by_hand.summary()["tasks_per_dev_day"]
+    ai, manual = with_ai.summary(), by_hand.summary()
+    ai_rate, manual_rate = ai["tasks_per_dev_day"], manual["tasks_per_dev_day"]
+    ai_output, manual_output = output_per_dev_day(ai), output_per_dev_day(manual)
     return {
         "ai_vs_manual_time_ratio": effort_ratio(with_ai, by_hand),
         "waiting_share_of_task_time": _task_time_share(with_ai, "waiting"),
@@ -164,7 +167,17 @@ def metr_statistics(with_ai: RunResult, by_hand: RunResult) -> dict[str, float]:
         "manual_task_time_median": float(m["human_s"].median() / 60.0),
         "acceptance_rate": 1.0 - float(tasks["outputs_rejected"].sum()) / outputs if outputs else math.nan,
         "ai_vs_manual_throughput_ratio": ai_rate / manual_rate if manual_rate > 0 else math.nan,
+        "ai_vs_manual_output_ratio": ai_output / manual_output if manual_output > 0 else math.nan,
     }
+
+
+def output_per_dev_day(summary: dict[str, float]) -> float:
+    """A run's output per developer-day in task-equivalents: tasks completed plus the other work done
+    while agents run (``other_work_task_equiv_per_dev_day``, its seconds over a task's mean human
+    effort) — the output the economics value (:mod:`speedtrap.analysis.value`), so that the output
+    ratio, the effort ratio and the net value count other work the same way (docs/validation.md,
+    "One productivity accounting")."""
+    return float(summary["tasks_per_dev_day"]) + float(summary.get("other_work_task_equiv_per_dev_day", 0.0))
 
 
 def swe_bench_resolved(scenario: Scenario) -> float:
@@ -237,7 +250,7 @@ def era_table(runs: pd.DataFrame) -> pd.DataFrame:
             continue
         row: dict[str, object] = {"era": era, "n": len(sub)}
         members = sub["member"].to_numpy() if "member" in sub else None
-        for name in ("ai_vs_manual_time_ratio", "ai_vs_manual_throughput_ratio"):
+        for name in ("ai_vs_manual_time_ratio", "ai_vs_manual_throughput_ratio", "ai_vs_manual_output_ratio"):
             ti = two_intervals(sub[name].to_numpy(float), members)
             row.update(
                 {
