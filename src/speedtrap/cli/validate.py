@@ -105,7 +105,9 @@ def validate_workflow_command(
     "scenario", "unit", "published", "simulated", "ci_low", "ci_high", "n", "relative_error",
     "tolerance", "accept_low", "accept_high", "passed", "source"}], "eras": [{"era", "n",
     "ai_vs_manual_time_ratio", "…_low", "…_high", "ai_vs_manual_output_ratio", "…_low", "…_high",
-    "ai_vs_manual_throughput_ratio", "…_low", "…_high"}]}; accept_low/high: the simulated values the tolerance accepts, in the target's unit;
+    "ai_vs_manual_throughput_ratio", "…_low", "…_high"}], "passed_by_role": {role: {"passed",
+    "targets"}}}; each target also has "role"; accept_low/high: the simulated values the tolerance
+    accepts, in the target's unit;
     the eras' intervals: "…_low"/"…_high" the 95% interval over seeds, "…_behaviour_low"/"…_high" over
     the ensemble's members (null with one parameter set), "…_dominant" which is wider. By default the
     stored calibrated ensemble runs (K members × r seeds, as compare spends --replications);
