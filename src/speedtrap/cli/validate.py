@@ -23,7 +23,6 @@ from speedtrap.cli.common import (
     writing,
 )
 
-
 DEFAULT_REPLICATIONS = 40
 """``validate workflow``'s default runs: the stored ensemble's 20 members × 2 seeds each. With 2 members
 (the earlier default of 5 replications) the pass count moved with the draw: 14 of 19 at the default,
