@@ -151,6 +151,8 @@ def _changed(path: str, rng: np.random.Generator, current: Any) -> Any:
     if isinstance(current, float):
         if "prob" in leaf or leaf in ("share", "acceptance_rate", "turn_memory", "compact_at_fraction"):
             return float(rng.uniform(0.0, 1.0))
+        if leaf == "delegated_fraction":  # hand work beside the agent: in (0, 1], whole tasks now and then
+            return 1.0 if current < 1.0 and rng.random() < 0.3 else float(rng.uniform(0.05, 1.0))
         if current == 0.0:
             small = path.startswith("backends") and leaf.endswith("_s")
             return float(rng.uniform(0.0, 2e-3 if small else (60.0 if leaf.endswith("_s") else 1.0)))

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SHORT = Scenario.from_toml(ROOT / "experiments" / "scenarios" / "headline.toml").with_overrides(
     {"developers": 2, "horizon_s": 1800.0}
 )
-HYBRID = SHORT.with_overrides({"developer.delegated_fraction": 0.5})
+THRESHOLD = SHORT.with_overrides({"developer.attention.rule": "threshold"})
 CORE = typed_core.core_module()
 needs_core = pytest.mark.skipif(CORE is None, reason="the typed core is not built or not in use here")
 
@@ -54,8 +54,8 @@ def test_a_core_run_says_so_and_gives_no_reason() -> None:
 def test_a_mesa_run_names_why_the_core_was_not_taken(monkeypatch: pytest.MonkeyPatch) -> None:
     """An uncovered scenario names the field; a trace says so; no core says why there is none."""
     monkeypatch.setattr(workflow, "core_module", lambda: object())  # a core in use
-    hybrid = simulate_summary(HYBRID, 1)
-    assert hybrid.engine == MESA and "developer.delegated_fraction" in (hybrid.engine_reason or "")
+    threshold = simulate_summary(THRESHOLD, 1)
+    assert threshold.engine == MESA and "developer.attention.rule" in (threshold.engine_reason or "")
     traced = simulate(SHORT, 1, trace=True)
     assert traced.engine == MESA and "trace" in (traced.engine_reason or "")
     assert traced.summary().engine == MESA and traced.summary().engine_reason == traced.engine_reason
@@ -100,10 +100,12 @@ def test_run_json_and_export_name_the_engine(tmp_path: Path) -> None:
     expected = typed_core.engine_for(Scenario(developers=1, horizon_s=1800.0)).as_dict()
     assert {k: payload[k] for k in ("engine", "engine_reason")} == expected
     assert payload["provenance"]["engines"] == {payload["scenario"]: expected}
-    hybrid = runner.invoke(app, ["run", *sets, "--set", "developer.delegated_fraction=0.5", "--json"])
-    assert hybrid.exit_code == 0, hybrid.output
-    hybrid_payload = json.loads(hybrid.stdout)
-    assert hybrid_payload["engine"] == MESA and hybrid_payload["engine_reason"]
+    threshold_run = runner.invoke(
+        app, ["run", *sets, "--set", "developer.attention.rule=threshold", "--json"]
+    )
+    assert threshold_run.exit_code == 0, threshold_run.output
+    threshold_payload = json.loads(threshold_run.stdout)
+    assert threshold_payload["engine"] == MESA and threshold_payload["engine_reason"]
     out = tmp_path / "export"
     exported = runner.invoke(app, ["run", *sets, "--export", str(out)])
     assert exported.exit_code == 0, exported.output
@@ -113,8 +115,8 @@ def test_run_json_and_export_name_the_engine(tmp_path: Path) -> None:
 
 def test_provenance_records_the_engines_given_and_nothing_else() -> None:
     assert "engines" not in provenance()
-    engines = engines_of({"hybrid": HYBRID})
-    assert engines["hybrid"]["engine"] == MESA and engines["hybrid"]["engine_reason"]
+    engines = engines_of({"threshold": THRESHOLD})
+    assert engines["threshold"]["engine"] == MESA and engines["threshold"]["engine_reason"]
     assert provenance(engines)["engines"] == engines
 
 
@@ -129,7 +131,7 @@ def tiny_experiment() -> Experiment:
         {
             "name": "engine-tiny",
             "scenario": scenario,
-            "factors": [{"path": "developer.delegated_fraction", "values": [1.0, 0.5]}],
+            "factors": [{"path": "developer.attention.rule", "values": ["expected_wait", "threshold"]}],
             "replications": 2,
             "seed": 3,
             "outcomes": ["tasks_completed", "requests"],
@@ -144,9 +146,9 @@ def test_the_sweep_stores_rows_name_the_engine_and_the_table_keeps_only_outcomes
     assert table.attrs["outcomes"] == ["tasks_completed", "requests"]
     rows = ResultStore(tmp_path / spec.name).read()
     assert set(ENGINE_COLUMNS) <= set(rows.columns)
-    hybrid = rows[rows["point"] == 1]
-    assert (hybrid["engine"] == MESA).all()
-    assert hybrid["engine_reason"].str.contains("developer.delegated_fraction").all()
+    threshold = rows[rows["point"] == 1]
+    assert (threshold["engine"] == MESA).all()
+    assert threshold["engine_reason"].str.contains("developer.attention.rule").all()
     whole = rows[rows["point"] == 0]
     engine = typed_core.engine_for(Scenario.model_validate(spec.scenario.model_dump()))
     assert (whole["engine"] == engine.name).all()
@@ -158,9 +160,9 @@ def test_the_sweep_stores_rows_name_the_engine_and_the_table_keeps_only_outcomes
 
 
 def test_a_run_record_names_its_engine_only_when_the_model_does() -> None:
-    record = run_task(RunTask(0, 0, 1, HYBRID, simulate_summary, ("requests",)))
-    assert record["engine"] == MESA and "delegated_fraction" in record["engine_reason"]
-    plain = run_task(RunTask(0, 0, 1, HYBRID, lambda s, seed: {"requests": 1.0}, ("requests",)))
+    record = run_task(RunTask(0, 0, 1, THRESHOLD, simulate_summary, ("requests",)))
+    assert record["engine"] == MESA and "attention.rule" in record["engine_reason"]
+    plain = run_task(RunTask(0, 0, 1, THRESHOLD, lambda s, seed: {"requests": 1.0}, ("requests",)))
     assert "engine" not in plain
 
 
@@ -190,11 +192,11 @@ def test_claim_json_records_the_engines() -> None:
 
 def test_compare_json_names_each_arms_engine_in_its_provenance() -> None:
     args = ["compare", "--backend", "gpu-batched", "--backend", "gpu-fast", "--replications", "2", "--single"]
-    sets = ["--set", "developers=1", "--set", "horizon_s=1800", "--set", "developer.delegated_fraction=0.5"]
+    sets = ["--set", "developers=1", "--set", "horizon_s=1800", "--set", "developer.attention.rule=threshold"]
     result = CliRunner().invoke(app, [*args, *sets, "--json"])
     assert result.exit_code == 0, result.output
     engines = json.loads(result.stdout)["provenance"]["engines"]
     assert set(engines) == {"gpu-batched", "gpu-fast"}
     for engine in engines.values():
         assert engine["engine"] == MESA
-        assert engine["engine_reason"].startswith("developer.delegated_fraction = 0.5")
+        assert engine["engine_reason"].startswith("developer.attention.rule = 'threshold'")
