@@ -13,6 +13,9 @@ documented in each command's help.
 
 from __future__ import annotations
 
+import io
+import os
+import sys
 import warnings
 from typing import Annotated, Any
 
@@ -105,11 +108,25 @@ def _one_line_warning(message: Warning | str, category: type[Warning], *_: Any, 
     return f"warning: {message}\n"
 
 
+def _plain_output() -> None:
+    """Make output that cannot fail on the user's environment: a character the output encoding lacks
+    (``PYTHONIOENCODING=ascii``, a C locale) is written as ``?`` instead of ending the command in a
+    traceback, and figures are drawn by matplotlib's file backend, agg, whatever ``MPLBACKEND`` says
+    (the command line only writes figures to files; an unknown backend name made importing matplotlib
+    fail)."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="replace")
+    os.environ["MPLBACKEND"] = "agg"
+
+
 def main() -> None:
-    """Console-script entry point (``speedtrap``): warnings (e.g. a quarantined result file) are
+    """Console-script entry point (``speedtrap``): output that does not fail on an encoding or a
+    plotting backend (:func:`_plain_output`); warnings (e.g. a quarantined result file) are
     shown as one line each, and a Ctrl-C outside a command (while typer builds the command line or
     parses it; a command says it was interrupted itself) ends in one line and exit status 130."""
     warnings.formatwarning = _one_line_warning
+    _plain_output()
     try:
         app()
     except KeyboardInterrupt:  # before typer's own handling starts

@@ -265,20 +265,70 @@ def headline_scenario_path() -> Path:
     return experiments_dir() / "scenarios" / "headline.toml"
 
 
+class Assignment(str):
+    """A ``path.to.field=value`` text that remembers the option it came from (``--set``, or ``--arm
+    LABEL``), so that an error names that option."""
+
+    option: str = "--set"
+
+
+def given_with(text: str, option: str) -> Assignment:
+    """``text`` as an :class:`Assignment` given with ``option`` (e.g. ``"--arm fast"``)."""
+    made = Assignment(text)
+    made.option = option
+    return made
+
+
+def option_of(text: str) -> str:
+    """The option a ``path=value`` text came from: its :class:`Assignment` option, else ``--set``."""
+    return text.option if isinstance(text, Assignment) else "--set"
+
+
+SHOWN_ASSIGNMENT_CHARS = 120
+"""Longest ``path=value`` an error message repeats whole; a longer one is cut with "…"."""
+
+
+def shown_assignment(text: str) -> str:
+    """``text`` (a ``path=value``) for an error message, cut after :data:`SHOWN_ASSIGNMENT_CHARS`."""
+    if len(text) <= SHOWN_ASSIGNMENT_CHARS:
+        return text
+    return f"{text[:SHOWN_ASSIGNMENT_CHARS]}… ({len(text):,} characters)"
+
+
 def parse_set(assignment: str) -> tuple[str, Any]:
     """``path.to.field=value`` → (path, value); the value is read as TOML (numbers, booleans,
     strings, arrays, inline tables), falling back to the raw text as a string; a bare ``null`` unsets
-    an optional field (None), which TOML cannot write."""
+    an optional field (None), which TOML cannot write. Refused, with the option named
+    (:func:`option_of`): no ``=``, a line break (TOML would read the first line and drop the rest), a
+    path or a value nested deeper than :data:`~speedtrap.config.toml_file.MAX_NESTING` levels, and an
+    integer of more digits than Python converts."""
+    from speedtrap.config.toml_file import MAX_NESTING, nesting_depth
+
+    option = option_of(assignment)
+    shown = shown_assignment(assignment)
     path, sep, text = assignment.partition("=")
     path = path.strip()
     if not sep or not path:
-        raise ValueError(f"--set {assignment!r}: expected path.to.field=value")
+        raise ValueError(f"{option} {shown!r}: expected path.to.field=value")
+    if "\n" in assignment or "\r" in assignment:
+        raise ValueError(
+            f"{option} {shown!r}: a line break in it; give one path=value per {option.split()[0]}"
+        )
+    if path.count(".") >= MAX_NESTING:
+        raise ValueError(f"{option} {shown}: a path of more than {MAX_NESTING} parts names no field")
     if text.strip() == "null":
         return path, None
+    too_deep = f"{option} {shown}: {path}: nested deeper than {MAX_NESTING} levels of arrays or tables"
     try:
         value = tomllib.loads(f"v = {text.strip()}")["v"]
     except tomllib.TOMLDecodeError:
         value = text.strip()
+    except RecursionError:
+        raise ValueError(too_deep) from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise ValueError(f"{option} {shown}: {path}: a number with too many digits ({exc})") from None
+    if nesting_depth(value) > MAX_NESTING:
+        raise ValueError(too_deep)
     return path, value
 
 
@@ -286,13 +336,14 @@ def load_scenario(path: Path | None, *, backend: str | None = None, sets: Sequen
     """The scenario of ``path`` (default: the specs' defaults), served by ``backend`` if given, with
     ``--set`` overrides applied last; every step re-validates, errors name the field."""
     from speedtrap.config.scenario import Scenario
-    from speedtrap.config.toml_file import read_toml
+    from speedtrap.config.toml_file import file_problem, read_toml, shown_path
 
     if path is None:
         scenario = Scenario(name="default")
     else:
-        if not path.is_file():
-            raise ValueError(f"{path}: no such scenario file")
+        problem = file_problem(path, "scenario file")
+        if problem is not None:
+            raise ValueError(f"{shown_path(path)}: {problem}")
         data = read_toml(path)
         if not data:
             raise ValueError(f"{path}: empty scenario file (omit the file to run the built-in defaults)")
@@ -313,7 +364,9 @@ def load_scenario(path: Path | None, *, backend: str | None = None, sets: Sequen
             try:
                 scenario = with_policy_kind(scenario, str(value))
             except (ValidationError, KeyError) as exc:
-                raise ValueError(f"--set {assignment}: {one_line(exc)}") from None
+                raise ValueError(
+                    f"{option_of(assignment)} {shown_assignment(assignment)}: {one_line(exc)}"
+                ) from None
     return scenario
 
 
@@ -330,7 +383,7 @@ def _apply_sets(scenario: Scenario, batch: Sequence[tuple[str, str, Any]]) -> Sc
             except (ValidationError, KeyError) as prefix_exc:
                 failing, error = batch[i][0], prefix_exc
                 break
-        raise ValueError(f"--set {failing}: {one_line(error)}") from None
+        raise ValueError(f"{option_of(failing)} {shown_assignment(failing)}: {one_line(error)}") from None
 
 
 def with_policy_kind(scenario: Scenario, kind: str) -> Scenario:

@@ -60,6 +60,12 @@ def derive_chips_per_replica(hardware: Hardware, llm: LLM, *, batch: int, contex
     return chips
 
 
+MAX_STREAMS_PER_REPLICA = 1_000_000
+"""Most streams (a typical batch, other customers' background streams) one replica may be given
+(assumption: a thousand times the largest batch a served replica runs, a few hundred to a few
+thousand streams; a larger number overflowed the typed core's integers with a traceback)."""
+
+
 class Backend(Spec):
     """A served model: ``replicas`` replicas of ``chips_per_replica`` chips of ``hardware`` running ``llm``.
 
@@ -82,13 +88,15 @@ class Backend(Spec):
     llm: LLM
     tiers: list[Tier] = Field(default_factory=lambda: [Tier()], min_length=1)
     default_tier: str = "standard"
-    typical_batch: int = Field(default=1, ge=1, description="Streams per replica at the typical load.")
+    typical_batch: int = Field(
+        default=1, ge=1, le=MAX_STREAMS_PER_REPLICA, description="Streams per replica at the typical load."
+    )
     typical_context_tokens: int = Field(default=1, ge=1, description="Mean context per stream, tokens.")
     chips_per_replica: int | None = Field(default=None, ge=1, le=MAX_CHIPS_PER_REPLICA)
     replicas: int = Field(default=1, ge=1)
     price: Price = Field(default_factory=Price)
     quality: Quality = Field(default_factory=Quality)
-    background_streams_per_replica: int = Field(default=0, ge=0)
+    background_streams_per_replica: int = Field(default=0, ge=0, le=MAX_STREAMS_PER_REPLICA)
     speculative: SpeculativeDecoding | None = None
     parallel: Parallelism = Field(default_factory=Parallelism)
     disaggregation: Disaggregation | None = None

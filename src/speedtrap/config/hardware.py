@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, StrictBool, field_validator
 
@@ -58,6 +58,8 @@ class Hardware(Spec):
     step uses the whole replica's capacity. Either way a step pays ``wafer_hop_s`` per chip boundary.
     The number of chips a model needs follows from the aggregate on-chip memory.
     """
+
+    durations_have_floor: ClassVar[bool] = False  # latencies per layer or hop: microseconds
 
     name: str = Field(min_length=1)
     memory_kind: Literal["hbm", "sram"] = "hbm"

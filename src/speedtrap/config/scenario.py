@@ -37,6 +37,13 @@ MAX_REPLICAS = 10_000
 developer-seconds in all (≈35 000 developer-days of 8 h; the headline scenario has 200) and at most
 10 000 replicas per backend. A run at the bounds takes minutes to hours, not forever."""
 
+MIN_AWAY_S = 1e-3
+"""Smallest median of ``developer.attention.away_s`` (seconds). A developer away from running agents
+looks at them again after each away episode; a median of 0 made them look again at the same instant
+for ever, and one of 1e-6 s ran for minutes per simulated developer-hour (1e-5 s: 27 s of CPU for two
+developer-hours, against 0.35 s at the default 120 s). One millisecond, far below a person's reaction
+time, costs 0.8 s there, and still lets a file say "no away episodes to speak of"."""
+
 NO_AI = "manual"
 """The name :meth:`Scenario.with_backend` and experiments' ``backend`` factor give to working
 without AI (policy ``manual``)."""
@@ -141,6 +148,13 @@ class Scenario(Spec):
 
     @model_validator(mode="after")
     def _consistent(self) -> Scenario:
+        away = self.developer.attention.away_s
+        if away is not None and away.median < MIN_AWAY_S:
+            raise ValueError(
+                f"developer.attention.away_s.median: must be at least {MIN_AWAY_S:g} s (the developer looks "
+                f"at their agents again after each away episode; a shorter one repeats without end), "
+                f"got {away.median!r} s"
+            )
         if self.developers * self.horizon_s > MAX_DEVELOPER_SECONDS:
             raise ValueError(
                 f"developers × horizon_s = {self.developers * self.horizon_s:.3g} developer-seconds; a run "

@@ -19,6 +19,7 @@ started are cancelled, running ones are ended), yields the results that had fini
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -86,12 +87,36 @@ HALT_S = 1.0
 """Seconds to wait for ended workers (and the pool's manager thread) before giving up on them."""
 
 
+PR_SET_PDEATHSIG = 1
+"""Linux ``prctl`` option: the signal the kernel sends this process when its parent dies."""
+
+
+def _kill_with_parent(parent_pid: int) -> None:
+    """On Linux, ask the kernel to SIGKILL this worker when its parent dies (``PR_SET_PDEATHSIG``):
+    it then dies even while it computes in compiled code that never gives the parent-watch thread
+    of :func:`_exit_with_parent` the interpreter. The parent is the thread that started the worker,
+    the one that uses the pool. A parent that died before this call is caught by comparing
+    ``os.getppid()``."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):  # pragma: no cover - a libc without prctl
+        return
+    if os.getppid() != parent_pid:  # the parent died before the request took effect
+        os._exit(1)
+
+
 def _exit_with_parent() -> None:
     """End this worker when the process that started it dies (even by SIGKILL), so that a killed
-    sweep leaves no worker processes behind."""
+    sweep leaves no worker processes behind: by the kernel's signal on Linux (:func:`_kill_with_parent`)
+    and, everywhere, by a thread that waits on the parent's sentinel."""
     parent = multiprocessing.parent_process()
     if parent is None:  # pragma: no cover - always set in a spawned worker
         return
+    if parent.pid is not None:
+        _kill_with_parent(parent.pid)
 
     def watch() -> None:
         multiprocessing.connection.wait([parent.sentinel])

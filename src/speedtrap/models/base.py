@@ -16,7 +16,15 @@ from weakref import ref
 import mesa
 from mesa.time import Event, EventList, Priority
 
-__all__ = ["GC_THRESHOLDS", "EventAccounts", "EventModel", "MethodEvent", "fewer_collections"]
+__all__ = [
+    "GC_THRESHOLDS",
+    "MAX_EVENTS_AT_ONE_INSTANT",
+    "EventAccounts",
+    "EventModel",
+    "MethodEvent",
+    "ZeroTimeLoopError",
+    "fewer_collections",
+]
 
 if vars(mesa.Model)["time"].private_name != "_time":  # pragma: no cover - guards a Mesa internal
     raise ImportError("speedtrap.models.base expects Mesa's observable Model.time to be stored in `_time`")
@@ -34,6 +42,23 @@ GC_THRESHOLDS = (20_000, 20, 20)
 allocates tens of tracked objects per event, nearly all freed by reference counting; collecting
 less often leaves the results alone (events hold their objects weakly or, for compiled callbacks,
 strongly, never through a cycle: ``tests/models/test_golden.py``) and saves a tenth of a large run."""
+
+
+MAX_EVENTS_AT_ONE_INSTANT = 1_000_000
+"""Events an :class:`EventModel` runs one after another at one simulated instant before it stops the
+run (:class:`ZeroTimeLoopError`), plus :data:`EVENTS_PER_AGENT_AT_ONE_INSTANT` per agent. A sound model
+runs a handful of events per agent at one instant (everyone starts at time 0); an event that keeps
+rescheduling itself after a step that does not move the clock (a duration of 0, or one too small
+for the clock at that time) would run forever at full CPU. A million events take about a second."""
+
+EVENTS_PER_AGENT_AT_ONE_INSTANT = 1_000
+"""Events per agent that :data:`MAX_EVENTS_AT_ONE_INSTANT` adds to the limit, so that a model of many
+agents that all act at one instant is never stopped."""
+
+
+class ZeroTimeLoopError(ValueError):
+    """A model ran more than its limit of events one after another at one simulated instant: some
+    duration is 0 (or too small to move the clock), so the same events repeat without end."""
 
 
 def _raise_gc_thresholds() -> tuple[int, int, int]:
@@ -332,10 +357,20 @@ class EventModel(mesa.Model):
         heap = self._heap
         subscribers = self.subscribers  # Mesa's signal subscriptions (a dict, filled by observe())
         executed = cancelled = 0
+        instant = self._time  # the time of the latest event, and how many ran at it one after another
+        same = 0
+        limit = MAX_EVENTS_AT_ONE_INSTANT + EVENTS_PER_AGENT_AT_ONE_INSTANT * len(self.agents)
         thresholds = _raise_gc_thresholds()
         try:
             while heap and heap[0][0] <= until:
                 when, _, _, event = heappop(heap)
+                if when != instant:
+                    instant = when
+                    same = 0
+                else:
+                    same += 1
+                    if same > limit:
+                        raise ZeroTimeLoopError(_zero_time_message(event, when, same))
                 if type(event) is MethodEvent:
                     obj = event._obj
                     if obj is None:
@@ -362,3 +397,15 @@ class EventModel(mesa.Model):
             self.events_executed += executed
             self._cancelled += cancelled
         self.time = until
+
+
+def _zero_time_message(event: MethodEvent | Event, when: float, count: int) -> str:
+    """Why a run stopped at ``when``: which callback repeated, and what usually makes it."""
+    func = getattr(event, "_func", None) or getattr(getattr(event, "fn", None), "__func__", None)
+    name = getattr(func, "__qualname__", None) or type(event).__name__
+    return (
+        f"the simulation ran {count:,} events at one instant (t = {when:.6g} s, the last one "
+        f"{name}) without the clock moving: a duration that is 0, or too short to move the clock at "
+        "that time, keeps the same events repeating; give the durations of that step a positive value "
+        "(e.g. developer.attention.away_s.median, task_mix.tool_s.median)"
+    )
