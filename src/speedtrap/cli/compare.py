@@ -26,6 +26,7 @@ from speedtrap.cli.common import (
     check_output_path,
     count_progress,
     fail,
+    given_with,
     json_number,
     load_scenario,
     one_line,
@@ -70,7 +71,7 @@ def parse_arm(text: str) -> tuple[str, list[str]]:
     label = label.strip()
     if not sep or not label:
         raise ValueError(f"--arm {text!r}: expected LABEL:path=value[;path=value...]")
-    sets = [part.strip() for part in rest.split(";") if part.strip()]
+    sets: list[str] = [given_with(part.strip(), f"--arm {label}") for part in rest.split(";") if part.strip()]
     if not sets:
         raise ValueError(f"--arm {text!r}: no path=value after {label!r}: (an arm needs at least one change)")
     for assignment in sets:
