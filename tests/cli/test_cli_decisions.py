@@ -1,0 +1,53 @@
+"""``compare --decisions DIR``: the decisions over the ensemble's members, printed, in the JSON and
+written as CSVs and a figure (speedtrap.cli.decisions)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+from typer.testing import CliRunner
+
+from speedtrap.cli import app
+
+runner = CliRunner()
+SMALL = ["--set", "developers=2", "--set", "horizon_s=7200"]
+ARMS = ["compare", "--backend", "gpu-batched", "--backend", "gpu-fast", "--backend", "manual"]
+PATIENCE = "developer.attention.patience_s.median"
+
+
+def _ensemble(tmp_path: Path) -> Path:
+    values = [15, 20, 30, 45, 60, 90, 120, 200, 400, 600]
+    frame = pd.DataFrame({"member": range(10), PATIENCE: values, "developer.review.detect_prob": 0.6})
+    path = tmp_path / "ensemble.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_compare_writes_every_decision_over_the_members(tmp_path: Path) -> None:
+    out = tmp_path / "decisions"
+    args = [*ARMS, *SMALL, "--replications", "20", "--ensemble", str(_ensemble(tmp_path))]
+    result = runner.invoke(app, [*args, "--decisions", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    labels = [row["decision"] for row in payload["decisions"]]
+    assert labels == ["gpu-fast vs gpu-batched", "AI (gpu-batched) vs by hand"]
+    for row in payload["decisions"]:
+        assert row["members"] == 10 and 0.0 <= row["share_paying"] <= 1.0
+        assert row["share_low"] <= row["share_paying"] <= row["share_high"]
+        assert row["verdict"] in ("pays", "does not pay", "depends")
+        assert row["evpi_usd_per_dev_day"] >= 0.0
+    table = pd.read_csv(out / "decisions.csv")
+    assert list(table["decision"]) == labels
+    evppi = pd.read_csv(out / "evppi.csv")
+    # only the varied parameter that applies to the headline is a candidate (detect_prob is constant)
+    assert set(evppi["parameter"]) == {PATIENCE}
+    assert (out / "decisions.png").stat().st_size > 0
+    printed = runner.invoke(app, [*args[:5], *args[7:], "--decisions", str(out)])  # without by hand
+    assert printed.exit_code == 0 and "Decisions over 10 members" in printed.output
+
+
+def test_decisions_need_an_ensemble(tmp_path: Path) -> None:
+    result = runner.invoke(app, [*ARMS, *SMALL, "--single", "--decisions", str(tmp_path / "d")])
+    assert result.exit_code == 2 and "needs runs over a calibrated ensemble" in result.output
