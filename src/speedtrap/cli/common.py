@@ -9,6 +9,7 @@ them.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
@@ -193,13 +194,32 @@ def check_output_path(
 def writing(path: Path, option: str) -> Iterator[None]:
     """Turn an ``OSError`` raised while the block writes ``path`` (``option``'s file or directory) into
     one line naming them and what went wrong (a full disk, a directory made read-only while the
-    command ran), exit status 2."""
+    command ran), exit status 2. A file the failed write left behind (``path``, if it was not there
+    before, or the file named by the error, if it is empty) is removed: no empty or partial output."""
+    try:
+        existed = _mode(path) is not None
+    except OSError:  # cannot tell: nothing is removed
+        existed = True
     try:
         yield
     except OSError as exc:
         name = os.fsdecode(exc.filename) if exc.filename is not None else ""
+        _remove_left_behind(path, existed, Path(name) if name else None)
         where = f" {name}" if name and Path(name) != path else ""
         fail(f"{option} {path}: cannot write{where} ({_reason(exc)})")
+
+
+def _remove_left_behind(path: Path, existed: bool, named: Path | None) -> None:
+    """Remove what a failed write left: ``path`` when it is a file that was not there before the
+    write, and ``named`` (the file an error names) when it is an empty file."""
+    with contextlib.suppress(OSError):
+        if not existed and stat.S_ISREG(os.lstat(path).st_mode):
+            path.unlink()
+    with contextlib.suppress(OSError):
+        if named is not None and named != path:
+            info = os.lstat(named)
+            if stat.S_ISREG(info.st_mode) and info.st_size == 0:
+                named.unlink()
 
 
 def json_safe(value: Any) -> Any:

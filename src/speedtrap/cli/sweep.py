@@ -122,11 +122,12 @@ def sweep(
     """
     from speedtrap.analysis.statistics import summarize
     from speedtrap.config.experiment import Experiment
-    from speedtrap.config.toml_file import read_toml
+    from speedtrap.config.toml_file import file_problem, read_toml, shown_path
     from speedtrap.experiments import ResultStore, StoreMismatchError, make_executor, run_experiment
 
-    if not experiment_file.is_file():
-        fail(f"{experiment_file}: no such experiment file")
+    problem = file_problem(experiment_file, "experiment file")  # a FIFO, a directory, a long name
+    if problem is not None:
+        fail(f"{shown_path(experiment_file)}: {problem}")
     with bad_input_exits():
         data = read_toml(experiment_file)
         if not data:

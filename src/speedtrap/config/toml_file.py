@@ -125,7 +125,8 @@ def file_problem(path: str | Path, what: str = "file") -> str | None:
         kind = "a device"
     else:  # pragma: no cover - every kind of file is named above
         kind = "not a regular file"
-    return f"is {kind}, not a {what}"
+    article = "an" if what[:1] in ("a", "e", "i", "o", "u") else "a"
+    return f"is {kind}, not {article} {what}"
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:

@@ -37,6 +37,7 @@ for is read as it is.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -353,10 +354,18 @@ class ResultStore:
 
     def record(self, run: Mapping[str, Any]) -> None:
         """Journal one finished run at once (a JSON line); :meth:`append` later stores it in a part."""
+        line = json.dumps(dict(run)) + "\n"
+        try:
+            kept: int | None = self.journal_path.stat().st_size
+        except FileNotFoundError:
+            kept = None  # no journal yet
+        except OSError as exc:
+            raise path_error(self.journal_path, exc) from None
         try:
             with self.journal_path.open("a", encoding="utf-8") as f:
-                f.write(json.dumps(dict(run)) + "\n")
+                f.write(line)
         except OSError as exc:
+            _undo_append(self.journal_path, kept)
             raise path_error(self.journal_path, exc) from None
 
     def _journal_runs(self) -> list[dict[str, Any]]:
@@ -426,6 +435,7 @@ class ResultStore:
                 os.fsync(f.fileno())
             os.replace(tmp, path)
         except OSError as exc:
+            _discard(tmp)
             raise path_error(path, exc) from None
 
     def _parts(self) -> list[tuple[int, Path]]:
@@ -463,6 +473,7 @@ class ResultStore:
                 os.fsync(f.fileno())
             os.replace(tmp, path)
         except OSError as exc:
+            _discard(tmp)
             raise path_error(path, exc) from None
         return path
 
@@ -533,3 +544,19 @@ def engine_tally(runs: pd.DataFrame) -> dict[str, dict[str, Any]]:
         entry = tally.setdefault(label, {"engine": engine, "engine_reason": reason, "runs": 0})
         entry["runs"] += 1
     return tally
+
+
+def _discard(path: Path) -> None:
+    """Remove ``path`` (a temporary file a failed write left, empty or partial), if it can be."""
+    with contextlib.suppress(OSError):
+        path.unlink(missing_ok=True)
+
+
+def _undo_append(path: Path, kept: int | None) -> None:
+    """After a failed append to ``path``: cut it back to its ``kept`` bytes (no partial line), or
+    remove it when the append had created it (``kept`` is ``None``), leaving no empty journal."""
+    with contextlib.suppress(OSError):
+        if kept is None:
+            path.unlink(missing_ok=True)
+        else:
+            os.truncate(path, kept)
