@@ -405,7 +405,7 @@ def _zero_time_message(event: MethodEvent | Event, when: float, count: int) -> s
     name = getattr(func, "__qualname__", None) or type(event).__name__
     return (
         f"the simulation ran {count:,} events at one instant (t = {when:.6g} s, the last one "
-        f"{name}) without the clock moving: a duration that is 0, or too short to move the clock at "
-        "that time, keeps the same events repeating; give the durations of that step a positive value "
-        "(e.g. developer.attention.away_s.median, task_mix.tool_s.median)"
+        f"{name}) without the clock moving: a duration that step schedules is 0, or too short to move "
+        "the clock at that time, so the same events repeat without end; give that duration (a field "
+        "of the scenario read by that step) a larger value"
     )
