@@ -290,3 +290,13 @@ def invoke(argv: list[str]) -> Any:
     with time_limit(), warnings.catch_warnings():
         warnings.simplefilter("default")  # as the command line shows them, not as test errors
         return CliRunner().invoke(app, argv)
+
+
+def hold_the_interpreter(folder: str) -> int:
+    """A process sweep's task that notes its worker's pid in ``folder`` and then computes in C for
+    hours without giving other threads the interpreter (``sum`` over a range never checks for a
+    thread switch): only the kernel can end it promptly (tests/test_fuzz_leftovers.py)."""
+    import os
+
+    Path(folder, f"worker-{os.getpid()}").touch()
+    return sum(range(10**14))
