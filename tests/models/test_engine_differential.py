@@ -15,6 +15,7 @@ changes fail this module (docs/performance.md, "Mutation check").
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from collections.abc import Callable
@@ -31,7 +32,7 @@ import speedtrap.models.workflow as workflow
 from speedtrap.config import Scenario
 from speedtrap.config.presets import BACKEND_PRESETS
 from speedtrap.models import simulate, simulate_summary
-from speedtrap.models.core_fields import CORE_READS
+from speedtrap.models.core_fields import CORE_READS, MESA_ONLY
 from speedtrap.models.results import RunResult
 from speedtrap.models.typed_core import TYPED_CORE, core_module, not_covered
 
@@ -125,8 +126,9 @@ def _special(path: str, rng: np.random.Generator, current: Any, data: dict[str, 
         return 1.0 if rng.random() < 0.2 else float(rng.uniform(1.0, 6.0))
     if leaf in ZEROABLE and current and rng.random() < 0.3:
         return 0.0
-    if path in ("policy.tier", "backends[*].default_tier"):
-        return str(rng.choice([t["name"] for t in backend["tiers"]]))
+    if path in ("policy.tier", "backends[*].default_tier"):  # another of the backend's tiers
+        others = sorted({t["name"] for t in backend["tiers"]} - {current})
+        return str(rng.choice(others)) if others else _SKIP
     if path == "policy.backend":
         return None if current is not None else next(iter(data["backends"]))
     if path == "task_mix.sizing":
@@ -236,6 +238,11 @@ def random_scenario(index: int, seed: int = SEED) -> tuple[Scenario, list[str]]:
                 scenario = candidate
                 changed.append(path)
             break
+    if "developer.delegated_fraction" in CORE_READS and rng.random() < 0.2:  # hand work, more often
+        scenario = scenario.with_overrides({"developer.delegated_fraction": float(rng.uniform(0.1, 0.95))})
+    if "manual" in MESA_ONLY["policy.kind"] and rng.random() < 0.1:  # a policy the core runs, drawn too
+        with contextlib.suppress(ValidationError, ValueError):  # the manual policy needs effort sizing
+            scenario = scenario.with_backend("manual")
     return scenario, changed
 
 
@@ -310,6 +317,13 @@ def test_many_more_random_scenarios_agree_bit_for_bit(index: int, monkeypatch: p
 @functools.cache
 def _branch_base() -> Scenario:
     return Scenario.from_toml(HEADLINE).with_overrides({"developers": 4, "horizon_s": 1.0 * DAY_S})
+
+
+def branch_scenario(overrides: dict[str, Any]) -> Scenario:
+    """The rule scenario of ``overrides`` (``"manual": True``: under the manual policy)."""
+    changes = dict(overrides)
+    base = _branch_base().with_backend("manual") if changes.pop("manual", False) else _branch_base()
+    return base.with_overrides(changes)
 
 
 def _repairs_ran_out(limit: int) -> Callable[[RunResult], bool]:
@@ -419,6 +433,31 @@ BRANCHES: dict[str, tuple[dict[str, Any], Callable[[RunResult], bool]]] = {
             and float(r.ledger.query("category == 'switching'")["seconds"].sum()) == 0.0
         ),
     ),
+    "hybrid-hand-work": (
+        {"developer.delegated_fraction": 0.5},
+        lambda r: bool((r.tasks["manual_s"] > 0.0).any()) and len(_stretches(r)) > 0,
+    ),
+    "hybrid-interrupted-by-sessions": (  # check-ins and reviews of other sessions pause the hand work
+        {
+            "developer.delegated_fraction": 0.3,
+            "developer.attention.parallel_sessions_probs": [0.0, 0.5, 0.5],
+            "developer.fixing.escape_delay_s": 600.0,
+            "developer.review.detect_prob": 0.2,
+        },
+        lambda r: bool((r.tasks["manual_s"] > 0.0).any() and (r.tasks["outcome"] == "reworked").any()),
+    ),
+    "hybrid-hand-part-after-acceptance": (  # the kept part finished by hand once the agent's is accepted
+        {"developer.delegated_fraction": 0.9, "developer.checkin_every_turns": 1},
+        lambda r: bool((r.tasks["manual_s"] > 0.0).any()),
+    ),
+    "manual-policy": (
+        {"manual": True},
+        lambda r: len(r.requests) == 0 and bool((r.tasks["manual_s"] > 0.0).any()),
+    ),
+    "manual-escapes-reworked": (
+        {"manual": True, "developer.manual.escape_prob": 0.6, "developer.fixing.escape_delay_s": 600.0},
+        _has("outcome", "reworked"),
+    ),
     "no-breaks-fixed-resumption": (
         {"developer.attention.other_work_prob": 0.0, "developer.attention.resumption_random": False},
         lambda r: float(r.ledger.query("category == 'switching'")["seconds"].sum()) > 0.0,
@@ -430,14 +469,13 @@ BRANCHES: dict[str, tuple[dict[str, Any], Callable[[RunResult], bool]]] = {
 @pytest.mark.parametrize("name", sorted(BRANCHES))
 def test_each_mirrored_rule_is_reached_and_agrees(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     overrides, reached = BRANCHES[name]
-    scenario = _branch_base().with_overrides(overrides)
-    mesa = compare_engines(scenario, 7, monkeypatch)
+    mesa = compare_engines(branch_scenario(overrides), 7, monkeypatch)
     assert mesa is not None and reached(mesa), f"{name}: the run never reaches the rule it is for"
 
 
 def test_the_branch_scenarios_are_covered_by_the_core() -> None:
     for overrides, _ in BRANCHES.values():
-        assert not_covered(_branch_base().with_overrides(overrides)) is None
+        assert not_covered(branch_scenario(overrides)) is None
 
 
 def test_round_robin_scenarios_are_valid_and_small() -> None:

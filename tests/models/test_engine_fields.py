@@ -77,25 +77,34 @@ def test_a_new_field_fails_the_walk() -> None:
     assert "developer.novel_knob" in spec_leaves(WiderScenario) - spec_leaves(Scenario)
 
 
-def test_each_mesa_only_value_is_the_specs_default() -> None:
+def test_each_mesa_only_field_lists_the_specs_default_first() -> None:
     default = Scenario()
     for path, runs in MESA_ONLY.items():
-        assert list(field_values(default, path)) == [runs], path
+        assert list(field_values(default, path)) == [runs[0]], path
 
 
 @pytest.mark.parametrize(
     ("path", "value"),
-    [
-        ("developer.delegated_fraction", 0.75),
-        ("developer.attention.rule", "threshold"),
-        ("developer.manual.escape_prob", 0.2),
-        ("task_mix.cache_per_tier", False),
-    ],
+    [("developer.attention.rule", "threshold"), ("task_mix.cache_per_tier", False)],
 )
 def test_a_mesa_only_field_off_its_value_names_itself(path: str, value: Any) -> None:
     assert not_covered(HEADLINE) is None
     reason = not_covered(HEADLINE.with_overrides({path: value}))
     assert reason is not None and reason.startswith(f"{path} = {value!r}")
+
+
+def test_a_policy_kind_the_core_does_not_run_names_itself() -> None:
+    fleet = Scenario.from_toml(ROOT / "experiments" / "scenarios" / "shared_fleet.toml")
+    assert (not_covered(fleet) or "").startswith("policy.kind = 'fast_share' (the typed core runs only")
+
+
+def test_hand_work_and_the_manual_policy_are_the_cores() -> None:
+    """Hybrid hand work (delegated_fraction < 1) and the manual policy are read by the core."""
+    assert not_covered(HEADLINE.with_overrides({"developer.delegated_fraction": 0.4})) is None
+    assert not_covered(HEADLINE.with_backend("manual")) is None
+    manual = HEADLINE.with_backend("manual").with_overrides({"developer.manual.escape_prob": 0.3})
+    assert not_covered(manual) is None
+    assert not_covered(Scenario.from_toml(ROOT / "experiments" / "scenarios" / "metr.toml")) is None
 
 
 def test_a_field_no_engine_reads_keeps_the_core() -> None:

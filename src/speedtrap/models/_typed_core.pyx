@@ -41,6 +41,7 @@ cdef enum:
     STEP = 2      # a developer's human step ends (who: developer)
     AWAY = 3      # a developer's away episode ends (who: developer, version)
     DEFECT = 4    # an escaped defect surfaces (who: task id)
+    HYBRID = 5    # a developer's hybrid hand work ends (who: developer, version)
 
 # developer activities: ledger columns as in speedtrap.models.ledger (WAITING is split into 1-4)
 cdef enum:
@@ -63,6 +64,8 @@ cdef enum:
     THEN_AFTER_REWORK = 4
     THEN_FOCUS_STEP = 5
     THEN_ENTER_OTHER_WORK = 6
+    THEN_AFTER_HAND_PART = 7
+    THEN_AFTER_MANUAL_TASK = 8
 
 cdef enum:
     CHECKIN = 1
@@ -908,7 +911,10 @@ cdef class CDev:
     cdef long index, activity, max_sessions, then, away_version
     cdef double since, idle_total_s, other_left_s, episode_patience_s, estimate
     cdef double prompt_cache_s
-    cdef bint has_estimate, has_other_left, away_pending
+    cdef bint has_estimate, has_other_left, away_pending, hybrid_pending
+    cdef long hybrid_version
+    cdef CTask hybrid_task
+    cdef str outcome_in_hand
     cdef CSession focus
     cdef CTask label_task, task_in_hand
     cdef list sessions
@@ -943,7 +949,8 @@ cdef class Core:
     cdef double review_base_s, review_s_per_kt, res_short_s, res_short_scale, res_max, res_tau
     cdef double ow_max, failed_mult, repair_fraction
     cdef long compact_to, shared_prefix, max_repairs
-    cdef double reject_prob, redo_prob, other_work_prob
+    cdef double reject_prob, redo_prob, other_work_prob, manual_escape_prob
+    cdef bint manual_only
     cdef bint keep_stretches
 
     def __cinit__(self, scenario, seed, str name, str tier, speed, info, bint tables=True):
@@ -983,6 +990,8 @@ cdef class Core:
         self.ow_max = a.other_work_resumption_max_s
         self.failed_mult = mix.failed_turns_multiplier
         self.reject_prob = spec.reject_prob
+        self.manual_escape_prob = spec.manual.escape_prob
+        self.manual_only = scenario.policy.kind == "manual"  # ManualPolicy.manual: no agent sessions
         self.redo_prob = spec.fixing.redo_prob
         self.other_work_prob = a.other_work_prob
         self.repair_fraction = mix.repair_turns_fraction
@@ -1024,6 +1033,9 @@ cdef class Core:
             d.then = THEN_NONE
             d.away_version = 0
             d.away_pending = False
+            d.hybrid_version = 0
+            d.hybrid_pending = False
+            d.outcome_in_hand = ""
             d.label_task = None
             d.task_in_hand = None
             d.focus = None
@@ -1070,6 +1082,14 @@ cdef class Core:
                 loop.now = e.time
                 loop.executed += 1
                 self.away_end(d)
+            elif e.kind == HYBRID:
+                d = <CDev> self.devs[e.who]
+                if e.version != d.hybrid_version or not d.hybrid_pending:
+                    loop.skipped += 1
+                    continue
+                loop.now = e.time
+                loop.executed += 1
+                self.hand_work_done(d)
             else:
                 loop.now = e.time
                 loop.executed += 1
@@ -1430,6 +1450,14 @@ cdef class Core:
                 self.serve(d, d.pending.popleft())
             else:
                 self.go_away(d, OTHER_WORK)
+        elif then == THEN_AFTER_HAND_PART:
+            t = d.task_in_hand
+            d.task_in_hand = None
+            self.accept(d, t, d.outcome_in_hand)
+        elif then == THEN_AFTER_MANUAL_TASK:  # Developer._after_manual_task
+            t = d.task_in_hand
+            d.task_in_hand = None
+            self.accept(d, t, "escaped" if t.task.u_fail[0] < self.manual_escape_prob else "ok")
 
     cdef void start_new_task(self, CDev d) except *:
         """Developer._start_new_task: the backlog's next task (TaskSource.next) and its first session."""
@@ -1437,7 +1465,8 @@ cdef class Core:
         task = d.tasks.next()
         task.owner = None
         task.start_s = self.loop.now
-        task.backends.append(self.backend_name)
+        if not self.manual_only:  # Session.__init__ names the backend a session runs on
+            task.backends.append(self.backend_name)
         if self.task_tally is None:
             self.tasks_list.append(task)
             self.ctasks.append(t)
@@ -1455,6 +1484,12 @@ cdef class Core:
         t.requests = t.turns = t.input_tokens = t.cached_tokens = t.output_tokens = 0
         t.attempts = t.wrong_attempts = t.outputs = t.outputs_rejected = 0
         t.cost_usd = t.tool_s = t.human_s = 0.0
+        if self.manual_only:  # policy manual: the whole task by hand, in its effort time
+            task.manual_left_s = 0.0
+            task.manual_done_s = task.effort_s
+            d.task_in_hand = t
+            self.begin(d, MANUAL, task.effort_s, None, THEN_AFTER_MANUAL_TASK, t)
+            return
         s = self.open_session(d, t, 0)
         self.begin(d, PROMPTING, task.prompt_s, s, THEN_HAND_OFF)
 
@@ -1465,9 +1500,56 @@ cdef class Core:
         if d.pending:
             self.serve(d, d.pending.popleft())
             self.advance(s)
+        elif s.task.task.manual_left_s > 0.0:
+            self.advance(s)
+            self.work_by_hand(d, s)
         else:
             self.set_activity(d, WAITING, s, None)
             self.advance(s)
+            d.attention.new_episode()
+            d.episode_patience_s = d.attention.episode_patience_s
+            self.maybe_leave(d, self.expected_wait_s(d, s))
+
+    cdef void work_by_hand(self, CDev d, CSession s) except *:
+        """Developer._work_by_hand: hybrid hand work on the part of ``s``'s task the developer kept,
+        while its agent runs; interrupted by anything that needs the developer."""
+        task = s.task.task
+        self.set_activity(d, MANUAL, s, None)
+        d.hybrid_task = s.task
+        d.hybrid_pending = True
+        self.loop.push(self.loop.now + task.manual_left_s, HYBRID, d.index, d.hybrid_version)
+
+    cdef void pause_hand_work(self, CDev d) except *:
+        """Developer._pause_hand_work: hybrid hand work stopped now, what is left of it kept."""
+        cdef double done
+        if not d.hybrid_pending or d.hybrid_task is None:
+            return
+        task = d.hybrid_task.task
+        done = self.loop.now - d.since
+        task.manual_left_s = max(0.0, task.manual_left_s - done)
+        task.manual_done_s += done
+        d.hybrid_pending = False
+        d.hybrid_version += 1
+        self.loop.cancelled += 1
+        d.hybrid_task = None
+
+    cdef void hand_work_done(self, CDev d) except *:
+        """Developer._on_hand_work_done: the kept part done; what waits, else wait on the session (a new
+        attention episode, ``_watch_or_leave``)."""
+        cdef CSession s
+        task = d.hybrid_task.task
+        task.manual_done_s += task.manual_left_s
+        task.manual_left_s = 0.0
+        d.hybrid_pending = False
+        d.hybrid_version += 1
+        d.hybrid_task = None
+        s = d.focus
+        if d.pending:
+            self.serve(d, d.pending.popleft())
+        elif s.need:
+            self.do_step(d, s)
+        else:
+            self.set_activity(d, WAITING, s, None)
             d.attention.new_episode()
             d.episode_patience_s = d.attention.episode_patience_s
             self.maybe_leave(d, self.expected_wait_s(d, s))
@@ -1520,6 +1602,12 @@ cdef class Core:
             d.pending.append(s)
         elif d.activity == WAITING and d.focus is s:
             self.do_step(d, s)
+        elif d.hybrid_pending:
+            self.pause_hand_work(d)
+            if d.focus is s:
+                self.do_step(d, s)
+            else:
+                self.serve(d, s)
         elif interruptible(d):
             self.serve(d, s)
         else:
@@ -1532,6 +1620,9 @@ cdef class Core:
         t.task.surfaced_s = self.loop.now
         if d.away_pending:
             d.pending.append(t)
+        elif d.hybrid_pending:
+            self.pause_hand_work(d)
+            self.serve(d, t)
         elif interruptible(d):
             self.serve(d, t)
         else:
@@ -1616,7 +1707,16 @@ cdef class Core:
     cdef void accept(self, CDev d, CTask t, str outcome) except *:
         """Developer._accept and Task.finish: the task accepted as ``outcome`` (an escaped defect
         scheduled to surface after ``escape_delay_s``); the developer fills the gap."""
+        cdef double left
         task = t.task
+        if task.manual_left_s > 0.0:  # a hybrid developer first finishes the part they kept
+            left = task.manual_left_s
+            task.manual_left_s = 0.0
+            task.manual_done_s += left
+            d.task_in_hand = t
+            d.outcome_in_hand = outcome
+            self.begin(d, MANUAL, left, None, THEN_AFTER_HAND_PART, t)
+            return
         task.finish(self.loop.now, outcome)
         if outcome == "escaped":
             self.escaped[t.id] = t

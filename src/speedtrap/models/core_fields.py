@@ -9,15 +9,16 @@ the suite passes:
   shares with the Mesa model (the task source, the attention rule, the roofline physics
   ``ReplicaPhysics.from_backend``, the tier's admission and price, the summary). Any value is
   followed rule for rule; the randomised differential test draws them.
-* :data:`MESA_ONLY`: only the Mesa model reads it; the core runs only the value given here (the
-  spec's default). A scenario with another value runs on the Mesa model, and
+* :data:`MESA_ONLY`: only the Mesa model reads it; the core runs only the values given here (the
+  spec's default first). A scenario with another value runs on the Mesa model, and
   :func:`~speedtrap.models.typed_core.not_covered` names the field.
 * :data:`NEITHER`: no engine's run reads it (labels, dates, the serving command's typical load, the
   value of a developer's time): it cannot make the engines differ.
 
-The policy is classified by kind: ``policy.kind`` is :data:`MESA_ONLY` (the core routes ``always``),
-and the fields of the ``always`` spec are :data:`CORE_READS`; the fields of other kinds need no
-entry, as any other kind already runs on the Mesa model.
+The policy is classified by kind: ``policy.kind`` is :data:`MESA_ONLY` (the core routes ``always``
+and runs ``manual``, which has no fields), and the fields of the ``always`` spec are
+:data:`CORE_READS`; the fields of other kinds need no entry, as any other kind already runs on the
+Mesa model.
 """
 
 from __future__ import annotations
@@ -58,7 +59,9 @@ CORE_READS: frozenset[str] = frozenset(
             "stretch_sigma",
             "stretches_per_transcript",
             "reject_prob",
+            "delegated_fraction",  # hand work beside the agent
         ),
+        "developer.manual.escape_prob",  # the manual policy's defects
         *_lognormal(
             "developer.prompt_s",
             "developer.checkin_s",
@@ -203,14 +206,13 @@ CORE_READS: frozenset[str] = frozenset(
 )
 """Fields the typed core reads (module docstring)."""
 
-MESA_ONLY: dict[str, Any] = {
-    "developer.delegated_fraction": 1.0,  # hand work beside the agent (issue 41, item 4)
-    "developer.attention.rule": "expected_wait",  # the threshold rule's decisions
-    "developer.manual.escape_prob": 0.1,  # the manual policy's defects
-    "task_mix.cache_per_tier": True,  # the prompt cache's key under several tiers
-    "policy.kind": "always",  # every other routing policy
+MESA_ONLY: dict[str, tuple[Any, ...]] = {
+    "developer.attention.rule": ("expected_wait",),  # the threshold rule's decisions
+    "task_mix.cache_per_tier": (True,),  # the prompt cache's key under several tiers
+    "policy.kind": ("always", "manual"),  # every other routing policy
 }
-"""Fields only the Mesa model reads, each with the one value the typed core runs (module docstring)."""
+"""Fields only the Mesa model reads, each with the values the typed core runs, the spec's default
+first (module docstring)."""
 
 NEITHER: frozenset[str] = frozenset(
     (
@@ -255,6 +257,6 @@ def mesa_only_field(scenario: Scenario) -> str | None:
     runs, as ``"path = value (the typed core runs only default)"``, or ``None``."""
     for path, runs in MESA_ONLY.items():
         for value in field_values(scenario, path):
-            if value != runs:
-                return f"{path} = {value!r} (the typed core runs only {runs!r})"
+            if value not in runs:
+                return f"{path} = {value!r} (the typed core runs only {' or '.join(map(repr, runs))})"
     return None

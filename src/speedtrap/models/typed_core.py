@@ -12,10 +12,11 @@ its agents, traces, replays).
 
 What it covers (:func:`not_covered` names the first thing a scenario needs beyond it): one backend,
 and every field of the scenario that :mod:`speedtrap.models.core_fields` lists as read by the core;
-each field only the Mesa model reads (``MESA_ONLY``: the routing policy's kind, the attention rule,
-``delegated_fraction``, the manual policy's escape probability, a prompt cache per tier) at the one
-value the core runs. Every run names its engine (:class:`Engine`, recorded in ``RunResult``, the
-summary, the JSON outputs, the sweep store's rows, ``claim.json`` and the provenance record).
+each field only the Mesa model reads (``MESA_ONLY``: the routing policy's kind, ``always`` or
+``manual``; the attention rule; a prompt cache per tier) at a value the core runs. Hybrid hand work
+beside the agent (``delegated_fraction`` below 1) and the manual policy are the core's (issue 41).
+Every run names its engine (:class:`Engine`, recorded in ``RunResult``, the summary, the JSON
+outputs, the sweep store's rows, ``claim.json`` and the provenance record).
 
 The Mesa model is the reference: every rule is written there first, and each function of the core
 names, in its docstring, the Mesa method it mirrors. The randomised differential test
@@ -143,8 +144,13 @@ def not_covered(scenario: Scenario) -> str | None:
 
 
 def _route(scenario: Scenario) -> tuple[str, str]:
+    """The backend and tier the run's sessions take (``always``'s route); under ``manual``, which opens
+    none, the only backend and its default tier (its pool stays idle, as the Mesa model's does)."""
     from speedtrap.policies.base import build_policy
 
+    if scenario.policy.kind == "manual":
+        name, backend = next(iter(scenario.backends.items()))
+        return name, backend.default_tier
     route = build_policy(scenario.policy, scenario.backends).for_session("medium", 0)
     return route.backend, route.tier
 
