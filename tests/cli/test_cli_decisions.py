@@ -31,6 +31,7 @@ def test_compare_writes_every_decision_over_the_members(tmp_path: Path) -> None:
     result = runner.invoke(app, [*args, "--decisions", str(out), "--json"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
+    assert "nan" not in payload["finding"]  # a missing caveat is no caveat, never "nan"
     labels = [row["decision"] for row in payload["decisions"]]
     assert labels == ["gpu-fast vs gpu-batched", "AI (gpu-batched) vs by hand"]
     for row in payload["decisions"]:

@@ -312,7 +312,7 @@ def finding(differences: pd.DataFrame, values: Sequence[Any], baseline: str, usd
     for value in values:
         row = tasks.loc[value.arm]
         verdict = difference_verdict(row["ci_low"], row["ci_high"])
-        caveat = f"; {row['caveat']}" if row.get("caveat") else ""
+        caveat = f"; {row['caveat']}" if isinstance(row.get("caveat"), str) else ""  # NaN/None: no caveat
         behaviour = (
             f"; behavioural interval {row['behaviour_low']:+.2f} to {row['behaviour_high']:+.2f}, "
             f"{row['dominance']}"
