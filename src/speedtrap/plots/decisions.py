@@ -38,8 +38,14 @@ def plot_decisions(
             f"(95% Wilson {100 * result.share_low:.0f}–{100 * result.share_high:.0f}%) — {result.verdict()}",
             fontsize=9,
         )
+        row[0].xaxis.get_major_locator().set_params(integer=True)
         top = result.evppi.dropna().head(TOP_PARAMETERS)[::-1]
-        row[1].barh([p.split(".", 1)[-1] for p in top.index], top.to_numpy(float), color="#4c72b0")
+        if not (top > 0).any():  # settled (or too few members): nothing is worth measuring for it
+            words = "no parameter is worth measuring for this decision"
+            row[1].text(0.5, 0.5, words, ha="center", va="center")
+            row[1].set_axis_off()
+        else:
+            row[1].barh([p.split(".", 1)[-1] for p in top.index], top.to_numpy(float), color="#4c72b0")
         row[1].set_xlabel("EVPPI, USD per developer-day (what knowing it is worth)")
         row[1].set_title(f"EVPI (all behaviour known): ${result.evpi:,.0f} per developer-day", fontsize=9)
         row[1].tick_params(axis="y", labelsize=7)
