@@ -369,7 +369,10 @@ def load_scenario(path: Path | None, *, backend: str | None = None, sets: Sequen
             raise ValueError(f"{path}: empty scenario file (omit the file to run the built-in defaults)")
         if "factors" in data or "design" in data:
             raise ValueError(f"{path}: this is an experiment file; run it with `speedtrap sweep {path}`")
-        scenario = Scenario.model_validate(data)
+        try:
+            scenario = Scenario.model_validate(data)
+        except ValidationError as exc:  # the fields' errors, named with the file they are in
+            raise ValueError(f"{shown_path(path)}: {one_line(exc)}") from None
     if backend is not None:
         scenario = scenario.with_backend(backend)
     batch: list[tuple[str, str, Any]] = []  # consecutive --set fields, applied (and validated) together
