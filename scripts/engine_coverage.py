@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             with contextlib.suppress(ValueError, RuntimeError):  # one neither engine runs, refused alike
                 workflow.simulate(scenario, index)
         for overrides, _ in diff.BRANCHES.values():
-            workflow.simulate(diff._branch_base().with_overrides(overrides), 7)
+            workflow.simulate(diff.branch_scenario(overrides), 7)
     finally:
         monitoring.set_events(tool, 0)
         monitoring.free_tool_id(tool)

@@ -84,6 +84,20 @@ MUTANTS = (
         "every check-in one turn after the stretch's planned end",
     ),
     Mutant(
+        "paused-hand-work-starts-over",
+        DEVELOPER,
+        "task.manual_left_s = max(0.0, task.manual_left_s - done)",
+        "task.manual_left_s = max(0.0, task.manual_left_s - 0.0 * done)",
+        "hybrid hand work interrupted by a session starts over (what was done is not kept)",
+    ),
+    Mutant(
+        "manual-escape-from-the-other-end",
+        DEVELOPER,
+        '"escaped" if task.u_fail[0] < self._manual_escape_prob',
+        '"escaped" if 1.0 - task.u_fail[0] < self._manual_escape_prob',
+        "manual policy: a task escapes on the other tail of its failure uniform",
+    ),
+    Mutant(
         "escape-surfaces-a-second-late",
         DEVELOPER,
         "after=task.escape_delay_s",

@@ -458,6 +458,10 @@ BRANCHES: dict[str, tuple[dict[str, Any], Callable[[RunResult], bool]]] = {
         {"manual": True, "developer.manual.escape_prob": 0.6, "developer.fixing.escape_delay_s": 600.0},
         _has("outcome", "reworked"),
     ),
+    "no-away-episodes": (  # away until something needs them (AttentionRule.away_episode_s: inf)
+        {"developer.attention.away_s": None},
+        lambda r: len(_stretches(r)) > 0,
+    ),
     "no-breaks-fixed-resumption": (
         {"developer.attention.other_work_prob": 0.0, "developer.attention.resumption_random": False},
         lambda r: float(r.ledger.query("category == 'switching'")["seconds"].sum()) > 0.0,
