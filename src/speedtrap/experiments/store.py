@@ -135,7 +135,10 @@ def _journal_run(line: bytes) -> dict[str, Any] | None:
     if not isinstance(run, dict):
         return None
     keys_ok = all(type(run.get(k)) is int for k in KEY_COLUMNS)
-    values_ok = all(v is None or (type(v) in (int, float)) for v in run.values())
+    values_ok = all(  # numbers, and the names of the engine that ran it
+        v is None or type(v) in (int, float) or (type(v) is str and k in ENGINE_COLUMNS)
+        for k, v in run.items()
+    )
     return run if keys_ok and values_ok else None
 
 
