@@ -81,9 +81,18 @@ SeedOption = Annotated[
 
 
 def fail(message: str) -> NoReturn:
-    """Print one line to stderr and exit with status 2 (bad input)."""
-    typer.echo(f"error: {message}", err=True)
+    """Print one line to stderr and exit with status 2 (bad input). A character that is not printable
+    (a line break, a form feed, another control character the input carried) is written as its
+    escape (``\\n``, ``\\x0c``), so the message stays one line."""
+    typer.echo(f"error: {one_line_text(message)}", err=True)
     raise typer.Exit(BAD_INPUT_EXIT_CODE)
+
+
+def one_line_text(text: str) -> str:
+    """``text`` with every character that is not printable (but a space) written as its escape."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def exits_on_interrupt[**P, R](command: Callable[P, R]) -> Callable[P, R]:
