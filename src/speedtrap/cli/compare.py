@@ -60,9 +60,9 @@ COMPARE_OUTCOMES: list[tuple[str, str, float, str]] = [
 
 QUICK_REPLICATIONS = 3
 QUICK_HORIZON_DAYS = 1.0
-FULL_REPLICATIONS = 20
-"""The replications ``compare --quick`` suggests for the answer to act on (the README's command: 10
-members of the calibrated ensemble × 2 seeds per arm)."""
+FULL_REPLICATIONS = 40
+"""The replications ``compare --quick`` suggests for the answer to act on (the README's command: all
+20 members of the calibrated ensemble × 2 seeds per arm)."""
 
 
 def parse_arm(text: str) -> tuple[str, list[str]]:
