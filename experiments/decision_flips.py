@@ -23,7 +23,7 @@ from speedtrap.validation.workflow import default_scenarios
 
 ROOT = Path(__file__).resolve().parents[1]
 ARMS = ("gpu-batched", "gpu-fast", "wafer-distilled", "manual")
-SIZE = {"full": (6, 5.0, 3), "quick": (2, 1.0, 2)}
+SIZE = {"full": (6, 5.0, 3), "quick": (1, 1.0, 2)}
 """(developers, working days, seeds) per run: the full size is a team of 6 for a working week on 3
 paired seeds (every parameter end runs 4 arms × 3 seeds: 33 parameters × 2 ends × 12 runs), the quick
 one a smoke run."""
@@ -31,7 +31,7 @@ one a smoke run."""
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a smoke run (2 developers × 1 day × 2 seeds)")
+    parser.add_argument("--quick", action="store_true", help="a smoke run (1 developer × 1 day × 2 seeds)")
     parser.add_argument("--out", type=Path, default=None, help="the CSV to write")
     args = parser.parse_args(argv)
     developers, days, n_seeds = SIZE["quick" if args.quick else "full"]
