@@ -270,3 +270,28 @@ def test_morris_labels_of_clustered_factors_do_not_overlap() -> None:
     inside = ax.get_window_extent()
     assert all(inside.y0 <= box.y0 and box.y1 <= inside.y1 for box in boxes)
     plt.close(fig)
+
+
+def test_a_nested_design_says_members_and_seeds_in_the_differences_title() -> None:
+    from speedtrap.plots.differences import plot_differences
+
+    differences = pd.DataFrame(
+        {
+            "arm": ["fast"],
+            "outcome": ["tasks_per_dev_day"],
+            "n": [40],
+            "mean": [0.5],
+            "ci_low": [0.4],
+            "ci_high": [0.6],
+            "behaviour_low": [0.1],
+            "behaviour_high": [1.4],
+            "members": [20],
+            "seeds_per_member": [2.0],
+        }
+    )
+    outcomes = [("tasks_per_dev_day", "tasks per developer-day", 1.0, "")]
+    fig = plot_differences(differences, "standard", outcomes)
+    assert fig._suptitle is not None  # type: ignore[attr-defined]
+    title = fig._suptitle.get_text()  # type: ignore[attr-defined]
+    assert "20 members × 2 seeds (paired by member and seed)" in title
+    assert "40 seeds" not in title

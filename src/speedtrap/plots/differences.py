@@ -120,6 +120,13 @@ def plot_differences(
         counts += [v.n for v in values if math.isfinite(v.net_ci_low)]
     note = interval_note("error bars", counts, paired=True, of="seeds")
     both = "behaviour_low" in differences and np.isfinite(differences["behaviour_low"].to_numpy(float)).any()
+    if "members" in differences and int(differences["members"].max()) > 1:  # a nested design: say it
+        k = int(differences["members"].max())
+        r = float(differences["seeds_per_member"].max())
+        note = (
+            f"circles: 95% seed interval over {k} members × {r:g} seeds (paired by member and seed); "
+            f"squares: the central 95% of the {k} members' means"
+        )
     what = (
         "mean, 95% seed interval (circles) and 95% behavioural interval over the ensemble (squares)"
         if both
