@@ -161,7 +161,7 @@ def _member_means(values: np.ndarray, members: np.ndarray) -> np.ndarray:
     _, index = np.unique(members, return_inverse=True)
     counts = np.bincount(index).astype(float)
     if values.ndim == 1:
-        return np.bincount(index, weights=values) / counts
+        return np.asarray(np.bincount(index, weights=values) / counts, dtype=float)
     return np.column_stack([np.bincount(index, weights=col) / counts for col in values.T])
 
 

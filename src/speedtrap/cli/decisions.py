@@ -4,7 +4,7 @@ parameter (:mod:`speedtrap.analysis.decisions`; docs/decisions.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +31,7 @@ def applying(scenario: Scenario) -> set[str]:
 
 
 def analyse_decisions(
-    runs: pd.DataFrame, arms: Mapping[str, Scenario], members: list[Mapping[str, float]]
+    runs: pd.DataFrame, arms: Mapping[str, Scenario], members: Sequence[Mapping[str, float]]
 ) -> tuple[list[DecisionResult], dict[str, pd.Series]]:
     """Every decision of ``runs`` (compare's runs, with a ``member`` column) over the members'
     parameter values, and each decision's net value per member (USD per developer-day)."""
@@ -84,7 +84,7 @@ def _share(row: Mapping[str, Any]) -> str:
 def report_decisions(
     runs: pd.DataFrame,
     arms: Mapping[str, Scenario],
-    members: list[Mapping[str, float]],
+    members: Sequence[Mapping[str, float]],
     directory: Path,
     *,
     quiet: bool = False,
