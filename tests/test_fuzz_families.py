@@ -490,8 +490,10 @@ def signals(tmp_path: Path, data: Any) -> None:
         record(AssertionError(f"{described}: still running {SIGNAL_LIMIT_S} s after Ctrl-C"), "signals")
         return
     try:
-        if "Fatal Python error" in stderr and "Python runtime state: core initialized" in stderr:
-            outcome = "killed while Python started"  # the interpreter's own start, before speedtrap
+        if "Fatal Python error" in stderr and (
+            "Python runtime state: core initialized" in stderr or "init_import_site" in stderr
+        ):
+            outcome = "killed while Python started"  # the interpreter's own start (site), before speedtrap
         elif process.returncode == -signal.SIGINT and not stderr:
             # outside the command (Python starting, before its handler is in place, or exiting
             # after the output): SIGINT's default, which a shell reports as 130
