@@ -49,6 +49,7 @@ def shared_fleet() -> RunResult:
             },
             "policy": {"kind": "fast_share", "share": 0.5, "standard_tier": "standard"},
             "developer.attention.max_parallel_sessions": 3,
+            "developer.attention.parallel_sessions_probs": None,  # the cap decides, not the headline's mix
         }
     )
     return simulate(scenario, 5, trace=True)
