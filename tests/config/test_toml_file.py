@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 import pytest
 
 from speedtrap.config import Scenario
 from speedtrap.config.experiment import Experiment
-from speedtrap.config.toml_file import MAX_NESTING, TomlFileError, nesting_depth, parse_toml, read_toml
+from speedtrap.config.toml_file import (
+    MAX_NESTING,
+    TomlFileError,
+    file_problem,
+    nesting_depth,
+    parse_toml,
+    read_toml,
+    shown_path,
+)
 
 
 def test_a_file_that_is_not_utf8_is_named_with_the_byte_and_line(tmp_path: Path) -> None:
@@ -85,3 +95,45 @@ def test_dots_in_values_and_short_keys_are_fine() -> None:
         "b": 1.5,
         "tables": {"one": {"c": {"d": 2}}},
     }
+
+
+def test_what_is_not_a_regular_file_is_named_without_reading_it(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.toml"
+    os.mkfifo(fifo)  # reading it would wait for a writer for ever
+    for path, kind in [
+        (fifo, "a named pipe (FIFO)"),
+        (tmp_path, "a directory"),
+        (Path("/dev/zero"), "a device"),
+    ]:
+        with pytest.raises(
+            TomlFileError, match=rf"^{re.escape(str(path))}: is {re.escape(kind)}, not a TOML file$"
+        ):
+            read_toml(path)
+    assert file_problem(tmp_path / "x" / "y.toml", "scenario file") == "no such scenario file"
+    assert file_problem(tmp_path, "experiment file") == "is a directory, not an experiment file"
+
+
+def test_a_path_too_long_for_the_system_is_one_short_line(tmp_path: Path) -> None:
+    path = tmp_path / ("x" * 5000 + ".toml")
+    with pytest.raises(TomlFileError, match=r"cannot read it \(File name too long\)") as error:
+        read_toml(path)
+    assert "5," in str(error.value) and len(str(error.value)) < 300  # shortened, its length said
+    assert shown_path("a/b.toml") == "a/b.toml"
+
+
+def test_an_integer_of_thousands_of_digits_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "digits.toml"
+    path.write_text("developers = " + "1" * 5000 + "\n", encoding="utf-8")
+    with pytest.raises(TomlFileError, match=r"digits\.toml: a number with too many digits"):
+        read_toml(path)
+
+
+def test_the_long_key_check_finds_keys_where_keys_start() -> None:
+    for text in [
+        "a." * 40 + "b = 1",
+        "[" + ".".join(["x"] * 40) + "]",
+        "t = {y = 1, " + "a." * 40 + "b = 1}",
+    ]:
+        with pytest.raises(TomlFileError, match="nested deeper than"):
+            parse_toml(text, source="s")
+    assert parse_toml('name = "' + "a." * 40 + '"', source="s")  # dots inside a string are no key
