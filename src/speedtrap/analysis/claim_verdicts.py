@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from speedtrap.analysis.intervals import two_intervals
+from speedtrap.analysis.intervals import MIN_MEMBERS, two_intervals
 from speedtrap.analysis.scenario_discovery import Box, box_agreement, cart_box, prim_box
 from speedtrap.analysis.statistics import ci_caveat, mean_ci
 from speedtrap.config.claim import ClaimSpec, ClaimTest
@@ -205,6 +205,12 @@ def defaults_effect(values: pd.DataFrame, members: bool) -> tuple[Effect, dict[s
     found = Effect(two.mean, two.seed_low, two.seed_high, two.n, seed_caveat)
     if two.members < 2:
         return found, {"available": False, "note": "one member gave a value: no behavioural interval"}
+    if two.members < MIN_MEMBERS:
+        return found, {
+            "available": False,
+            "members": two.members,
+            "note": f"too few members ({two.members}): no behavioural interval (at least {MIN_MEMBERS})",
+        }
     return found, {
         "available": True,
         "members": two.members,
@@ -212,8 +218,8 @@ def defaults_effect(values: pd.DataFrame, members: bool) -> tuple[Effect, dict[s
         "low": two.behaviour_low,
         "high": two.behaviour_high,
         "dominant": two.dominant,
-        "note": "95% prediction interval for the effect under a member of the calibrated ensemble "
-        "(random effects over members × seeds, docs/intervals.md)",
+        "note": "the central 95% of the members' means of the effect over the calibrated ensemble "
+        "(docs/intervals.md)",
         "caveats": list(two.notes),
     }
 

@@ -48,7 +48,7 @@ from speedtrap.analysis.share_sensitivity import (
 from speedtrap.config.scenario import Scenario
 from speedtrap.experiments.calibration import QUICK, HistoryMatchingResult, run_history_matching
 from speedtrap.validation.parameters import calibration_parameters, load_parameters
-from speedtrap.validation.workflow import HEADLINE_SHARES, load_targets
+from speedtrap.validation.workflow import FITTED_ROLES, HEADLINE_SHARES, load_targets
 
 __all__ = [
     "CALIBRATE_COMMAND",
@@ -234,6 +234,8 @@ def share_sensitivity(
     (default :func:`speedtrap.validation.workflow.load_targets`); a target whose statistic the runs
     lack is left out. ``progress``: called with (output name, done, total) before each emulator."""
     table = load_targets() if targets is None else targets
+    if "role" in table:  # held-out targets are not fitted: no parameter is "fitted to" them
+        table = table[table["role"].isin(FITTED_ROLES)]
     outputs: list[tuple[str, str, str]] = [(SHARE_LABELS[s], "share", s) for s in HEADLINE_SHARES]
     outputs += [
         (str(r.id), "target", str(r.statistic))

@@ -153,8 +153,9 @@ def calibration_targets(targets: pd.DataFrame | None = None) -> list[Target]:
     interval (``tolerance_kind = inside_interval``) is an interval target (0 inside): ``hard`` (the
     ``interval`` column; an accepted member lies inside it) where the interval is a published
     confidence interval of the statistic itself, ``soft`` where it is a range of sources or rests on an
-    assumption (distance to it over the discrepancy sd). Only the fitted roles (:data:`speedtrap.validation.workflow.FITTED_ROLES`)
-    are returned: a held-out study's target never enters the calibration."""
+    assumption (distance to it over the discrepancy sd). Only the fitted roles
+    (:data:`speedtrap.validation.workflow.FITTED_ROLES`) are returned: a held-out study's target never
+    enters the calibration."""
     table = load_targets() if targets is None else targets
     missing = [c for c in ("statistic", "published", "obs_sd", "discrepancy_sd") if c not in table.columns]
     if missing:
