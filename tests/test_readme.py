@@ -98,13 +98,16 @@ def test_readme_shows_the_two_fresh_machine_commands() -> None:
 
 def test_the_readme_says_what_make_test_installs() -> None:
     """``make test`` sets up the browser its tests drive (scripts/browser_for_tests.sh, one line when
-    it cannot), and the README's quick start says so."""
+    it cannot), and the set-up page the README's quick start links to says so."""
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     recipe = makefile.split("\ntest: ", 1)[1].split("\n\n", 1)[0]
     assert "scripts/browser_for_tests.sh" in recipe
-    quick_start = " ".join(README.split("## Quick start", 1)[1].split("\n## ", 1)[0].split())
-    assert "`make test` also installs Debian's `chromium` for the browser tests" in quick_start
-    assert "says why in one line" in quick_start
+    quick_start = README.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    assert "docs/install.md#setting-up-a-checkout" in quick_start
+    install = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
+    setting_up = " ".join(install.split("## Setting up a checkout", 1)[1].split("\n## ", 1)[0].split())
+    assert "`make test` also installs Debian's `chromium` for the browser tests" in setting_up
+    assert "says why in one line" in setting_up
 
 
 def test_make_targets_run_what_the_tests_cover() -> None:
