@@ -36,6 +36,7 @@ from speedtrap.cli.common import (
     shown,
     writing,
 )
+from speedtrap.cli.latency import LatencyCsvOption
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -455,6 +456,7 @@ def compare(
             "of each behaviour parameter) and write decisions.csv, evppi.csv and decisions.png here.",
         ),
     ] = None,
+    latency_csv: LatencyCsvOption = None,
 ) -> None:
     """Compare arms on the same seeds: each outcome's paired difference from the first arm with its 95%
     CI, and whether the difference in output pays for the difference in inference spend at the
@@ -484,15 +486,17 @@ def compare(
     "usd_per_dev_hour_behaviour": str (where the interval holds 0), "other_work_share_base",
     "other_work_share_arm": float, "dominant", "notes": str, "members": int, "seeds_per_member"}],
     "behaviour": {"lines": list of str, "members": list of int, "seeds_per_member": int},
+    "latency": [{"arm": str, "runs": int, "ttft_p50_s", …, "e2e_p99_s": float|null (seconds, the mean
+    over runs of each run's percentile)}], "latency_csv": str|null,
     "finding": str, "figures": list of str, "scenarios": {arm: resolved scenario}, "provenance":
     {"speedtrap", "git_commit", "python": str, "libraries": {name: version}}}.
     """
     from dataclasses import asdict
 
+    import speedtrap.cli.latency as lat
     from speedtrap.cli.behaviour import behaviour_runs, plan_behaviour
     from speedtrap.experiments.seeds import replication_seeds
     from speedtrap.models.typed_core import engines_of
-    from speedtrap.models.workflow import simulate
     from speedtrap.provenance import provenance
 
     with bad_input_exits():
@@ -515,6 +519,8 @@ def compare(
         fail(one_line(exc))
     if figure is not None:
         check_output_path(figure, "--figure")
+    if latency_csv is not None:
+        check_output_path(latency_csv, "--latency-csv")
     if decisions is not None and (single or plan.available < 2):
         fail("--decisions needs runs over a calibrated ensemble (not --single)")
     seeds = replication_seeds(seed, replications)
@@ -524,7 +530,8 @@ def compare(
         for line in plan.lines:
             typer.echo(line)  # the design is part of the results
     try:
-        runs = behaviour_runs(plan, seeds, lambda s, sd: simulate(s, sd).summary(), progress=not json_out)
+        per_request: list[pd.DataFrame] | None = [] if latency_csv is not None else None
+        runs = behaviour_runs(plan, seeds, lat.summary_with_latency(per_request), progress=not json_out)
     except (ValueError, KeyError) as exc:
         fail(one_line(exc))
     differences, values = analyse(runs, built)
@@ -537,6 +544,8 @@ def compare(
             if figure is not None
             else []
         )
+        if latency_csv is not None:
+            lat.write_request_latency(runs, per_request or [], latency_csv, "--latency-csv")
         print_json(
             {
                 "schema_version": JSON_SCHEMA_VERSION,
@@ -558,6 +567,8 @@ def compare(
                     "members": [m for m, _ in next(iter(plan.arms.values()))],
                     "seeds_per_member": plan.seeds_per_member,
                 },
+                "latency": lat.latency_records(runs),
+                "latency_csv": str(latency_csv) if latency_csv is not None else None,
                 "finding": text,
                 "decisions": [{k: json_number(v) for k, v in row.items()} for row in decided],
                 "figures": [str(p) for p in written],
@@ -567,6 +578,7 @@ def compare(
         )
         return
     print_differences(differences, values, first, baseline, replications)
+    lat.print_latency_table(runs)
     typer.echo(f"Finding: {text}")
     if decisions is not None:
         _decisions(runs, built, ensemble, decisions, quiet=False)
@@ -579,3 +591,6 @@ def compare(
     if figure is not None:  # after the results, so that a figure that cannot be written loses nothing else
         written = write_differences(differences, values, baseline, usd_per_hour, figure, "--figure")
         typer.echo("Wrote " + ", ".join(str(p) for p in written))
+    if latency_csv is not None:
+        lat.write_request_latency(runs, per_request or [], latency_csv, "--latency-csv")
+        typer.echo(f"Wrote {latency_csv}")

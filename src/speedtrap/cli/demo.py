@@ -88,14 +88,15 @@ def demo(
     """The headline, replicated: the same developers and tasks on each of the three backends (10
     developers × 4 developer-days × 10 replications, a reduced size of the headline's 20 days) —
     waiting, fixing and switching, tasks per developer-day and $ per task as paired differences from
-    gpu-batched with 95% CIs, the economics at the scenario's value of developer time, and a figure
-    of the ledger. Every difference has a seed interval and a behavioural interval over the calibrated
-    ensemble (K members × r seeds per backend; --quick takes 5 × 2 under an ensemble; --ensemble FILE,
-    --single: as in compare). The full design: speedtrap experiment headline."""
+    gpu-batched with 95% CIs, the economics at the scenario's value of developer time, latency
+    percentiles per backend (time to first token, between tokens, end to end; latency.csv) and a
+    figure of the ledger. Every difference has a seed interval and a behavioural interval over the
+    calibrated ensemble (K members × r seeds per backend; --quick takes 5 × 2 under an ensemble;
+    --ensemble FILE, --single: as in compare). The full design: speedtrap experiment headline."""
     from speedtrap.cli.behaviour import behaviour_runs, plan_behaviour
     from speedtrap.cli.common import fail, one_line
+    from speedtrap.cli.latency import arm_latency, print_latency_table, summary_with_latency
     from speedtrap.experiments.seeds import replication_seeds
-    from speedtrap.models.workflow import simulate
 
     developers, days, replications = QUICK_DEMO if quick else (DEMO_DEVELOPERS, DEMO_DAYS, DEMO_REPLICATIONS)
     with bad_input_exits():
@@ -119,7 +120,7 @@ def demo(
     )
     for line in plan.lines:
         typer.echo(line)  # the design is part of the results
-    runs = behaviour_runs(plan, seeds, lambda s, sd: simulate(s, sd).summary())
+    runs = behaviour_runs(plan, seeds, summary_with_latency())
     differences, values = analyse(runs, arms)
     baseline = next(iter(arms))
     frame = runs.rename(columns={"arm": "backend"})
@@ -134,6 +135,7 @@ def demo(
         means.to_csv(out / "summary.csv", index=False)
         frame.to_csv(out / "runs.csv", index=False)
         differences.to_csv(out / "differences.csv", index=False)
+        arm_latency(frame, "backend").to_csv(out / "latency.csv", index=False)
     print_table(
         f"{scenario.name}: means over {replications} replications (same tasks on every backend)",
         ["backend", "tok/s per request", "waiting", "fixing", "switching", "tasks per dev-day", "$ per task"],
@@ -151,6 +153,7 @@ def demo(
         ],
     )
     print_differences(differences, values, arms[baseline], baseline, replications)
+    print_latency_table(frame, "backend")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -179,6 +182,6 @@ def demo(
     if quick:
         typer.echo(f"(--quick: {replications} replications; drop --quick for the demo's CIs.)")
     typer.echo(
-        f"Wrote {out / 'summary.csv'}, {out / 'runs.csv'}, {out / 'differences.csv'}, "
+        f"Wrote {out / 'summary.csv'}, {out / 'runs.csv'}, {out / 'differences.csv'}, {out / 'latency.csv'}, "
         + ", ".join(map(str, paths))
     )
