@@ -208,6 +208,8 @@ TARGET_OPTIONS: dict[str, tuple[tuple[str, ...], str, str]] = {
     "run-export": (("run", "{scenario}", "--export"), "dir", "--export"),
     "compare-figure": (("compare", "{scenario}", "--backend", "gpu-batched", "--backend", "gpu-fast",
                         "--replications", "2", "--figure"), "stem", "--figure"),
+    "compare-latency-csv": (("compare", "{scenario}", "--backend", "gpu-batched", "--backend", "gpu-fast",
+                             "--replications", "2", "--latency-csv"), "file", "--latency-csv"),
     "fit-out": (("fit", "{sessions}", "--out"), "file", "--out"),
     "fit-figures": (("fit", "{sessions}", "--out", "{out}/fitted.toml", "--figures"), "figure", "--figures"),
     "sweep-results": (("sweep", "{experiment}", "--results-dir"), "dir", "--results-dir"),
