@@ -267,6 +267,54 @@ def test_the_settings_export_as_a_scenario_file_and_a_command(page: Page) -> Non
     page.assert_clean()
 
 
+def box(page: Page, selector: str) -> dict[str, float]:
+    """The bounding box of the first element ``selector`` finds (it must be shown)."""
+    found = page.page.locator(selector).first.bounding_box()
+    assert found is not None, f"{selector} is not shown"
+    return dict(found)
+
+
+def overlap(a: dict[str, float], b: dict[str, float]) -> bool:
+    """Whether two boxes share some area (touching edges do not count)."""
+    return min(a["x"] + a["width"], b["x"] + b["width"]) > max(a["x"], b["x"]) and min(
+        a["y"] + a["height"], b["y"] + b["height"]
+    ) > max(a["y"], b["y"])
+
+
+def test_the_progress_bar_is_full_when_the_run_is_done(page: Page) -> None:
+    page.type_into("horizon", "1")
+    page.run()
+    assert page.page.locator(".st-status").inner_text().endswith("(100%)")
+    # the bar's inner part spans its track once the width transition has ended
+    page.page.wait_for_function(
+        """() => {
+            const bar = document.querySelector('.st-progress');
+            const inner = bar && bar.querySelector('.v-progress-linear__determinate');
+            if (!inner || getComputedStyle(bar).visibility === 'hidden') return false;
+            const track = bar.getBoundingClientRect().width;
+            return track > 0 && Math.abs(inner.getBoundingClientRect().width - track) < 1;
+        }"""
+    )
+    page.page.locator(".st-reset").click()  # no run: the bar is hidden again
+    page.page.wait_for_function(
+        "() => getComputedStyle(document.querySelector('.st-progress')).visibility === 'hidden'"
+    )
+    page.assert_clean()
+
+
+def test_the_open_export_panel_covers_no_view(page: Page) -> None:
+    page.type_into("horizon", "1")
+    page.run()
+    page.page.get_by_text("Export these settings").click()
+    page.page.locator(".st-export-commands").wait_for()
+    page.page.wait_for_timeout(500)  # the panel's opening transition
+    page.shot("export_open")
+    views = [box(page, ".st-finding"), box(page, ".st-results"), box(page, ".st-results img")]
+    for cover in (".v-navigation-drawer", ".st-export-commands", ".v-expansion-panel"):
+        assert not any(overlap(box(page, cover), view) for view in views), f"{cover} covers a view"
+    page.assert_clean()
+
+
 def test_other_hosts_and_ports_are_refused(server: str) -> None:
     """DNS rebinding: the running app answers a request naming the host and port it serves, and
     refuses one naming another host, or another port, with 421."""

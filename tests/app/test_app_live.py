@@ -50,3 +50,21 @@ def test_replication_reports_each_run_done() -> None:
     runs = replicate(arms.scenarios, 3, 2, on_run=lambda done, total: seen.append((done, total)))
     assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
     assert len(runs) == 4
+
+
+def test_the_progress_bar_shows_the_status_lines_share_and_is_full_when_done() -> None:
+    """The value the page passes to its progress bar (0–100): the share the status line states, so
+    that the bar is full at 100% (it lagged one chunk behind, then hid: 75% with 4 chunks)."""
+    assert view_of(None, None, running=False).bar is False  # hidden before any run
+    live = comparison()
+    assert view_of(live, None, running=True).bar is True  # indeterminate until the first chunk
+    first = live.step()
+    assert view_of(live, first, running=True).bar == 25.0
+    assert view_of(live, first, running=False).bar == 25.0  # paused after a step: still shown
+    while not live.done:
+        last = live.step()
+    for running in (True, False):  # the last chunk drawn, and the run's task ended
+        done = view_of(live, last, running=running)
+        assert done.status.endswith("(100%)") and done.bar == 100.0
+    stale = view_of(live, first, running=False)  # the views not yet redrawn: the bar still full
+    assert stale.bar == 100.0

@@ -89,6 +89,19 @@ class View:
     state: str
     status: str
     snapshot: Snapshot | None
+    percent: float = 0.0
+    """The share of the horizon simulated (0–100), the status line's share."""
+
+    @property
+    def bar(self) -> float | bool:
+        """The progress bar's value (``solara.ProgressLinear``: 0–100, True indeterminate, False
+        hidden): hidden before any run, indeterminate until the first chunk ends, then the status
+        line's share of the horizon, so that the bar is full when the status says 100%."""
+        if self.state == "idle":
+            return False
+        if self.state == "starting":
+            return True
+        return self.percent
 
 
 def view_of(comparison: LiveComparison | None, snapshot: Snapshot | None, *, running: bool) -> View:
@@ -112,4 +125,4 @@ def view_of(comparison: LiveComparison | None, snapshot: Snapshot | None, *, run
             line += f"; the views appear when the first {comparison.chunk_s / 3600:.2f} h are simulated"
     elif snapshot.now_s < now_s:
         line += f"; the views show the first {snapshot.now_s / 3600:.2f} h"
-    return View(state, line, snapshot)
+    return View(state, line, snapshot, 100 * share)

@@ -129,10 +129,10 @@ def run_to_end() -> None:
         snap = comparison.step()
         if not run_to_end.is_current():
             return
+        run_to_end.progress = 100 * snap.progress  # a redraw of the bar and the status line
         if snap.done or snapshot.value is None or time.monotonic() - last >= REDRAW_EVERY_S:
             snapshot.value = snap
             last = time.monotonic()
-        run_to_end.progress = 100 * snap.progress
 
 
 @solara.lab.task(prefer_threaded=True)
@@ -338,7 +338,6 @@ def Controls() -> None:
         solara.Button("Run", on_click=on_run, color="primary", disabled=busy, classes=["st-run"])
         solara.Button("Step", on_click=on_step, disabled=busy, classes=["st-step"])
         solara.Button("Reset", on_click=on_reset, classes=["st-reset"])
-    ExportPanel()
 
 
 def _export_of(s: Settings) -> Export | str:
@@ -351,7 +350,8 @@ def _export_of(s: Settings) -> Export | str:
 @solara.component
 def ExportPanel() -> None:
     """These settings as one scenario file per arm (``speedtrap run FILE --seed S`` reproduces the
-    arm's run) and as the equivalent command lines."""
+    arm's run) and as the equivalent command lines: in the main pane, where opening it pushes the
+    views down (in the sidebar, its long lines widened the drawer over the views)."""
     s = settings.value
     export = solara.use_memo(lambda: _export_of(s), dependencies=[s])
     with solara.Details("Export these settings (scenario TOML, command line)"):
@@ -468,8 +468,7 @@ def Views() -> None:
     running = run_to_end.pending or step_once.pending
     view = view_of(live.value, snapshot.value, running=running)
     # Always the same elements above the figures, so that their memos survive re-renders.
-    progress = (run_to_end.progress or True) if running else False
-    solara.ProgressLinear(progress, classes=["st-progress"])
+    solara.ProgressLinear(view.bar, classes=["st-progress"])
     if view.state == "idle":
         solara.Info(view.status, classes=["st-hint"])
         return
@@ -489,7 +488,7 @@ def Results(snap: Snapshot) -> None:
     table = solara.use_memo(lambda: _ledger_html(snap), dependencies=[key])
     pool = solara.use_memo(lambda: _pool_html(snap), dependencies=[key])
     solara.HTML(tag="p", unsafe_innerHTML=f"<b>Finding.</b> {words}", classes=["st-finding"])
-    with solara.Columns([3, 2]):
+    with solara.Columns([3, 2], classes=["st-results"]):
         with solara.Column():
             Figure(lambda: ledger_figure(snap.results), key)
             Figure(lambda: cumulative_figure(snap.results), key)
@@ -592,6 +591,7 @@ def Page() -> None:
             unsafe_innerHTML="Two backends, the same developers and tasks (one seed): waiting versus fixing, "
             "tasks and dollars.",
         )
+        ExportPanel()
         Views()
         solara.Switch(label="Show the analytic break-even map", value=show_map)
         if show_map.value:
