@@ -245,8 +245,8 @@ def test_economics_follow_the_developer_cost_and_replicate_with_an_interval(page
     replicated = page.page.locator(".st-economics-replicated")
     replicated.wait_for()
     text = replicated.inner_text()
-    assert "Economics over 5 runs per arm, paired by seed: 2 members of the calibrated ensemble" in text
-    assert "--replications 5" in text and "behavioural interval over the ensemble" in text
+    assert "Economics over 10 runs per arm, paired by seed: 5 members of the calibrated ensemble" in text
+    assert "--replications 10" in text and "behavioural interval over the ensemble" in text
     assert "wafer-distilled at $200 per developer-hour: net" in text and "95% CI" in text
     page.shot("economics")
     page.assert_clean()
