@@ -74,7 +74,8 @@ def test_the_compare_command_is_given_without_what_ifs_and_builds_the_same_arms(
     assert export.compare is not None
     argv = shlex.split(export.compare)
     assert argv[:3] == ["speedtrap", "compare", "experiments/scenarios/headline.toml"]
-    assert argv[argv.index("--replications") + 1] == "5" and argv[argv.index("--seed") + 1] == "3"
+    assert argv[argv.index("--replications") + 1] == str(Settings().replications)
+    assert argv[argv.index("--seed") + 1] == "3"
     backends = [argv[i + 1] for i, a in enumerate(argv) if a == "--backend"]
     sets = [a.removeprefix("--set=") for a in argv if a.startswith("--set=")]
     built = compare_arms(Path(argv[2]), backends, [], sets)
