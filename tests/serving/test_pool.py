@@ -524,7 +524,7 @@ class CheckedPool(ServingPool):
     caps=st.tuples(st.integers(1, 3), st.integers(2, 6), st.integers(3, 8)),
     arrivals=st.lists(
         st.tuples(
-            st.floats(0.0, 0.3),  # gap to the previous arrival, s: a loaded pool
+            st.floats(0.0, 0.3, allow_subnormal=False),  # gap to the previous arrival, s: a loaded pool
             st.sampled_from(["fast", "standard", "batch"]),
             st.integers(0, 300),  # input tokens
             st.integers(1, 100),  # output tokens
@@ -630,7 +630,7 @@ def run_workload(
     background=st.integers(0, 5),
     arrivals=st.lists(
         st.tuples(
-            st.floats(0.0, 1.5),
+            st.floats(0.0, 1.5, allow_subnormal=False),
             st.sampled_from(["standard", "fast"]),
             st.integers(0, 400),  # input tokens: a prefill of up to 1.1 s
             st.integers(1, 120),
@@ -638,7 +638,7 @@ def run_workload(
         min_size=1,
         max_size=50,
     ),
-    looks=st.lists(st.floats(0.0, 40.0), min_size=1, max_size=8),
+    looks=st.lists(st.floats(0.0, 40.0, allow_subnormal=False), min_size=1, max_size=8),
 )
 def test_folded_prefill_ends_give_the_unfolded_results(
     replicas: int, background: int, arrivals: list[tuple[float, str, int, int]], looks: list[float]

@@ -18,25 +18,25 @@ def hardware(draw: st.DrawFn) -> Hardware:
     return Hardware(
         name="hw",
         memory_kind=draw(st.sampled_from(["hbm", "sram"])),
-        memory_gb=draw(st.floats(20, 200)),
-        memory_bandwidth_tb_s=draw(st.floats(1, 30_000)),
-        peak_tflop_s={"bf16": draw(st.floats(100, 200_000))},
-        eta_mem=draw(st.floats(0.5, 1.0)),
-        eta_flop=draw(st.floats(0.3, 1.0)),
-        step_overhead_s=draw(st.floats(0, 2e-3)),
-        layer_latency_s=draw(st.floats(0, 30e-6)),
-        multichip_layer_latency_s=draw(st.floats(0, 30e-6)),
-        token_latency_floor_s=draw(st.floats(0, 5e-3)),
+        memory_gb=draw(st.floats(20, 200, allow_subnormal=False)),
+        memory_bandwidth_tb_s=draw(st.floats(1, 30_000, allow_subnormal=False)),
+        peak_tflop_s={"bf16": draw(st.floats(100, 200_000, allow_subnormal=False))},
+        eta_mem=draw(st.floats(0.5, 1.0, allow_subnormal=False)),
+        eta_flop=draw(st.floats(0.3, 1.0, allow_subnormal=False)),
+        step_overhead_s=draw(st.floats(0, 2e-3, allow_subnormal=False)),
+        layer_latency_s=draw(st.floats(0, 30e-6, allow_subnormal=False)),
+        multichip_layer_latency_s=draw(st.floats(0, 30e-6, allow_subnormal=False)),
+        token_latency_floor_s=draw(st.floats(0, 5e-3, allow_subnormal=False)),
     )
 
 
 @st.composite
 def models(draw: st.DrawFn) -> LLM:
-    total = draw(st.floats(1, 100))
+    total = draw(st.floats(1, 100, allow_subnormal=False))
     return LLM(
         name="m",
         total_params_b=total,
-        active_params_b=draw(st.floats(0.5, 1.0)) * total,
+        active_params_b=draw(st.floats(0.5, 1.0, allow_subnormal=False)) * total,
         bytes_per_param=draw(st.sampled_from([0.5, 1.0, 2.0])),
         layers=draw(st.integers(8, 128)),
         kv_heads=draw(st.integers(1, 16)),
@@ -46,7 +46,7 @@ def models(draw: st.DrawFn) -> LLM:
 
 
 replicas = st.tuples(hardware(), models(), st.integers(1, 16))
-contexts = st.floats(1, 200_000)
+contexts = st.floats(1, 200_000, allow_subnormal=False)
 
 
 @given(replicas, contexts)
@@ -66,7 +66,7 @@ def test_per_stream_speed_never_rises_and_throughput_never_falls_with_batch(
         previous_rate, previous_throughput = rate, throughput
 
 
-@given(replicas, st.integers(1, 256), contexts, st.floats(1.0, 4.0))
+@given(replicas, st.integers(1, 256), contexts, st.floats(1.0, 4.0, allow_subnormal=False))
 @settings(max_examples=60, deadline=None)
 def test_more_bandwidth_is_never_slower(
     replica: tuple[Hardware, LLM, int], batch: int, context: float, factor: float

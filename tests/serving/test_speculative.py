@@ -8,7 +8,7 @@ from speedtrap.config.backend import SpeculativeDecoding
 from speedtrap.serving.replica import ReplicaPhysics
 from speedtrap.serving.speculative import expected_tokens_per_step, speculative_step_s
 
-alphas = st.floats(min_value=0.0, max_value=1.0)
+alphas = st.floats(min_value=0.0, max_value=1.0, allow_subnormal=False)
 gammas = st.integers(min_value=0, max_value=16)
 
 
