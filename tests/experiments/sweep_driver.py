@@ -3,7 +3,14 @@ EXECUTOR`` runs the experiment through the runner with :func:`sweep_models.sleep
 workers for ``processes``). An interrupt at any moment, from its first import on, ends it with one
 line on stderr and status 130; a refused store or spec with one ``error:`` line and status 2."""
 
+import signal
 import sys
+
+# Until the imports are done an interrupt is only noted: CPython reports and drops a KeyboardInterrupt
+# raised inside a callback its import machinery runs (a weak reference's), so one that landed there
+# was lost and the sweep ran to its end. Noted here, it is raised once the imports are done.
+_NOTED: list[int] = []
+signal.signal(signal.SIGINT, lambda signum, frame: _NOTED.append(signum))
 
 
 def main(argv: list[str]) -> int:
@@ -13,6 +20,9 @@ def main(argv: list[str]) -> int:
         from speedtrap.config.experiment import Experiment
         from speedtrap.experiments import run_experiment
 
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if _NOTED:
+            raise KeyboardInterrupt
         spec = Experiment.from_toml(argv[0])
         workers = 2 if argv[2] == "processes" else None
         try:
