@@ -4,18 +4,15 @@ model that runs an unbounded number of events at one instant; the TOML long-key 
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
-from contextlib import contextmanager
-from types import FrameType
 
 import mesa
 import pytest
 from typer.testing import CliRunner
 
+from fuzz_cases import time_limit
 from speedtrap.cli import app
 from speedtrap.config.base import MIN_DURATION_S
 from speedtrap.config.scenario import MIN_AWAY_S, Scenario
@@ -88,23 +85,6 @@ def test_durations_are_zero_or_at_least_the_floor() -> None:
     assert fast.backends["gpu-batched"].hardware.scale_out_latency_s == 1e-8
 
 
-@contextmanager
-def ends_within(seconds: int) -> Iterator[None]:
-    """Fail (instead of hanging the suite) if the block runs ``seconds`` of wall time: a guard for a
-    loop that would otherwise never end, not a timing assertion."""
-
-    def hang(signum: int, frame: FrameType | None) -> None:
-        raise AssertionError(f"still running after {seconds} s: the loop did not stop")
-
-    previous = signal.signal(signal.SIGALRM, hang)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 class Looper(mesa.Agent):
     """An agent whose event reschedules itself ``step_s`` later, for ever."""
 
@@ -128,7 +108,7 @@ def test_the_event_loop_stops_a_model_that_never_moves_the_clock(
     looper = Looper(model, step_s)
     model.schedule_event(looper.tick, at=start_s)
     with (
-        ends_within(120),
+        time_limit(120, error=AssertionError),  # a guard for a loop that would never end, not a timing check
         pytest.raises(ZeroTimeLoopError, match=r"2,00\d events at one instant .*Looper\.tick"),
     ):
         model.run_until(2000.0)

@@ -36,7 +36,7 @@ smoother passes through).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -151,13 +151,11 @@ def analyse_decision(
     inb_by_member: pd.Series,
     parameters: pd.DataFrame,
     *,
-    labels: Mapping[str, str] | None = None,
     boundary_parameters: int = BOUNDARY_PARAMETERS,
 ) -> DecisionResult:
     """The decision ``label`` from each member's mean INB (``inb_by_member``, indexed by member) and
     the members' parameter values (``parameters``: one row per member, same index, one column per
     path; constant columns are left out)."""
-    del labels  # the boxes say themselves in words (Box.describe) with whatever labels a caller has
     inb = inb_by_member.dropna()
     x = parameters.loc[inb.index]
     x = x.loc[:, [c for c in x.columns if x[c].nunique() > 1]]
