@@ -55,6 +55,7 @@ def test_a_decision_that_depends_on_patience_gets_its_boundary() -> None:
     expected = float((inb > 0).mean())
     assert result.share_paying == pytest.approx(expected)
     assert result.share_low < expected < result.share_high
+    assert inb.min() <= result.inb_low < result.mean_inb < result.inb_high <= inb.max()
 
 
 def test_a_settled_decision_has_no_boundary() -> None:

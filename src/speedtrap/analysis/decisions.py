@@ -132,6 +132,9 @@ class DecisionResult:
     prim: Box | None = None
     cart: Box | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    inb_low: float = math.nan
+    """The members' central 95% of INB (interpolated quantiles), USD per developer-day."""
+    inb_high: float = math.nan
 
     @property
     def settled(self) -> bool:
@@ -188,6 +191,8 @@ def analyse_decision(
         prim=prim,
         cart=cart,
         notes=tuple(notes),
+        inb_low=float(np.quantile(values, 0.025)) if n else math.nan,
+        inb_high=float(np.quantile(values, 0.975)) if n else math.nan,
     )
 
 

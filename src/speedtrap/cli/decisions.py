@@ -63,6 +63,8 @@ def decision_rows(results: list[DecisionResult]) -> list[dict[str, Any]]:
                 "decision": r.label,
                 "members": r.members,
                 "mean_net_usd_per_dev_day": r.mean_inb,
+                "net_member_low": r.inb_low,
+                "net_member_high": r.inb_high,
                 "share_paying": r.share_paying,
                 "share_low": r.share_low,
                 "share_high": r.share_high,
@@ -108,7 +110,8 @@ def report_decisions(
     if not quiet:
         print_table(
             f"Decisions over {results[0].members if results else 0} members of the ensemble at "
-            f"${first.value.usd_per_dev_hour:g} per developer-hour (net value per developer-day, USD; share "
+            f"${first.value.usd_per_dev_hour:g} per developer-hour (net value per developer-day, USD, mean "
+            "[the members' central 95%]; share "
             "paying with its Wilson 95% interval over members; EVPPI: what knowing a parameter is worth)",
             [
                 "decision",
@@ -122,7 +125,8 @@ def report_decisions(
             [
                 (
                     r["decision"],
-                    f"${r['mean_net_usd_per_dev_day']:+,.0f}",
+                    f"${r['mean_net_usd_per_dev_day']:+,.0f} [{r['net_member_low']:+,.0f}, "
+                    f"{r['net_member_high']:+,.0f}]",
                     _share(r),
                     r["verdict"],
                     f"${r['evpi_usd_per_dev_day']:,.0f}",
