@@ -46,3 +46,21 @@ def test_effort_output_and_value_agree_in_sign(name: str) -> None:
     more_output = np.mean(output) > 1.0
     pays = np.mean(net) > 0.0
     assert less_effort == more_output == pays, (name, np.mean(effort), np.mean(output), np.mean(net))
+
+
+@pytest.mark.parametrize("trace", [False, True], ids=["core", "mesa"])
+def test_every_second_is_charged_to_a_task_or_is_other_work(trace: bool) -> None:
+    """One accounting at the source: a developer-second serves a task (the task's ``human_s``:
+    idle time and switching into other work while sessions are open go in equal parts to their
+    tasks) or is other work (valued as task-equivalents), never neither — so the effort ratio and
+    the output ratio count the same seconds. Both engines (``trace=True`` runs the Mesa model)."""
+    scenario = default_scenarios(ROOT, quick=True, names=("agentic-2026",))["agentic-2026"]
+    scenario = scenario.with_overrides({"developer.attention.other_work_prob": 0.5})  # some idle
+    for seed in (3, 4):
+        for arm in (scenario, scenario.with_backend("manual")):
+            run = simulate(arm, seed, trace=trace)
+            seconds = run.ledger_wide().sum()
+            charged = float(run.tasks["human_s"].sum()) + float(seconds["other_work"])
+            if arm is scenario:
+                assert seconds["idle"] > 0 and seconds["switching"] > 0  # the seconds this test is about
+            assert charged == pytest.approx(float(seconds.sum()), rel=1e-9), (seed, run.engine)

@@ -60,6 +60,7 @@ OTHER_WORK = Activity.OTHER_WORK
 IDLE = Activity.IDLE
 MANUAL = Activity.MANUAL
 _INTERRUPTIBLE = (WAITING, OTHER_WORK, IDLE)
+_UNVALUED = (IDLE, SWITCHING)  # activities with no task label that no output values
 INF = float("inf")
 
 
@@ -161,6 +162,13 @@ class Developer(mesa.Agent):
             task = self._label_task
             if task is not None:
                 task.human_s += now - since
+            elif self.activity in _UNVALUED and self.sessions:
+                # Idle, or switching into other work, while sessions are open: time that neither serves
+                # a task nor is valued as other work, charged in equal parts to the open sessions' tasks
+                # as a time-tracking study charges it (docs/validation.md, "One productivity accounting").
+                part = (now - since) / len(self.sessions)
+                for open_session in self.sessions:
+                    open_session.task.human_s += part
         self.since = now
 
     def note_turn_end(self, session: Session, turn_s: float, now: float) -> None:

@@ -1322,9 +1322,9 @@ cdef class Core:
     cdef void charge(self, CDev d, double now) noexcept:
         """Developer._charge: the current activity's seconds since ``since`` charged to the ledger
         categories (waiting split into queue, time to first token, generation and tool as ``Ledger`` does)."""
-        cdef double since = d.since, b1, b2, b3, admitted, first, done, tool_end
+        cdef double since = d.since, b1, b2, b3, admitted, first, done, tool_end, part
         cdef double* row = d.seconds
-        cdef CSession f
+        cdef CSession f, o
         cdef Req* q
         if now > since:
             f = d.focus
@@ -1353,6 +1353,11 @@ cdef class Core:
                     d.idle_total_s += now - since
             if d.label_task is not None:
                 d.label_task.human_s += now - since
+            elif (d.activity == IDLE or d.activity == SWITCHING) and d.sessions:
+                # Developer._charge: unvalued time while sessions are open, in equal parts to their tasks
+                part = (now - since) / len(d.sessions)
+                for o in d.sessions:
+                    o.task.human_s += part
         d.since = now
 
     cdef double resumption_mean_s(self, double away_s) noexcept:

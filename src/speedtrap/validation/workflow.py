@@ -69,8 +69,12 @@ def load_targets() -> pd.DataFrame:
 
 
 def _task_time_share(result: RunResult, category: str) -> float:
+    """``category``'s share of the time charged to tasks: every second but other work, which no task
+    is charged with (idle time and switching into other work are charged to the sessions open at the
+    time, as a time-tracking study like METR's counts them: docs/validation.md, "One productivity
+    accounting")."""
     wide = result.ledger_wide().sum()
-    on_tasks = float(wide.sum() - wide["other_work"] - wide["idle"])
+    on_tasks = float(wide.sum() - wide["other_work"])
     if category == "waiting":
         part = float(sum(wide[c] for c in wide.index if str(c).startswith("waiting_")))
     else:
@@ -140,7 +144,8 @@ def effort_ratio(with_ai: RunResult, by_hand: RunResult) -> float:
     effort on a task with AI over its effort by hand — effort as a time-tracking study logs it
     (``human_s``: every second the developer spends on the task, review, fixes and the rework of
     escaped defects that surfaced included; under parallel sessions each second goes to the one
-    task attended), not wall-clock lead time."""
+    task attended; idle time and switching into other work while sessions are open go in equal
+    parts to their tasks), not wall-clock lead time."""
     done = ["developer", "task", "human_s"]
     a = with_ai.tasks[with_ai.tasks["outcome"].isin(ACCEPTED_OUTCOMES)][done]
     m = by_hand.tasks[by_hand.tasks["outcome"].isin(ACCEPTED_OUTCOMES)][done]
