@@ -20,9 +20,7 @@ def test_fast_mode_earns_six_times_the_price_on_its_lower_throughput() -> None:
     assert ef.revenue_usd_per_chip_hour / eb.revenue_usd_per_chip_hour == pytest.approx(
         6 * ef.tok_s_per_chip / eb.tok_s_per_chip
     )
-    assert (
-        ef.revenue_usd_per_chip_hour > eb.revenue_usd_per_chip_hour
-    )  # ... and charges more than that for it
+    assert ef.margin > 1.0  # ... and still earns more than its chips cost
     physics = ReplicaPhysics.from_backend(batched)
     assert eb.tok_s_per_chip == pytest.approx(
         physics.throughput_tok_s_per_chip(batched.typical_batch, 96_000)
@@ -31,3 +29,18 @@ def test_fast_mode_earns_six_times_the_price_on_its_lower_throughput() -> None:
         cost_usd_per_mtok(batched.hardware.usd_per_chip_hour, eb.tok_s_per_chip)
     )
     assert eb.margin == pytest.approx(eb.revenue_usd_per_chip_hour / batched.hardware.usd_per_chip_hour)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="measured: $6.55 against $7.70 revenue per GPU-hour (0.85×): at the 2 streams per replica that "
+    "reproduce fast mode's published 2.5× within 10% (2.34×, config/presets.py) a replica emits 7.1× fewer "
+    "tokens, more than the 6× price pays for; at 3 streams (1.19×) the speed is 2.18×. On the fitted "
+    "physics no whole batch gives both",
+)
+def test_fast_mode_earns_at_least_the_standard_tiers_revenue_per_gpu_hour() -> None:
+    # the design card's mechanism (docs/design.md §1): the provider gives up throughput per GPU and
+    # charges for it (an assumption: Anthropic publishes the price, not the batch behind it)
+    eb = provider_economics(backend_preset("gpu-batched"))
+    ef = provider_economics(backend_preset("gpu-fast"))
+    assert ef.revenue_usd_per_chip_hour >= eb.revenue_usd_per_chip_hour

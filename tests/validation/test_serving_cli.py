@@ -104,18 +104,18 @@ def test_pareto_explains_fast_mode_mechanism_by_mechanism() -> None:
     }
     assert sum(m["share"] for m in mechanisms.values()) == pytest.approx(1.0)
     assert mechanisms["smaller batch"]["share"] == pytest.approx(1.0)  # the preset differs only in its batch
-    assert payload["speedup"] == pytest.approx(2.18, abs=0.01)  # 135.9 / 62.3 tok/s per stream
+    assert payload["speedup"] == pytest.approx(2.34, abs=0.01)  # 145.5 / 62.3 tok/s per stream
     table = runner.invoke(
         app, ["pareto", "--explain", "gpu-fast", "--isl", "9600", "--osl", "213", "--cached", "86294"]
     )
     assert table.exit_code == 0, table.output
     assert "priority admission" in table.stdout and "steady load" in table.stdout
     # both tiers draft: the line says which part of the speeds rests on the assumed drafting
-    assert "Fitted terms only (no drafting): gpu-batched 39.2, gpu-fast 83.1" in " ".join(
+    assert "Fitted terms only (no drafting): gpu-batched 39.2, gpu-fast 86.7" in " ".join(
         table.stdout.split()
     )
     plain = runner.invoke(app, ["pareto", "--explain", "gpu-fast"], catch_exceptions=False)
-    assert "(2.12×); with the assumed drafting (α=0.65): 62.3 and 135.9 (2.18×)" in " ".join(
+    assert "(2.21×); with the assumed drafting (α=0.65): 62.3 and 145.5 (2.34×)" in " ".join(
         plain.stdout.split()
     )
 
@@ -227,3 +227,16 @@ def test_isl_without_osl_is_bad_input() -> None:
     result = runner.invoke(app, ["pareto", "--model", "qwen3-32b", "--hardware", "h200", "--isl", "100"])
     assert result.exit_code == 2
     assert "--isl and --osl together" in result.stderr
+
+
+def test_pareto_help_says_time_to_first_token_queues_as_the_code_does() -> None:
+    # the help once said "no network or queueing" while steady_load queued prompts for the prefill
+    text = " ".join(runner.invoke(app, ["pareto", "--help"], env={"COLUMNS": "200"}).stdout.split())
+    assert "no network or queueing" not in text
+    assert "queues: for the prefill server" in text
+    # and the code does queue: under load the mean first token waits, the unloaded one does not
+    args = ["pareto", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--json"]
+    loaded = json.loads(runner.invoke(app, [*args, "--isl", "4000", "--osl", "200"]).stdout)["points"]
+    assert loaded[-1]["ttft_s"] > loaded[-1]["ttft_median_s"] > 0
+    plain = json.loads(runner.invoke(app, args).stdout)["points"]
+    assert all(p["ttft_s"] == p["ttft_median_s"] for p in plain)

@@ -339,10 +339,12 @@ def pareto(
     json_out: JsonOption = False,
 ) -> None:
     """Trace tokens/s per user against throughput per chip by sweeping the batch (powers of two up to
-    the KV-memory cap, plus the cap, or the --batch sizes), with time to first token (physics only:
-    no network or queueing) and the chip cost of a million output tokens beside the list price.
-    With --isl/--osl each step also carries its share of the other requests' prompts (steady
-    load); throughput counts output tokens only.
+    the KV-memory cap, plus the cap, or the --batch sizes), with time to first token (no network
+    time) and the chip cost of a million output tokens beside the list price. With --isl/--osl each
+    step also carries its share of the other requests' prompts (steady load) and time to first token
+    queues: for the prefill server (an M/D/1 wait, mean and median) and, beyond the KV-memory cap,
+    for admission; without them it is one prompt of the whole context, unqueued. Throughput counts
+    output tokens only.
 
     JSON (--json), schema_version 1: {"schema_version": 1, "model", "hardware": str,
     "chips_per_replica", "context_tokens", "kv_batch_cap" (streams), "cached_tokens": int, "isl_tokens",
