@@ -487,14 +487,15 @@ def compare(
     "other_work_share_arm": float, "dominant", "notes": str, "members": int, "seeds_per_member"}],
     "behaviour": {"lines": list of str, "members": list of int, "seeds_per_member": int},
     "latency": [{"arm": str, "runs": int, "ttft_p50_s", …, "e2e_p99_s": float|null (seconds, the mean
-    over runs of each run's percentile)}], "latency_csv": str|null,
-    "finding": str, "figures": list of str, "scenarios": {arm: resolved scenario}, "provenance":
-    {"speedtrap", "git_commit", "python": str, "libraries": {name: version}}}.
+    over runs of each run's percentile)}], "latency_csv": str|null, "finding": str, "narrowing": [{"arm",
+    "outcome", "width_before", "width_after", …}] (a team ensemble), "figures": list of str, "scenarios":
+    {arm: resolved scenario}, "provenance": {"speedtrap", "git_commit", "python": str, "libraries": {…}}}.
     """
     from dataclasses import asdict
 
     import speedtrap.cli.latency as lat
     from speedtrap.cli.behaviour import behaviour_runs, plan_behaviour
+    from speedtrap.cli.team import team_narrowing
     from speedtrap.experiments.seeds import replication_seeds
     from speedtrap.models.typed_core import engines_of
     from speedtrap.provenance import provenance
@@ -538,6 +539,7 @@ def compare(
     usd_per_hour = first.value.usd_per_dev_hour
     text = finding(differences, values, baseline, usd_per_hour)
     decided = _decisions(runs, built, ensemble, decisions, quiet=True) if decisions and json_out else []
+    narrowed = team_narrowing(ensemble, built, kept, seeds, differences, COMPARE_OUTCOMES, quiet=json_out)
     if json_out:
         written = (
             write_differences(differences, values, baseline, usd_per_hour, figure, "--figure")
@@ -571,6 +573,7 @@ def compare(
                 "latency_csv": str(latency_csv) if latency_csv is not None else None,
                 "finding": text,
                 "decisions": [{k: json_number(v) for k, v in row.items()} for row in decided],
+                "narrowing": narrowed,
                 "figures": [str(p) for p in written],
                 "scenarios": {label: s.model_dump(mode="json") for label, s in built.items()},
                 "provenance": provenance(engines_of(built)),  # which engine ran each arm

@@ -21,6 +21,7 @@ from speedtrap.cli.common import (
     bad_input_exits,
     check_output_path,
     count_of,
+    fail,
     figure_suffixes,
     json_number,
     load_scenario,
@@ -28,6 +29,7 @@ from speedtrap.cli.common import (
     print_table,
     writing,
 )
+from speedtrap.cli.team import check_team_options, report_team_fit
 
 
 def fit(
@@ -61,6 +63,25 @@ def fit(
             "cannot give) within stated tolerances.",
         ),
     ] = False,
+    ensemble: Annotated[
+        Path | None,
+        typer.Option(
+            "--ensemble",
+            help="Also history-match the calibrated ensemble's members to the logs and write the members "
+            "kept here (CSV, for compare --ensemble) with a sidecar NAME.fit.json.",
+        ),
+    ] = None,
+    prior: Annotated[
+        Path | None,
+        typer.Option("--prior", help="The ensemble --ensemble narrows (default: the stored calibrated one)."),
+    ] = None,
+    replications: Annotated[
+        int, typer.Option("--replications", min=1, max=100, help="With --ensemble: seeds per member, pooled.")
+    ] = 4,
+    days: Annotated[
+        float,
+        typer.Option("--days", min=0.1, max=60.0, help="With --ensemble: working days of each member's run."),
+    ] = 5.0,
     json_out: JsonOption = False,
 ) -> None:
     """Fit a scenario to your own coding-agent sessions: turns per task, tokens per request and
@@ -74,7 +95,13 @@ def fit(
     "report": [str], "skipped": {kind: int}, "fits": [{"field", "law", "parameter", "estimate",
     "ci_low", "ci_high", "n", "ks_stat", "ks_p"}], "kept": {field: reason}, "scenario": path, "figure":
     path, "estimated_output_requests": int, "check": [{"measure", "label", "logged", "replay",
-    "simulated", "against", "tolerance", "within", "note"}] (with --check)}.
+    "simulated", "against", "tolerance", "within", "note"}] (with --check), "team": the sidecar's
+    content with "ensemble" and "sidecar" paths (with --ensemble)}.
+
+    With --ensemble, each member of the calibrated ensemble runs the fitted scenario (its developers ×
+    --days × --replications seeds) and is kept when every trace statistic of its run is within 3 of
+    the logs' (implausibility over the observation and simulation errors); nothing is written when
+    none is (docs/sessions.md, "A team's own ensemble").
     """
     from speedtrap.sessions import fit_scenario, load_sessions, scenario_toml
     from speedtrap.sessions.fit import qq_figure
@@ -85,6 +112,9 @@ def fit(
     )  # first: a directory (such as ".") has no name to derive the figure's from
     figure_path = figures or out.with_name(out.stem + "_qq.png")
     check_output_path(figure_path, "--figures", suffixes=figure_suffixes() if figures else None)
+    if ensemble is None and prior is not None:
+        fail("--prior names the ensemble that --ensemble narrows: give --ensemble too")
+    team_prior = check_team_options(ensemble, prior) if ensemble is not None else None
     with bad_input_exits():
         loaded = load_sessions(sessions, developer=developer, log_format=log_format)
         if not json_out:
@@ -112,6 +142,11 @@ def fit(
 
         with bad_input_exits():
             checked = fit_check(loaded, fitted, backend=recorded_backend(loaded.trace))
+    team = None
+    if ensemble is not None and team_prior is not None and json_out:
+        team = report_team_fit(
+            loaded, fitted, team_prior, ensemble, replications=replications, days=days, seed=0, quiet=True
+        )
     if json_out:
         print_json(
             {
@@ -135,6 +170,7 @@ def fit(
                         ]
                     }
                 ),
+                **({} if team is None else {"team": team}),
             }
         )
         return
@@ -170,6 +206,10 @@ def fit(
         for line in check_lines(checked):
             typer.echo(f"  {line}")
     typer.echo(f"wrote {out} and {figure_path}")
+    if ensemble is not None and team_prior is not None:  # after the fit, which it runs on
+        report_team_fit(
+            loaded, fitted, team_prior, ensemble, replications=replications, days=days, seed=0, quiet=False
+        )
 
 
 def _count(n: int, noun: str) -> str:
