@@ -26,6 +26,8 @@ def test_validate_serving_json_covers_every_row(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert payload["schema_version"] == 2
+    kinds = {(r["by"], r["name"]) for r in payload["by_vendor_and_stack"]}
+    assert ("vendor", "NVIDIA") in kinds and ("stack", "vLLM") in kinds
     table = load_measurements()
     assert {row["id"] for row in payload["rows"]} == set(table["id"])
     assert set(payload["groups"]) == set(table["group"]) and len(payload["sources"]) >= 6

@@ -191,3 +191,28 @@ def test_decode_flop_efficiency_never_exceeds_the_prefill_efficiency() -> None:
     vector[names.index("amd_eta_flop")] = 1.0
     vector[names.index("amd_prefill_eta_flop")] = 0.3
     assert factors_of_fit(vector).amd_eta_flop == pytest.approx(0.3)
+
+
+def test_the_stored_residuals_are_this_fits_held_out_errors(check) -> None:
+    # speedtrap pareto's prediction intervals read them; regenerate with write_residuals(check)
+    from speedtrap.validation.serving_intervals import held_out_residuals, load_residuals
+
+    stored, fresh = load_residuals(), held_out_residuals(check)
+    assert list(stored["id"]) == list(fresh["id"]) and list(stored["metric"]) == list(fresh["metric"])
+    assert np.allclose(stored["log_error"], fresh["log_error"], rtol=0.0, atol=1e-9)
+
+
+def test_error_by_vendor_and_stack_summarises_the_held_out_rows(check) -> None:
+    from speedtrap.validation.serving_intervals import error_by_vendor_and_stack, stack_of, vendor_of
+
+    table = error_by_vendor_and_stack(check)
+    held = check[(check["fit"] == "held_out") & (check["comparison"] == "equal_interactivity")]
+    by_vendor = table[table["by"] == "vendor"].set_index("name")
+    assert by_vendor["rows"].sum() == len(held)  # every such row has a vendor
+    nvidia = held[[vendor_of(str(h)) == "NVIDIA" for h in held["hardware"]]]["error"].abs()
+    assert by_vendor.loc["NVIDIA", "median_abs_error"] == pytest.approx(nvidia.median())
+    assert by_vendor.loc["NVIDIA", "worst_abs_error"] == pytest.approx(nvidia.max())
+    by_stack = table[table["by"] == "stack"].set_index("name")
+    assert set(by_stack.index) <= {"TensorRT-LLM", "vLLM", "SGLang", "ATOM"}
+    assert by_stack["rows"].sum() == sum(stack_of(str(i)) is not None for i in held["id"])
+    assert (table["worst_abs_error"] >= table["median_abs_error"]).all()

@@ -17,6 +17,7 @@ from speedtrap.cli.common import (
     print_json,
     print_table,
 )
+from speedtrap.cli.serving_intervals import describe, footnote, interval_cell, interval_record, unit_intervals
 
 if TYPE_CHECKING:  # imported where used, so that `speedtrap --help` starts fast
     import pandas as pd
@@ -146,6 +147,8 @@ _PARETO_HEADERS: dict[str, str] = {
     "ttft_s": "TTFT (s)",
     "ttft_median_s": "TTFT median (s)",
     "cost_usd_per_mtok": "cost $/MTok out",
+    "tok_s_per_user_interval": "tok/s per user, 95% PI",
+    "tok_s_per_chip_interval": "tok/s per chip, 95% PI",
 }
 MIN_FRONTIER_POINTS = 3
 PRECISION_OPTIONS = {
@@ -329,6 +332,14 @@ def pareto(
             help="Output list price beside the cost, USD/MTok.",
         ),
     ] = 25.0,
+    stack: Annotated[
+        str | None,
+        typer.Option(
+            "--stack",
+            help="Serving stack (TensorRT-LLM, vLLM, SGLang, ATOM) whose held-out errors set the intervals "
+            "[default: the hardware vendor's].",
+        ),
+    ] = None,
     explain: Annotated[
         str | None,
         typer.Option(
@@ -344,7 +355,10 @@ def pareto(
     step also carries its share of the other requests' prompts (steady load) and time to first token
     queues: for the prefill server (an M/D/1 wait, mean and median) and, beyond the KV-memory cap,
     for admission; without them it is one prompt of the whole context, unqueued. Throughput counts
-    output tokens only.
+    output tokens only. Each tok/s per user and per chip carries its 95% prediction interval for the
+    measured speed: the prediction divided by the 97.5% and 2.5% quantiles of the ratio predicted /
+    measured over the held-out rows of `speedtrap validate serving` (leave one configuration group
+    out) on the hardware's vendor (and --stack), with the count they rest on.
 
     JSON (--json), schema_version 1: {"schema_version": 1, "model", "hardware": str,
     "chips_per_replica", "context_tokens", "kv_batch_cap" (streams), "cached_tokens": int, "isl_tokens",
@@ -352,7 +366,11 @@ def pareto(
     "points": [{"batch" (streams): int, "tok_s_per_user", "tok_s_per_replica", "tok_s_per_chip"
     (output tokens/s), "step_s" (s per output token), "ttft_s" (mean, s), "ttft_median_s" (s),
     "cost_usd_per_mtok" (USD per
-    million output tokens, null without a chip price): float, "bound": "memory"|"compute"|"latency"}]}.
+    million output tokens, null without a chip price): float, "bound": "memory"|"compute"|"latency",
+    "tok_s_per_user_interval", "tok_s_per_chip_interval": {"low", "high"} (tok/s)}],
+    "prediction_intervals": {"tok_s_per_user", "tok_s_per_chip": {"level", "log_error_q025",
+    "log_error_q975" (quantiles of ln(predicted/measured)), "factor_low", "factor_high" (interval ends per
+    unit predicted), "residuals" (count): number, "scope": str, "rough": bool (fewer than 10)}}}.
 
     --explain BACKEND ignores the model and hardware options: it compares the preset with its standard
     tier (gpu-fast with gpu-batched) and prints each mechanism's share of the change in time per output
@@ -369,7 +387,7 @@ def pareto(
         with bad_input_exits():
             if (isl is None) != (osl is None):
                 raise ValueError("give --isl and --osl together")
-            explain_command(explain, isl=isl, osl=osl, cached=cached, json_out=json_out)
+            explain_command(explain, isl=isl, osl=osl, cached=cached, json_out=json_out, stack=stack)
         return
 
     if 0.0 < price_out < MIN_PRICE_USD_PER_MTOK:
@@ -413,10 +431,12 @@ def pareto(
             cached_tokens=float(cached),
         )
         cap = physics.max_batch(context_tokens if isl is None or osl is None else cached + isl + osl / 2)
+        units = unit_intervals(backend.hardware.name, stack)
     warning = frontier_warning(frame, cap=cap, context=context_tokens, explicit=batch is not None)
     if json_out:
         points = [
             {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in point.items()}
+            | {f"{c}_interval": interval_record(unit, float(point[c])) for c, unit in units.items()}
             for point in frame.to_dict(orient="records")
         ]
         print_json(
@@ -434,6 +454,7 @@ def pareto(
                 "usd_per_chip_hour": backend.hardware.usd_per_chip_hour,
                 "warning": warning,
                 "points": points,
+                "prediction_intervals": describe(units),
             }
         )
         return
@@ -442,11 +463,28 @@ def pareto(
         if isl is not None and osl is not None
         else f"{context_tokens:,} context tokens"
     )
+    columns = [
+        *PARETO_COLUMNS[:2],
+        "tok_s_per_user_interval",
+        *PARETO_COLUMNS[2:4],
+        "tok_s_per_chip_interval",
+    ]
+    columns += PARETO_COLUMNS[4:]
+    shown_rows = [
+        [
+            interval_cell(units[c.removesuffix("_interval")], float(point[c.removesuffix("_interval")]))
+            if c.endswith("_interval")
+            else point[c]
+            for c in columns
+        ]
+        for point in frame.to_dict(orient="records")
+    ]
     print_table(
         f"{backend.llm.name} on {backend.chips}× {backend.hardware.name} at {shape}"
         f" (list price ${price_out:g}/MTok out)",
-        [_PARETO_HEADERS[c] for c in PARETO_COLUMNS],
-        list(frame.itertuples(index=False, name=None)),
+        [_PARETO_HEADERS[c] for c in columns],
+        shown_rows,
     )
+    typer.echo(footnote(units))
     if warning is not None:
         typer.echo(f"warning: {warning}", err=True)

@@ -40,8 +40,44 @@ def standard_counterpart(name: str) -> str:
     raise ValueError(f"backend {name} has no standard-tier preset on the same fleet to compare with")
 
 
-def explain_command(name: str, *, isl: int | None, osl: int | None, cached: int, json_out: bool) -> None:
-    """Print (or ``--json``) each mechanism's share of ``name``'s faster steps and both steps' terms."""
+def predicted_speeds(
+    backends: list[Backend], shape: dict[str, Any], stack: str | None
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """Each backend's predicted tok/s per stream and per chip (its typical batch, under ``shape``'s
+    rule) with their 95% prediction intervals, and the intervals' description (one hardware: the
+    presets compared share it)."""
+    from speedtrap.cli.serving_intervals import describe, interval_record, unit_intervals
+    from speedtrap.serving.pareto import steady_load
+    from speedtrap.serving.replica import ReplicaPhysics
+
+    speeds: dict[str, dict[str, Any]] = {}
+    units = unit_intervals(backends[0].hardware.name, stack)
+    for backend in backends:
+        physics = ReplicaPhysics.from_backend(backend)
+        load = steady_load(
+            physics,
+            backend.typical_batch,
+            context_tokens=backend.typical_context_tokens,
+            isl=shape["isl"],
+            osl=shape["osl"],
+            cached_tokens=shape["cached_tokens"],
+        )
+        record: dict[str, Any] = {}
+        for column, value in (
+            ("tok_s_per_user", load.tok_s_per_user),
+            ("tok_s_per_chip", load.tok_s_per_chip),
+        ):
+            record[column] = value
+            record[f"{column}_interval"] = interval_record(units[column], value)
+        speeds[backend.name] = record
+    return speeds, describe(units)
+
+
+def explain_command(
+    name: str, *, isl: int | None, osl: int | None, cached: int, json_out: bool, stack: str | None = None
+) -> None:
+    """Print (or ``--json``) each mechanism's share of ``name``'s faster steps and both steps' terms,
+    and both presets' predicted speeds with their prediction intervals."""
     from dataclasses import asdict
 
     from speedtrap.config.presets import backend_preset
@@ -58,6 +94,7 @@ def explain_command(name: str, *, isl: int | None, osl: int | None, cached: int,
         if isl is None
         else f"steady load, {isl:,} in / {osl:,} out"
     )
+    speeds, intervals = predicted_speeds([standard, fast], shape, stack)
     if json_out:
         print_json(
             {
@@ -68,6 +105,8 @@ def explain_command(name: str, *, isl: int | None, osl: int | None, cached: int,
                 "speedup": speedup,
                 "mechanisms": [asdict(s) for s in shares],
                 "steps": {standard.name: asdict(terms[0]), fast.name: asdict(terms[1])},
+                "speeds": speeds,
+                "prediction_intervals": intervals,
             }
         )
         return
@@ -100,6 +139,7 @@ def explain_command(name: str, *, isl: int | None, osl: int | None, cached: int,
         ],
     )
     typer.echo(drafting_line(fast, standard, shape))
+    print_speeds(speeds, intervals, rule)
     if fast.speculative is None:
         from speedtrap.config.backend import SpeculativeDecoding
 
@@ -134,3 +174,26 @@ def drafting_line(fast: Backend, standard: Backend, shape: dict[str, Any]) -> st
         f"{drafted[1]:.1f} ({drafted[1] / drafted[0]:.2f}×). The ratio rests on the fitted terms, "
         "the absolute speeds on the assumed acceptance rate."
     )
+
+
+def print_speeds(speeds: dict[str, dict[str, Any]], intervals: dict[str, Any], rule: str) -> None:
+    """The presets' predicted speeds with their 95% prediction intervals, and what the intervals rest on."""
+
+    def cell(record: dict[str, Any], column: str) -> str:
+        ends = record[f"{column}_interval"]
+        return f"{record[column]:.4g} ({ends['low']:.4g}–{ends['high']:.4g})"
+
+    print_table(
+        f"Predicted speeds ({rule}) with 95% prediction intervals for the measured speed",
+        ["backend", "tok/s per stream (95% PI)", "tok/s per GPU (95% PI)"],
+        [(name, cell(r, "tok_s_per_user"), cell(r, "tok_s_per_chip")) for name, r in speeds.items()],
+    )
+    for column, label in (("tok_s_per_user", "per stream"), ("tok_s_per_chip", "per GPU")):
+        d = intervals[column]
+        rough = "; rough: fewer than 10 residuals" if d["rough"] else ""
+        typer.echo(
+            f"Interval {label}: ×{d['factor_low']:.2f} to ×{d['factor_high']:.2f} of the prediction, "
+            f"from the 2.5% and 97.5% quantiles ({d['log_error_q025']:+.3f}, {d['log_error_q975']:+.3f}) of "
+            f"ln(predicted/measured) over {d['residuals']} held-out residuals of {d['scope']} "
+            f"(speedtrap validate serving, leave one configuration group out){rough}."
+        )

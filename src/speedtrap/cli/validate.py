@@ -454,7 +454,9 @@ def validate_serving_command(
     "concurrency", "fit" ("held_out"|"in_sample"), "comparison" ("equal_interactivity"|
     "equal_throughput"|"at_concurrency"), "metric", "measured", "predicted", "error", "batch",
     "reached", "headline", "concurrency_derived"}], "summary": [{"fit", "metric", "rows",
-    "median_abs_error", "worst_abs_error", "worst_id", "worst_error"}], "summary_at_concurrency": [same]};
+    "median_abs_error", "worst_abs_error", "worst_id", "worst_error"}], "summary_at_concurrency": [same],
+    "by_vendor_and_stack": [{"by" ("vendor"|"stack"), "name", "fit", "rows", "median_abs_error",
+    "worst_abs_error", "worst_id", "worst_error"}] (tok/s per GPU at equal interactivity)};
     errors are predicted/measured − 1, tok/s count output tokens only."""
     from dataclasses import asdict
 
@@ -469,6 +471,7 @@ def validate_serving_command(
         write_figure,
     )
     from speedtrap.validation.serving_fit import fit_factors
+    from speedtrap.validation.serving_intervals import error_by_vendor_and_stack
 
     if figure is not None and not no_figure:
         check_output_path(figure, "--figure", suffixes=figure_suffixes())
@@ -478,6 +481,7 @@ def validate_serving_command(
         factors, date, fitted_rows = fit_factors(table), "now", len(table)
     check = validate_serving(factors, table, cross_validate=not in_sample_only)
     summary, at_concurrency = summarize(check), summarize(check, headline=False)
+    by_kind = error_by_vendor_and_stack(check)
     if no_figure:
         figure = None
     if figure is not None:
@@ -501,6 +505,9 @@ def validate_serving_command(
                 "summary": [{k: json_number(v) for k, v in r.items()} for r in summary.to_dict("records")],
                 "summary_at_concurrency": [
                     {k: json_number(v) for k, v in r.items()} for r in at_concurrency.to_dict("records")
+                ],
+                "by_vendor_and_stack": [
+                    {k: json_number(v) for k, v in r.items()} for r in by_kind.to_dict("records")
                 ],
             }
         )
@@ -547,6 +554,22 @@ def validate_serving_command(
                 for r in frame.itertuples()
             ],
         )
+    print_table(
+        f"Absolute error of tok/s per GPU at equal interactivity, {fit.replace('_', ' ')}, per vendor and "
+        "per stack (where the row's id names one)",
+        ["by", "name", "rows", "median", "worst", "worst row"],
+        [
+            (
+                r.by,
+                r.name,
+                r.rows,
+                f"{100 * r.median_abs_error:.0f}%",
+                f"{100 * r.worst_abs_error:.0f}%",
+                r.worst_id,
+            )
+            for r in by_kind.itertuples()
+        ],
+    )
     typer.echo(
         f"Targets (held out): median ≤ {100 * TARGET_MEDIAN_ABS_ERROR:.0f}% on tok/s per GPU and per user, "
         f"worst ≤ {100 * TARGET_WORST_ABS_ERROR:.0f}%, "
