@@ -66,8 +66,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     for row in flips.itertuples():
         print(
-            f"  {row.decision}: {row.parameter} flips it ({row.low:g} → net ${row.net_at_low:+,.0f}; "
-            f"{row.high:g} → ${row.net_at_high:+,.0f} per developer-day)"
+            f"  {row.decision}: {row.parameter} ({row.kind}) flips it ({row.low:g} → net "
+            f"${row.net_at_low:+,.0f} ± {row.se_at_low:,.0f}; {row.high:g} → ${row.net_at_high:+,.0f} ± "
+            f"{row.se_at_high:,.0f} per developer-day, ± one standard error over the seeds)"
+            + ("" if row.clear else ": not clear of the seeds' noise (a seed 95% interval includes 0)")
         )
     print(f"Wrote {out}")
     return 0

@@ -53,7 +53,34 @@ def test_a_parameter_flips_a_decision_when_its_ends_give_opposite_signs() -> Non
     ).set_index("parameter")
     assert table.loc[PATIENCE, "flips"]
     assert table.loc[PATIENCE, "net_at_low"] < 0 < table.loc[PATIENCE, "net_at_high"]
+    assert table.loc[PATIENCE, "clear"]  # the stand-in has no seed noise
     assert not table.loc[DETECT, "flips"]
+
+    def noisy(scenario: Scenario, seed: int) -> dict[str, float]:
+        # the same flip, buried in seed noise far larger than the effect
+        row = summarize(scenario, seed)
+        return row | {"tasks_per_dev_day": row["tasks_per_dev_day"] + (3.0 if seed % 2 else -3.0)}
+
+    noisy_table = decision_flips(
+        arms, decision_pairs(list(arms)), {}, [1, 2, 3, 4], noisy, parameters=parameters
+    ).set_index("parameter")
+    assert noisy_table.loc[PATIENCE, "flips"] and not noisy_table.loc[PATIENCE, "clear"]
+
+
+def test_every_unfitted_constant_is_a_field_of_the_headline_with_its_value_inside_its_range() -> None:
+    from speedtrap.experiments.decision_flips import parameters_and_constants
+    from speedtrap.validation.parameters import scenario_value
+
+    headline = Scenario.from_toml(ROOT / "experiments" / "scenarios" / "headline.toml")
+    table = parameters_and_constants()
+    constants = table[table["kind"] == "unfitted constant"]
+    assert PATIENCE not in set(constants["path"]) and "developer.attention.patience_s.sigma" in set(
+        constants["path"]
+    )
+    assert not set(constants["path"]) & set(table[table["kind"] == "calibrated"]["path"])
+    for row in constants.itertuples():
+        value = float(scenario_value(headline, str(row.path)))
+        assert float(row.low) <= value <= float(row.high), (row.path, value)
 
 
 def readme_boundaries() -> dict[str, str]:

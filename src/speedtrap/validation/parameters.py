@@ -32,6 +32,7 @@ from speedtrap.config.scenario import Scenario
 from speedtrap.validation.workflow import FITTED_ROLES, load_targets
 
 __all__ = [
+    "CONSTANTS_FILE",
     "PARAMETERS_FILE",
     "PARAMETER_COLUMNS",
     "SCOPES",
@@ -44,6 +45,9 @@ __all__ = [
 ]
 
 PARAMETERS_FILE = "behaviour_parameters.csv"
+CONSTANTS_FILE = "unfitted_constants.csv"
+"""Constants the calibration does not vary, each with the range it could take (mostly assumptions):
+the decision-flip check (:mod:`speedtrap.experiments.decision_flips`) runs their ends too."""
 PARAMETER_COLUMNS = ("path", "low", "high", "scale", "scenarios", "source", "url", "note")
 SCOPES: dict[str, tuple[str, ...]] = {
     "headline": ("headline",),
@@ -54,11 +58,13 @@ SCOPES: dict[str, tuple[str, ...]] = {
 
 
 def load_parameters(path: str | Path | None = None) -> pd.DataFrame:
-    """The parameter ranges table (default ``data/behaviour_parameters.csv``), checked: the
+    """The parameter ranges table (default ``data/behaviour_parameters.csv``; :data:`CONSTANTS_FILE`:
+    the packaged table of unfitted constants, in the same columns), checked: the
     columns of :data:`PARAMETER_COLUMNS`, one row per path, finite ``low < high``, a ``linear`` or
     ``log`` scale (``low > 0`` for log), a known ``scenarios`` value and a source on every row."""
-    if path is None:
-        with resources.files("speedtrap.validation.data").joinpath(PARAMETERS_FILE).open("rb") as f:
+    if path is None or path == CONSTANTS_FILE:
+        name = PARAMETERS_FILE if path is None else CONSTANTS_FILE
+        with resources.files("speedtrap.validation.data").joinpath(name).open("rb") as f:
             table = pd.read_csv(f, keep_default_na=False, na_values={"low": [""], "high": [""]})
     else:
         table = pd.read_csv(path, keep_default_na=False, na_values={"low": [""], "high": [""]})
