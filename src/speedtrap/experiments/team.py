@@ -13,8 +13,14 @@ its implausibility on every used statistic,
 (:func:`speedtrap.analysis.history_matching.implausibility`, no model-discrepancy term: the team's
 logs are set against the model itself), is at most :data:`~speedtrap.analysis.history_matching.CUTOFF`
 = 3 (Pukelsheim's 3-sigma rule). ``V_obs`` is the statistic's observation error from the logs' own
-sample size, ``V_sim`` the same error of the simulated statistic from the member's pooled runs (the
-same function computes both).
+sample size (:mod:`speedtrap.sessions.team_statistics`). ``V_sim`` has two parts. The seed noise of
+the member's statistic: the pooled runs' error by the same rule, or the variance of the runs' values
+over the R seeds divided by R where larger (``s²/r``, as the calibration's final check). And that
+variance itself: each run has the team's developers, whose traits are drawn per developer, so a
+team's statistic varies with who the developers are as much as the runs do; a bootstrap over the
+sessions of one team cannot see it (on a two-developer scenario the human response median varies
+6× more from run to run than the bootstrap over its sessions says). It counts the sampling at the
+runs' size a second time, which errs towards keeping a member.
 
 **Size.** Each member runs the fitted scenario's developers for :data:`DEFAULT_DAYS` working days on
 each of :data:`DEFAULT_REPLICATIONS` seeds (the same seeds for every member: common random numbers),
@@ -70,6 +76,7 @@ __all__ = [
     "read_sidecar",
     "sidecar_path",
     "simulated_trace",
+    "simulated_traces",
     "write_team",
 ]
 
@@ -81,6 +88,8 @@ DEFAULT_REPLICATIONS = 4
 member's 20 runs to seconds; ``speedtrap fit --replications``)."""
 SIM_BOOTSTRAP = 200
 """Bootstrap draws for a simulated statistic's error (its sd, not a tail quantile, is needed)."""
+RUN_BOOTSTRAP = 20
+"""Bootstrap draws when only a single run's value is needed (the spread over runs)."""
 OBS_BOOTSTRAP = 1_000
 """Bootstrap draws for an observed statistic's error."""
 SIGNIFICANCE = 0.05
@@ -139,16 +148,37 @@ def load_prior(path: str | Path | None = None) -> Prior:
     return Prior(frame, where, default)
 
 
-def simulated_trace(scenario: Scenario, seeds: Sequence[int]) -> pd.DataFrame:
-    """``scenario``'s runs on ``seeds`` written as one log: developers and sessions of run ``j``
+def simulated_traces(scenario: Scenario, seeds: Sequence[int]) -> list[pd.DataFrame]:
+    """``scenario``'s run on each of ``seeds`` written as logs, developers and sessions of run ``j``
     prefixed ``r<j>/`` so that runs never share one."""
     parts = []
     for j, s in enumerate(seeds):
         trace = trace_from_result(simulate(scenario, s))
-        parts.append(
-            trace.assign(developer=f"r{j}/" + trace["developer"], session=f"r{j}/" + trace["session"])
-        )
-    return normalize_trace(pd.concat(parts, ignore_index=True), LoadReport())
+        trace = trace.assign(developer=f"r{j}/" + trace["developer"], session=f"r{j}/" + trace["session"])
+        parts.append(normalize_trace(trace, LoadReport()))
+    return parts
+
+
+def simulated_trace(scenario: Scenario, seeds: Sequence[int]) -> pd.DataFrame:
+    """``scenario``'s runs on ``seeds`` written as one log (:func:`simulated_traces`, pooled)."""
+    return pd.concat(simulated_traces(scenario, seeds), ignore_index=True)
+
+
+def _member_statistics(scenario: Scenario, seeds: Sequence[int], seed: int) -> pd.DataFrame:
+    """The statistics of one member's pooled runs: ``value``, ``n`` and ``sd``, the error the
+    implausibility gives the simulated side (module docstring): the pooled runs' own error, or the
+    spread of the runs' values over √R where larger, plus that spread itself (the statistic of one
+    team-sized run varies that much with the developers drawn); ``sd_runs`` is the spread."""
+    parts = simulated_traces(scenario, seeds)
+    pooled = team_statistics(pd.concat(parts, ignore_index=True), n_boot=SIM_BOOTSTRAP, seed=seed)
+    if len(parts) > 1:
+        each = [team_statistics(p, n_boot=RUN_BOOTSTRAP, seed=seed)["value"] for p in parts]
+        runs_sd = pd.concat(each, axis=1).std(axis=1, ddof=1).to_numpy(float)  # NaN from < 2 values
+    else:
+        runs_sd = np.full(len(pooled), np.nan)
+    runs_var = np.nan_to_num(runs_sd**2, nan=0.0)
+    mean_var = np.maximum(np.nan_to_num(pooled["sd"].to_numpy(float) ** 2, nan=0.0), runs_var / len(parts))
+    return pooled[["statistic", "value", "n"]].assign(sd=np.sqrt(mean_var + runs_var), sd_runs=runs_sd)
 
 
 @dataclass(frozen=True)
@@ -314,14 +344,13 @@ def fit_team(
     rows = []
     for k, (member_id, member) in enumerate(zip(prior.ids, prior.members, strict=True)):
         overrides, _ = member_overrides(base, member, keep=tuple(fitted))
-        table = team_statistics(
-            simulated_trace(base.with_overrides(overrides), seeds), n_boot=SIM_BOOTSTRAP, seed=seed
+        rows.append(
+            _member_statistics(base.with_overrides(overrides), seeds, seed).assign(**{MEMBER: member_id})
         )
-        for r in table.itertuples():
-            rows.append({MEMBER: member_id, "statistic": r.statistic, "value": r.value, "sd": r.sd, "n": r.n})
         if progress is not None:
             progress(k + 1, len(prior.ids))
-    simulated = pd.DataFrame(rows, columns=[MEMBER, "statistic", "value", "sd", "n"])
+    columns_out = [MEMBER, "statistic", "value", "sd", "sd_runs", "n"]
+    simulated = pd.concat(rows, ignore_index=True)[columns_out] if rows else pd.DataFrame(columns=columns_out)
     obs = observed.set_index("statistic")
     columns = {}
     for name in used:
