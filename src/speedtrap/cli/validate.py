@@ -104,6 +104,14 @@ def validate_workflow_command(
             "sets that every other study keeps.",
         ),
     ] = False,
+    identification: Annotated[
+        bool,
+        typer.Option(
+            "--identification",
+            help="Instead: each behaviour parameter's span over its sourced range across the ensemble's "
+            "members (the stored one, or --ensemble), and how many span at least 80% of it.",
+        ),
+    ] = False,
 ) -> None:
     """Run the workflow calibration scenarios (experiments/scenarios/headline.toml and metr.toml)
     and print every target of src/speedtrap/validation/data/workflow_targets.csv: the published
@@ -147,6 +155,11 @@ def validate_workflow_command(
         return
     if study_holdout:
         _study_holdout(calibration, as_json)
+        return
+    if identification:
+        from speedtrap.cli.identification import report_identification
+
+        report_identification(ensemble, as_json)
         return
     for given, flag in ((calibration, "--calibration"), (markdown or None, "--markdown"), (csv, "--csv")):
         if flag == "--calibration" and study_holdout:

@@ -1,0 +1,65 @@
+"""How far a calibration identifies each behaviour parameter: the span of the accepted members over
+the parameter's sourced range (pure functions; docs/validation.md, "What the data leave open").
+
+A parameter's **span share** is the range its members cover, ``max − min``, over its sourced range
+``high − low``, both on the parameter's own scale (the log for ``scale = log``, as the calibration
+samples it). A parameter whose members still span :data:`UNIDENTIFIED_SPAN` or more of its range is
+**unidentified**: the published targets rule out little of it. The measure is crude (one outlying
+member widens it; with few members it understates the spread a larger ensemble would show), which is
+why the member count is printed beside it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["IDENTIFICATION_COLUMNS", "UNIDENTIFIED_SPAN", "parameter_spans"]
+
+UNIDENTIFIED_SPAN = 0.8
+"""A parameter whose members span at least this share of its sourced range is unidentified."""
+
+IDENTIFICATION_COLUMNS = ("path", "low", "high", "scale", "member_min", "member_max", "span", "unidentified")
+"""Columns of :func:`parameter_spans`: the sourced range and scale, the members' extremes (in the
+parameter's unit), the span share (0–1) and whether it is at least :data:`UNIDENTIFIED_SPAN`."""
+
+
+def _on_scale(values: np.ndarray, scale: str) -> np.ndarray:
+    return np.log(values) if scale == "log" else values
+
+
+def parameter_spans(members: pd.DataFrame, parameters: pd.DataFrame) -> pd.DataFrame:
+    """One row per parameter of ``parameters`` (the behaviour parameters table's ``path``, ``low``,
+    ``high``, ``scale``) that ``members`` (one column per path) holds, widest span first
+    (:data:`IDENTIFICATION_COLUMNS`)."""
+    rows = []
+    for row in parameters.itertuples(index=False):
+        path, low, high, scale = str(row.path), float(row.low), float(row.high), str(row.scale)
+        if path not in members.columns:
+            continue
+        values = members[path].to_numpy(dtype=float)
+        values = values[np.isfinite(values)]
+        if len(values) == 0:
+            span = math.nan
+            lo = hi = math.nan
+        else:
+            lo, hi = float(values.min()), float(values.max())
+            ends = _on_scale(np.array([low, high]), scale)
+            covered = _on_scale(np.array([lo, hi]), scale)
+            span = float(np.clip((covered[1] - covered[0]) / (ends[1] - ends[0]), 0.0, 1.0))
+        rows.append(
+            {
+                "path": path,
+                "low": low,
+                "high": high,
+                "scale": scale,
+                "member_min": lo,
+                "member_max": hi,
+                "span": span,
+                "unidentified": bool(span >= UNIDENTIFIED_SPAN),
+            }
+        )
+    table = pd.DataFrame(rows, columns=list(IDENTIFICATION_COLUMNS))
+    return table.sort_values("span", ascending=False, kind="stable").reset_index(drop=True)

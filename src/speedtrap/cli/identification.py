@@ -1,0 +1,61 @@
+"""``speedtrap validate workflow --identification``: how far the calibrated ensemble pins each
+behaviour parameter (:mod:`speedtrap.analysis.identification`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from speedtrap.cli.common import JSON_SCHEMA_VERSION, bad_input_exits, json_number, print_json, print_table
+
+
+def report_identification(ensemble: Path | None, as_json: bool) -> None:
+    """Print each parameter's span over its sourced range across the ensemble's members (the stored
+    one by default), widest first, and how many span at least 80% of it."""
+    import pandas as pd
+
+    from speedtrap.analysis.identification import UNIDENTIFIED_SPAN, parameter_spans
+    from speedtrap.experiments.ensemble import resolve_ensemble
+    from speedtrap.validation.parameters import load_parameters
+
+    with bad_input_exits():
+        choice = resolve_ensemble(ensemble, single=False)
+        members = pd.DataFrame(choice.members or [])
+        table = parameter_spans(members, load_parameters())
+    count, total = int(table["unidentified"].sum()), len(table)
+    if as_json:
+        rows = [
+            {k: json_number(v) if isinstance(v, float) else v for k, v in r.items()}
+            for r in table.to_dict("records")
+        ]
+        print_json(
+            {
+                "schema_version": JSON_SCHEMA_VERSION,
+                "members": len(members),
+                "threshold": UNIDENTIFIED_SPAN,
+                "unidentified": count,
+                "parameters": rows,
+            }
+        )
+        return
+    print_table(
+        f"Identification over {len(members)} members: each parameter's span over its sourced range "
+        "(on its own scale, log or linear; 1 = the members cover all of it)",
+        ["parameter", "sourced range", "members' range", "span"],
+        [
+            (
+                r.path + (" (unidentified)" if r.unidentified else ""),
+                f"{r.low:g}–{r.high:g} ({r.scale})",
+                f"{r.member_min:.4g}–{r.member_max:.4g}",
+                f"{r.span:.2f}",
+            )
+            for r in table.itertuples()
+        ],
+    )
+    typer.echo(
+        f"{count} of the {total} behaviour parameters span at least {UNIDENTIFIED_SPAN:.0%} of their sourced "
+        f"range over {len(members)} members: the published targets leave them open "
+        '(docs/validation.md, "What the data leave open", says why). With few members the spans '
+        "understate what a larger ensemble would show."
+    )
