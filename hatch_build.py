@@ -15,7 +15,8 @@ With the pool compiled, the typed core (``speedtrap/models/_typed_core.pyx``, Cy
 requirement: ``speedtrap.models.typed_core``) is compiled too, in the same way: beside its source in
 the wheel, or into ``src/`` for an editable install, with the digest of its source beside it; where
 Cython or the compile fails, the wheel has no typed core (said on the output) and every run takes the
-Mesa model.
+Mesa model. The core draws through numpy's C interface to its random distributions (the static
+``libnpyrandom`` that numpy ships, and its headers), so numpy is a build requirement too.
 """
 
 from __future__ import annotations
@@ -49,18 +50,24 @@ setup(
 """
 
 CYTHON_SETUP = """\
+import os
 import sys
+
+import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 source = sys.argv.pop(1)
-setup(
-    name="speedtrap_typed_core",
-    ext_modules=cythonize(
-        [Extension("speedtrap.models._typed_core", [source], extra_compile_args=["-O3"])],
-        language_level=3,
-    ),
+core = Extension(
+    "speedtrap.models._typed_core",
+    [source],
+    include_dirs=[numpy.get_include()],
+    library_dirs=[os.path.join(os.path.dirname(numpy.__file__), "random", "lib")],
+    libraries=["npyrandom"],
+    define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    extra_compile_args=["-O3"],
 )
+setup(name="speedtrap_typed_core", ext_modules=cythonize([core], language_level=3))
 """
 
 MYPY_INI = """\

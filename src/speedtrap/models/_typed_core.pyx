@@ -13,17 +13,25 @@ It follows the Python model rule for rule (``speedtrap.agents.session``, ``devel
 the rules the headline scenario uses: one backend with one tier in use, routing ``always``, the
 ``expected_wait`` attention rule, every task delegated (``delegated_fraction`` 1), random
 check-in stretches split into transcripts, review and repair, hand fixes and escaped defects.
-The draws are the model's own: the tasks come from :class:`speedtrap.models.tasks.TaskSource`,
-each attempt's per-turn and check-in draws from :class:`speedtrap.agents.task.TurnDraws` (Python
-calls once per 32 turns or per stretch) and the attention rule's episode draws from the
-developer's :class:`speedtrap.agents.attention.AttentionRule` (Python calls once per episode).
+The draws are the model's own, stream for stream and in the same order: the tasks come from
+:class:`speedtrap.models.tasks.TaskSource` (Python, once per 16 tasks); each attempt's per-turn,
+stretch, check-in and review draws (:class:`speedtrap.agents.task.TurnDraws`, ``Task.rng``) and the
+attention rule's episode draws (:class:`speedtrap.agents.attention.AttentionRule`, from the
+developer's generator) are made in C, through numpy's C distributions ("random draws" below).
 The physics is the pool's flat decode-rate and prefill functions, written again in C over the
 same step constants. A prototype outside the package, for measurement: it keeps the ledger, the
 task records and the finished requests, and builds the run's ledger, task and request tables.
 """
 
-from libc.math cimport ceil, exp, expm1, log1p, pow, INFINITY, NAN
+from libc.math cimport ceil, exp, expm1, fmax, fmin, log, log1p, pow, rint, INFINITY, NAN
+from libc.stdint cimport uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
+from cpython.pycapsule cimport PyCapsule_GetPointer
+cimport numpy as cnp
+from numpy.random cimport bitgen_t
+from numpy.random.c_distributions cimport (
+    random_exponential, random_geometric, random_lognormal, random_standard_normal, random_standard_uniform,
+)
 
 import math
 from array import array
@@ -34,6 +42,10 @@ import pandas as pd
 
 cdef double INF = INFINITY
 cdef long TALLY_BLOCK = 1024
+cdef double MAX_COUNT = 1e15   # speedtrap.agents.task.MAX_COUNT
+
+cnp.import_array()
+cnp.import_ufunc()
 
 cdef enum:
     WAKE = 0      # a replica's one wake-up (who: replica, version: its version)
@@ -115,6 +127,281 @@ cdef Steps read_steps(c):
     k.prefill_matmul_s = c.prefill_matmul_s_per_token
     k.prefill_attention_s = c.prefill_attention_s_per_attended
     return k
+
+
+# ---------------------------------------------------------------------------------- random draws
+
+# The model's random streams in C. A per-attempt stream (``Task.rng``: numpy's
+# ``Generator(PCG64(SeedSequence(entropy, spawn_key=key)))``) is seeded here as numpy seeds it:
+# SeedSequence's pool mixing and ``generate_state(4, uint64)``, then ``pcg64_set_seed``; numpy keeps
+# both streams stable across versions (NEP 19), and tests/models/test_core_draws.py holds them equal
+# to numpy's for many entropies and keys. Draws from any stream (these and the developers' attention
+# generators, reached through their ``capsule``) are numpy's own distributions
+# (``numpy.random.c_distributions``: the functions ``Generator`` calls), and ``np.exp`` is numpy's own
+# float64 loop (on machines with AVX-512 it differs from the C library's ``exp`` in the last bit).
+cdef extern from *:
+    """
+    #include <stdint.h>
+    typedef struct { unsigned __int128 state, inc; int has_uint32; uint32_t uinteger; } st_pcg64;
+    #define ST_PCG_MULT ((((unsigned __int128)2549297995355413924ULL) << 64) | 4865540595714422341ULL)
+    static inline uint64_t st_pcg64_next64(void *p) {  /* pcg_setseq_128_xsl_rr_64_random_r */
+        st_pcg64 *r = (st_pcg64 *)p;
+        uint64_t v;
+        unsigned rot;
+        r->state = r->state * ST_PCG_MULT + r->inc;
+        v = ((uint64_t)(r->state >> 64)) ^ (uint64_t)r->state;
+        rot = (unsigned)(r->state >> 122);
+        return (v >> rot) | (v << ((-rot) & 63));
+    }
+    static uint32_t st_pcg64_next32(void *p) {  /* pcg64_next32: half of a 64-bit draw kept */
+        st_pcg64 *r = (st_pcg64 *)p;
+        uint64_t next;
+        if (r->has_uint32) {
+            r->has_uint32 = 0;
+            return r->uinteger;
+        }
+        next = st_pcg64_next64(p);
+        r->has_uint32 = 1;
+        r->uinteger = (uint32_t)(next >> 32);
+        return (uint32_t)(next & 0xffffffff);
+    }
+    static double st_pcg64_next_double(void *p) {
+        return (st_pcg64_next64(p) >> 11) * (1.0 / 9007199254740992.0);
+    }
+    static uint32_t st_hashmix(uint32_t value, uint32_t *hash_const) {
+        value ^= *hash_const;
+        *hash_const *= 0x931e8875U;
+        value *= *hash_const;
+        value ^= value >> 16;
+        return value;
+    }
+    static uint32_t st_mix(uint32_t x, uint32_t y) {
+        uint32_t result = 0xca01f9ddU * x - 0x4973f715U * y;
+        result ^= result >> 16;
+        return result;
+    }
+    /* SeedSequence.mix_entropy of the assembled entropy words into a pool of 4, generate_state(4,
+       uint64), and PCG64's pcg64_set_seed (the first two words the state, the last two the
+       increment, high word first) */
+    static void st_pcg64_seed(st_pcg64 *r, const uint32_t *entropy, int n) {
+        uint32_t pool[4], hc = 0x43b0d7e5U, words[8], v;
+        uint64_t s[4];
+        unsigned __int128 seed, inc;
+        int i, j;
+        for (i = 0; i < 4; i++) pool[i] = st_hashmix(i < n ? entropy[i] : 0, &hc);
+        for (i = 0; i < 4; i++)
+            for (j = 0; j < 4; j++)
+                if (i != j) pool[j] = st_mix(pool[j], st_hashmix(pool[i], &hc));
+        for (i = 4; i < n; i++)
+            for (j = 0; j < 4; j++) pool[j] = st_mix(pool[j], st_hashmix(entropy[i], &hc));
+        hc = 0x8b51f9ddU;
+        for (i = 0; i < 8; i++) {
+            v = pool[i & 3];
+            v ^= hc;
+            hc *= 0x58f38dedU;
+            v *= hc;
+            v ^= v >> 16;
+            words[i] = v;
+        }
+        for (i = 0; i < 4; i++) s[i] = (uint64_t)words[2 * i] | ((uint64_t)words[2 * i + 1] << 32);
+        seed = (((unsigned __int128)s[0]) << 64) | s[1];
+        inc = (((unsigned __int128)s[2]) << 64) | s[3];
+        r->state = 0;
+        r->inc = (inc << 1) | 1;
+        r->state = r->state * ST_PCG_MULT + r->inc;
+        r->state += seed;
+        r->state = r->state * ST_PCG_MULT + r->inc;
+        r->has_uint32 = 0;
+        r->uinteger = 0;
+    }
+    """
+    ctypedef struct st_pcg64:
+        pass
+    uint64_t st_pcg64_next64(void* p) noexcept nogil
+    uint32_t st_pcg64_next32(void* p) noexcept nogil
+    double st_pcg64_next_double(void* p) noexcept nogil
+    void st_pcg64_seed(st_pcg64* r, const uint32_t* entropy, int n) noexcept nogil
+
+
+cdef struct Stream:   # one PCG64 stream and numpy's bit-generator interface to it
+    st_pcg64 pcg
+    bitgen_t bg
+
+
+cdef enum:
+    MAX_WORDS = 64     # entropy and spawn-key words of one stream's seed
+
+
+cdef struct Seed:      # a run's root SeedSequence: its entropy words, then its spawn key's
+    uint32_t words[MAX_WORDS]
+    int n_entropy, n
+
+
+cdef int int_words(uint32_t* out, unsigned long x) noexcept:
+    """``_int_to_uint32_array(x)``: ``x`` as 32-bit words, least significant first (0: one word)."""
+    cdef int n = 0
+    if x == 0:
+        out[0] = 0
+        return 1
+    while x:
+        out[n] = <uint32_t> (x & 0xFFFFFFFF)
+        x >>= 32
+        n += 1
+    return n
+
+
+cdef void seed_root(Seed* root, seq) except *:
+    """The words of ``seq`` (a ``SeedSequence``): ``_coerce_to_uint32_array`` of its entropy and of its
+    spawn key."""
+    from numpy.random.bit_generator import _coerce_to_uint32_array
+
+    entropy = _coerce_to_uint32_array(seq.entropy)
+    key = _coerce_to_uint32_array(seq.spawn_key)
+    if len(entropy) + len(key) + 4 + 8 > MAX_WORDS:
+        raise ValueError("the root seed has more entropy than the typed core takes")
+    root.n_entropy = 0
+    for w in entropy:
+        root.words[root.n_entropy] = w
+        root.n_entropy += 1
+    root.n = root.n_entropy
+    for w in key:
+        root.words[root.n] = w
+        root.n += 1
+
+
+cdef void seed_stream(Stream* s, Seed* root, long stream, long dev, long index, long attempt) noexcept:
+    """``Task.rng(stream, attempt)`` of developer ``dev``'s task ``index``: the generator of
+    ``SeedSequence(root.entropy, spawn_key=(stream, *root.spawn_key, dev, index, attempt))``."""
+    cdef uint32_t w[MAX_WORDS]
+    cdef int n = 0, k
+    for k in range(root.n_entropy):
+        w[n] = root.words[k]
+        n += 1
+    while n < 4:  # get_assembled_entropy: the entropy padded to the pool size before a spawn key
+        w[n] = 0
+        n += 1
+    n += int_words(w + n, <unsigned long> stream)
+    for k in range(root.n_entropy, root.n):
+        w[n] = root.words[k]
+        n += 1
+    n += int_words(w + n, <unsigned long> dev)
+    n += int_words(w + n, <unsigned long> index)
+    n += int_words(w + n, <unsigned long> attempt)
+    st_pcg64_seed(&s.pcg, w, n)
+    s.bg.state = &s.pcg
+    s.bg.next_uint64 = st_pcg64_next64
+    s.bg.next_uint32 = st_pcg64_next32
+    s.bg.next_double = st_pcg64_next_double
+    s.bg.next_raw = st_pcg64_next64
+
+
+cdef bitgen_t* generator_bitgen(generator) except NULL:
+    """The bit generator of a numpy ``Generator`` (its ``capsule``), drawn from in C; the caller keeps
+    ``generator`` alive."""
+    return <bitgen_t*> PyCapsule_GetPointer(generator.bit_generator.capsule, "BitGenerator")
+
+
+cdef cnp.PyUFuncGenericFunction EXP_LOOP = NULL
+cdef void* EXP_DATA = NULL
+
+
+cdef void find_exp() except *:
+    """numpy's float64 loop of ``np.exp`` (the first ``d->d`` loop, the one ufunc dispatch takes)."""
+    global EXP_LOOP, EXP_DATA
+    cdef cnp.ufunc u = np.exp
+    cdef int i = list(np.exp.types).index("d->d")
+    if not 0 <= i < u.ntypes:
+        raise RuntimeError("numpy.exp has no float64 loop")
+    EXP_LOOP = u.functions[i]
+    EXP_DATA = u.data[i]
+
+
+find_exp()
+
+
+cdef inline void np_exp(double* x, double* out, cnp.npy_intp n) noexcept:
+    """``out[:n] = np.exp(x[:n])``, numpy's loop (the same value for each element in an array of any
+    length as for a numpy scalar)."""
+    cdef char* args[2]
+    cdef cnp.npy_intp dims[1]
+    cdef cnp.npy_intp steps[2]
+    args[0] = <char*> x
+    args[1] = <char*> out
+    dims[0] = n
+    steps[0] = steps[1] = sizeof(double)
+    EXP_LOOP(args, dims, steps, EXP_DATA)
+
+
+cdef struct LogN:      # a LogNormal spec (speedtrap.config.dist): median, log-sd
+    double median, sigma
+
+
+cdef LogN read_lognormal(spec):
+    cdef LogN d
+    d.median = spec.median
+    d.sigma = spec.sigma
+    return d
+
+
+cdef inline double lognormal_draw(LogN d, bitgen_t* bg) noexcept:
+    """``LogNormal.draw(rng)``: ``median * np.exp(sigma * z)``, one standard normal."""
+    cdef double x = d.sigma * random_standard_normal(bg), e
+    np_exp(&x, &e, 1)
+    return d.median * e
+
+
+cdef void lognormal_fill(LogN d, bitgen_t* bg, double* out, long n) noexcept:
+    """``LogNormal.sample(rng, n)``: ``n`` standard normals, then ``median * np.exp(sigma * z)``."""
+    cdef long i
+    for i in range(n):
+        out[i] = d.sigma * random_standard_normal(bg)
+    np_exp(out, out, n)
+    for i in range(n):
+        out[i] = d.median * out[i]
+
+
+cdef inline long count_of(double x, double low) noexcept:
+    """``speedtrap.agents.task.counts``: rounded, at most MAX_COUNT (NaN included), at least ``low``."""
+    return <long> fmax(fmin(rint(x), MAX_COUNT), low)
+
+
+def _draws_for_test(entropy, tuple spawn_key, long stream, long dev, long index, long attempt, str kind,
+                    long n, double a=0.0, double b=0.0):
+    """``n`` draws of ``kind`` from the stream ``seed_stream`` seeds (for the tests: numpy's
+    ``Task.rng`` gives the same): ``normal``, ``random``, ``exponential`` (scale ``a``), ``lognormal``
+    (``a``, ``b``), ``geometric`` (``a``), ``lognormal_spec`` (``LogNormal(median=a, sigma=b).sample``),
+    or ``exp`` (``np.exp`` of the normals, one at a time)."""
+    cdef Seed root
+    cdef Stream s
+    cdef long i
+    cdef double x
+    cdef LogN d
+    seed_root(&root, np.random.SeedSequence(entropy, spawn_key=spawn_key))
+    seed_stream(&s, &root, stream, dev, index, attempt)
+    out = np.empty(n)
+    cdef double[::1] o = out
+    if kind == "lognormal_spec":
+        d.median = a
+        d.sigma = b
+        lognormal_fill(d, &s.bg, &o[0], n)
+        return out
+    for i in range(n):
+        if kind == "normal":
+            o[i] = random_standard_normal(&s.bg)
+        elif kind == "random":
+            o[i] = random_standard_uniform(&s.bg)
+        elif kind == "exponential":
+            o[i] = random_exponential(&s.bg, a)
+        elif kind == "lognormal":
+            o[i] = random_lognormal(&s.bg, a, b)
+        elif kind == "geometric":
+            o[i] = random_geometric(&s.bg, a)
+        elif kind == "exp":
+            x = random_standard_normal(&s.bg)
+            np_exp(&x, &o[i], 1)
+        else:
+            raise ValueError(kind)
+    return out
 
 
 # ---------------------------------------------------------------------------------- binary heaps
@@ -901,8 +1188,20 @@ cdef class CSession:
     cdef double checkin_every, stretch_sigma, per_transcript  # per_transcript 0: not split
     cdef CTask task
     cdef CDev dev
-    cdef object draws
-    cdef list out, tool_s, result, u_tool, log
+    cdef list log
+    # TurnDraws in C: the attempt's streams (Task.rng) and its per-turn draws so far
+    cdef Stream agent, checkin, stretch, review
+    cdef long drawn, drawn_cap
+    cdef long* out
+    cdef long* result
+    cdef double* tool_s
+    cdef double* u_tool
+
+    def __dealloc__(self):
+        free(self.out)
+        free(self.result)
+        free(self.tool_s)
+        free(self.u_tool)
 
 
 cdef class CDev:
@@ -919,6 +1218,8 @@ cdef class CDev:
     cdef CTask label_task, task_in_hand
     cdef list sessions
     cdef object pending, tasks, attention
+    cdef bitgen_t* att         # the AttentionRule's generator, drawn from in C
+    cdef double patience_s
     cdef double* seconds
     cdef list closed_stretches
 
@@ -952,12 +1253,19 @@ cdef class Core:
     cdef double reject_prob, redo_prob, other_work_prob, manual_escape_prob
     cdef bint manual_only
     cdef bint keep_stretches
+    # the draws: the root seed, the streams' spawn-key tags and the distributions drawn in C
+    cdef Seed root
+    cdef long agent_stream, checkin_stream, stretch_stream, review_stream, redo_stream
+    cdef LogN output_d, tool_d, result_d, checkin_d, prompt_d, away_d
+    cdef double episode_sigma
+    cdef bint away_on, resumption_random
 
     def __cinit__(self, scenario, seed, str name, str tier, speed, info, bint tables=True):
         """WorkflowModel.__init__: the streams spawned from the root ``seed``, the backend, the
         developers (Developer.__init__, each with its TaskSource and AttentionRule) and their start."""
         cdef CDev d
         cdef long i, k
+        from speedtrap.agents import task as task_module
         from speedtrap.agents.attention import AttentionRule
         from speedtrap.models.tasks import ATTENTION_STREAM, TaskSource, stream_rng
 
@@ -1010,7 +1318,23 @@ cdef class Core:
         self.ledger = <double*> malloc(n * NCOLS * sizeof(double))
         for k in range(n * NCOLS):
             self.ledger[k] = 0.0
+        self.agent_stream = task_module.AGENT_STREAM
+        self.checkin_stream = task_module.CHECKIN_STREAM
+        self.stretch_stream = task_module.STRETCH_STREAM
+        self.review_stream = task_module.REVIEW_STREAM
+        self.redo_stream = task_module.REDO_STREAM
+        self.output_d = read_lognormal(mix.output_tokens)
+        self.tool_d = read_lognormal(mix.tool_s)
+        self.result_d = read_lognormal(mix.tool_result_tokens)
+        self.checkin_d = read_lognormal(spec.checkin_s)
+        self.prompt_d = read_lognormal(spec.prompt_s)
+        self.episode_sigma = a.patience_episode_sigma
+        self.away_on = a.away_s is not None and a.rule == "expected_wait"  # AttentionRule.away_episode_s
+        if self.away_on:
+            self.away_d = read_lognormal(a.away_s)
+        self.resumption_random = a.resumption_random
         root = np.random.SeedSequence(seed)
+        seed_root(&self.root, root)
         self.devs = []
         self.sessions = []
         self.ctasks = []
@@ -1020,7 +1344,9 @@ cdef class Core:
             d.index = i
             d.tasks = TaskSource(root, i, mix, spec)
             d.attention = AttentionRule(a, stream_rng(root, ATTENTION_STREAM, i))
-            d.episode_patience_s = d.attention.patience_s
+            d.att = generator_bitgen(d.attention._rng)
+            d.patience_s = d.attention.patience_s
+            d.episode_patience_s = d.patience_s
             d.max_sessions = d.attention.max_sessions
             d.activity = IDLE
             d.since = 0.0
@@ -1113,8 +1439,8 @@ cdef class Core:
 
     cdef CSession open_session(self, CDev d, CTask t, long attempt):
         """Developer._open_session and Session.__init__ (speedtrap.agents.session): the session's
-        draws (TurnDraws), its failure (``Session.failure_prob``), planned turns and first check-in."""
-        from speedtrap.agents.task import TurnDraws
+        draws (TurnDraws: the attempt's streams), its failure (``Session.failure_prob``), planned turns
+        and first check-in."""
         cdef CSession s = CSession()
         task = t.task
         mix = self.mix
@@ -1135,11 +1461,10 @@ cdef class Core:
         s.turn_start_s = self.loop.now
         s.req = -1
         s.tool_end_s = INF
-        s.draws = TurnDraws(task, attempt, mix, self.spec)
-        s.out = s.draws.out
-        s.tool_s = s.draws.tool_s
-        s.result = s.draws.result
-        s.u_tool = s.draws.u_tool
+        seed_stream(&s.agent, &self.root, self.agent_stream, t.dev, t.index, attempt)
+        seed_stream(&s.checkin, &self.root, self.checkin_stream, t.dev, t.index, attempt)
+        seed_stream(&s.stretch, &self.root, self.stretch_stream, t.dev, t.index, attempt)
+        seed_stream(&s.review, &self.root, self.review_stream, t.dev, t.index, attempt)
         every = self.spec.checkin_every_turns
         autonomy = self.quality.autonomy
         if autonomy != 1.0:  # Quality.autonomy: longer or shorter stretches
@@ -1166,9 +1491,45 @@ cdef class Core:
         s.stretch_start = start
         if not s.random_stretches:
             return start + <long> s.checkin_every
-        j = s.stretches
         s.stretches += 1
-        return start + s.draws.stretch_turns(j, s.checkin_every, s.stretch_sigma)
+        return start + self.stretch_turns(s)
+
+    cdef long stretch_turns(self, CSession s) noexcept:
+        """TurnDraws.stretch_turns: the next stretch's turns from the attempt's stretch stream,
+        log-normal with mean ``checkin_every`` and log-sd ``stretch_sigma`` rounded to at least one
+        (``counts``), or geometric with that mean where ``stretch_sigma`` is 0."""
+        cdef double mean = s.checkin_every, sigma = s.stretch_sigma, mu
+        if sigma > 0.0:
+            mu = log(mean) - 0.5 * sigma * sigma
+            return count_of(random_lognormal(&s.stretch.bg, mu, sigma), 1.0)
+        return random_geometric(&s.stretch.bg, 1.0 / mean)
+
+    cdef void draw_turns(self, CSession s, long k) except *:
+        """TurnDraws.ensure: turns drawn in chunks of 32 until turn ``k`` is, each chunk from the agent
+        stream in TurnDraws' order: output tokens, tool seconds, tool-result tokens (``LogNormal.sample``,
+        tokens rounded by ``counts``), then the tool-error uniforms."""
+        cdef long n, i
+        cdef double buf[32]
+        while k >= s.drawn:
+            n = s.drawn
+            if n + 32 > s.drawn_cap:
+                s.drawn_cap = 2 * s.drawn_cap if s.drawn_cap else 64
+                s.out = <long*> realloc(s.out, s.drawn_cap * sizeof(long))
+                s.result = <long*> realloc(s.result, s.drawn_cap * sizeof(long))
+                s.tool_s = <double*> realloc(s.tool_s, s.drawn_cap * sizeof(double))
+                s.u_tool = <double*> realloc(s.u_tool, s.drawn_cap * sizeof(double))
+                if s.out == NULL or s.result == NULL or s.tool_s == NULL or s.u_tool == NULL:
+                    raise MemoryError()
+            lognormal_fill(self.output_d, &s.agent.bg, buf, 32)
+            for i in range(32):
+                s.out[n + i] = count_of(buf[i], 1.0)
+            lognormal_fill(self.tool_d, &s.agent.bg, s.tool_s + n, 32)
+            lognormal_fill(self.result_d, &s.agent.bg, buf, 32)
+            for i in range(32):
+                s.result[n + i] = count_of(buf[i], 0.0)
+            for i in range(32):
+                s.u_tool[n + i] = random_standard_uniform(&s.agent.bg)
+            s.drawn = n + 32
 
     cdef long transcript_length(self, CSession s):
         """Session._transcript_length: stretches until a fresh prompt starts a new transcript."""
@@ -1177,7 +1538,7 @@ cdef class Core:
             return 1 << 62
         if mean <= 1.0:
             return 1
-        u = s.draws.review_uniform()
+        u = random_standard_uniform(&s.review.bg)  # TurnDraws.review_uniform
         return 1 + <long> (log1p(-u) / log1p(-1.0 / mean))
 
     cdef void advance(self, CSession s) except *:
@@ -1193,8 +1554,8 @@ cdef class Core:
         """Session._start_turn: one agent turn's request (context, prompt cache, compaction) submitted."""
         cdef long k = s.turns_done, out, context, cached = 0
         cdef CTask t = s.task
-        if k >= len(s.out):
-            s.draws.ensure(k)
+        if k >= s.drawn:
+            self.draw_turns(s, k)
         out = s.out[k]
         context = t.context_tokens
         if context + out > self.compact_at:
@@ -1273,7 +1634,7 @@ cdef class Core:
     cdef void judge_checkin(self, CSession s, long done) except *:
         """Session._judge_checkin: the developer judges a check-in (``reject_prob``: the stretch redone)."""
         s.task.outputs += 1
-        if self.reject_prob > 0.0 and s.draws.review_uniform() < self.reject_prob:
+        if self.reject_prob > 0.0 and random_standard_uniform(&s.review.bg) < self.reject_prob:
             s.task.outputs_rejected += 1
             s.planned_turns += done - s.stretch_start
         s.transcript_left -= 1
@@ -1291,8 +1652,8 @@ cdef class Core:
             s.transcript += 1
             s.task.context_tokens = s.task.initial_context
             s.task.cached_key = False
-            return self.spec.prompt_s.draw(s.draws.review_rng())
-        v = s.draws.checkin_s(s.checkins_done)
+            return lognormal_draw(self.prompt_d, &s.review.bg)  # prompt_s.draw(TurnDraws.review_rng())
+        v = lognormal_draw(self.checkin_d, &s.checkin.bg)  # TurnDraws.checkin_s(checkins_done)
         s.checkins_done += 1
         return v
 
@@ -1359,6 +1720,29 @@ cdef class Core:
                 for o in d.sessions:
                     o.task.human_s += part
         d.since = now
+
+    cdef void new_episode(self, CDev d) noexcept:
+        """AttentionRule.new_episode: this waiting episode's patience, the developer's patience times
+        ``exp(patience_episode_sigma · z)`` (one standard normal of their attention stream)."""
+        cdef double sigma = self.episode_sigma
+        d.episode_patience_s = d.patience_s * (exp(sigma * random_standard_normal(d.att)) if sigma > 0.0 else 1.0)
+
+    cdef bint chooses_other_work(self, CDev d) noexcept:
+        """AttentionRule.chooses_other_work: other work (probability ``other_work_prob``) or a break."""
+        cdef double p = self.other_work_prob
+        return p >= 1.0 or (p > 0.0 and random_standard_uniform(d.att) < p)
+
+    cdef double away_episode_s(self, CDev d) noexcept:
+        """AttentionRule.away_episode_s: one away episode (``away_s.draw``), inf without them."""
+        if not self.away_on:
+            return INF
+        return lognormal_draw(self.away_d, d.att)
+
+    cdef double drawn_s(self, CDev d, double mean_s) noexcept:
+        """AttentionRule.drawn_s: exponential around ``mean_s`` with ``resumption_random``, else the mean."""
+        if mean_s > 0.0 and self.resumption_random:
+            return random_exponential(d.att, mean_s)
+        return mean_s
 
     cdef double resumption_mean_s(self, double away_s) noexcept:
         """Attention.resumption_mean_s (speedtrap.config.developer): the mean resumption after ``away_s``."""
@@ -1511,8 +1895,7 @@ cdef class Core:
         else:
             self.set_activity(d, WAITING, s, None)
             self.advance(s)
-            d.attention.new_episode()
-            d.episode_patience_s = d.attention.episode_patience_s
+            self.new_episode(d)
             self.maybe_leave(d, self.expected_wait_s(d, s))
 
     cdef void work_by_hand(self, CDev d, CSession s) except *:
@@ -1555,8 +1938,7 @@ cdef class Core:
             self.do_step(d, s)
         else:
             self.set_activity(d, WAITING, s, None)
-            d.attention.new_episode()
-            d.episode_patience_s = d.attention.episode_patience_s
+            self.new_episode(d)
             self.maybe_leave(d, self.expected_wait_s(d, s))
 
     cdef void fill_gap(self, CDev d) except *:
@@ -1567,12 +1949,12 @@ cdef class Core:
             self.serve(d, d.pending.popleft())
         elif len(d.sessions) < d.max_sessions:
             self.start_new_task(d)
-        elif not d.attention.chooses_other_work():
+        elif not self.chooses_other_work(d):
             self.go_away(d, IDLE)
         else:
             overhead_s = self.other_resumption_mean_s(d, self.loop.now)
             if overhead_s > 0.0:  # drawn around the mean (AttentionRule.other_work_resumption_s)
-                overhead_s = d.attention.drawn_s(overhead_s)
+                overhead_s = self.drawn_s(d, overhead_s)
             if overhead_s > 0.0:
                 self.begin(d, SWITCHING, overhead_s, None, THEN_ENTER_OTHER_WORK)
             else:
@@ -1583,7 +1965,7 @@ cdef class Core:
         (AttentionRule.away_episode_s)."""
         cdef double away_s
         self.set_activity(d, activity, None, None)
-        away_s = d.attention.away_episode_s()
+        away_s = self.away_episode_s(d)
         if away_s < INF:
             d.away_pending = True
             self.loop.push(self.loop.now + away_s, AWAY, d.index, d.away_version)
@@ -1596,7 +1978,7 @@ cdef class Core:
         if d.pending:
             self.serve(d, d.pending.popleft())
         else:
-            away_s = d.attention.away_episode_s()
+            away_s = self.away_episode_s(d)
             d.away_pending = True
             self.loop.push(self.loop.now + away_s, AWAY, d.index, d.away_version)
 
@@ -1650,7 +2032,7 @@ cdef class Core:
             away_s = max(0.0, away_s - (d.idle_total_s - s.idle_at_leave_s))
         overhead_s = self.resumption_mean_s(away_s)
         if overhead_s > 0.0:  # drawn around the mean (AttentionRule.resumption_s)
-            overhead_s = d.attention.drawn_s(overhead_s)
+            overhead_s = self.drawn_s(d, overhead_s)
         if overhead_s > 0.0:
             self.begin(d, SWITCHING, overhead_s, s, THEN_FOCUS_STEP)
         else:
@@ -1696,17 +2078,21 @@ cdef class Core:
                 self.begin(d, FIXING, task.diagnose_s[attempt], repair, THEN_HAND_OFF)
             else:
                 d.task_in_hand = t
-                self.begin(d, FIXING, self.hand_fix_s(task, attempt), None, THEN_AFTER_HAND_FIX, t)
+                self.begin(d, FIXING, self.hand_fix_s(t, attempt), None, THEN_AFTER_HAND_FIX, t)
         else:
             self.accept(d, t, "escaped")
 
-    cdef double hand_fix_s(self, task, long attempt) except? -1:
-        """Developer._hand_fix_s: the hand fix, or with redo_prob a redo of the delegated effort."""
-        from speedtrap.agents.task import REDO_STREAM
+    cdef double hand_fix_s(self, CTask t, long attempt) except? -1:
+        """Developer._hand_fix_s: the hand fix, or with redo_prob (a uniform of the task's redo stream,
+        ``Task.rng(REDO_STREAM, attempt)``) a redo of the delegated effort."""
+        cdef Stream redo
+        task = t.task
         fix_s = task.hand_fix_s
         effort_s = task.effort_s
-        if self.redo_prob > 0.0 and effort_s == effort_s and task.rng(REDO_STREAM, attempt).random() < self.redo_prob:
-            fix_s = max(fix_s, effort_s * self.spec.delegated_fraction)
+        if self.redo_prob > 0.0 and effort_s == effort_s:
+            seed_stream(&redo, &self.root, self.redo_stream, t.dev, t.index, attempt)
+            if random_standard_uniform(&redo.bg) < self.redo_prob:
+                fix_s = max(fix_s, effort_s * self.spec.delegated_fraction)
         return fix_s
 
     cdef void accept(self, CDev d, CTask t, str outcome) except *:
