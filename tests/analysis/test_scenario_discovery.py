@@ -74,7 +74,7 @@ def test_no_cases_no_box_and_all_cases_everywhere() -> None:
     assert everywhere is not None and everywhere.bounds == () and everywhere.coverage == 1.0
     assert (
         everywhere.describe()
-        == "holds when everywhere in the sampled ranges (coverage 1.00, density 1.00, 40 samples)"
+        == "holds everywhere in the sampled ranges (coverage 1.00, density 1.00, 40 samples)"
     )
 
 

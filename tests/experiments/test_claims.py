@@ -97,9 +97,10 @@ def paired_values(
 
 
 def status(low: float, high: float, region: tuple[float, float]) -> str:
-    if region[0] <= low and high <= region[1]:
+    """Where an interval lies against the open region (the tie rule: a bound itself is outside)."""
+    if region[0] < low and high < region[1]:
         return "holds"
-    if high < region[0] or low > region[1]:
+    if high <= region[0] or low >= region[1]:
         return "fails"
     return "unresolved"
 

@@ -26,19 +26,35 @@ behavioural slot says so (:data:`NO_ENSEMBLE`).
 3. **Over the samples**: the statistic's mean over the seeds at each sample, and whether it lies in
    the region. The cases of interest are the samples that disagree with the defaults (where it fails
    if it holds at the defaults, and the other way round; where it holds when unresolved). PRIM finds
-   the box of inputs that holds them, and a depth-limited CART tree cross-checks it
-   (:mod:`speedtrap.analysis.scenario_discovery`).
+   the box of inputs that holds them, reported only when it survives resampling
+   (:func:`speedtrap.analysis.stable_boxes.stable_prim_box`: a minimum mass, quasi-p values, half-sample
+   reruns and a bootstrap; else "no stable box"), and a depth-limited CART tree cross-checks it
+   (:mod:`speedtrap.analysis.scenario_discovery`). A claim with a stated point (``[stated]``) adds the
+   **distance from the stated point** as an input: max over its coordinates of |log(x / value)| /
+   log(spread), 0 at the point and 1 at the neighbourhood's edge.
 4. **Verdict**: ``true`` when the part holds at the defaults, across the members (when there are
-   members) and no flip box counts; ``false`` when it fails at the defaults and across the members
-   and no flip box counts; ``depends`` otherwise, with ``depends_on`` saying on what (seed noise,
-   the calibrated behaviour, the sampled assumptions). A flip box counts when it holds at least
-   :data:`MIN_FLIP_COVERAGE` of the flip cases, at least :data:`MIN_FLIP_DENSITY` of its samples are
-   flip cases, and it holds at least :data:`MIN_FLIP_SAMPLES` of them.
+   members) and fewer than :data:`MIN_FLIP_SHARE` of the samples disagree; ``false`` when it fails
+   the same way; ``depends`` otherwise, with ``depends_on`` saying on what (seed noise, the
+   calibrated behaviour, the sampled assumptions). A part that depends on the sampled assumptions
+   is **not identified** when an input that decides it — a restricted input of its stable box, else
+   the input of highest EVPPI — is one the fitted data does not identify (``identified = false`` in
+   the claim file, with what would identify it).
+5. **What a team would measure** (each part that depends on the samples): the decision analysis of
+   :func:`speedtrap.analysis.decisions.analyse_decision` on the samples, the margin by which the
+   statistic lies inside the region (its unit; negative outside) in place of the net benefit: the
+   share of samples where it holds with its Wilson 95% interval, each input's EVPPI (in the
+   statistic's unit), and the boundary — the stable PRIM box of the holding samples over the inputs
+   of highest EVPPI, or "no stable box".
 
-**The claim's verdict** (``combine = "all"``): ``false`` when any part is false, else ``depends`` when
-any part depends, else ``true``. With ``combine = "each"`` the same rule is applied to each arm's
-parts (a verdict per arm), and the claim's verdict is the arms' common verdict, or ``depends`` when
-they differ.
+**The tie rule.** A statistic holds only strictly inside the region: a value on a bound, or within
+the test's ``resolution`` of a one-sided bound, is "no effect" — for "the fast model completes fewer
+tasks", a difference of exactly 0 is no effect, not fewer.
+
+**One verdict vocabulary** (:data:`VERDICTS`): true, false, depends, not identified. The claim's
+verdict (``combine = "all"``): ``false`` when any part is false, else ``not identified`` when any
+part is, else ``depends`` when any part depends, else ``true``. With ``combine = "each"`` the same rule
+gives each arm's verdict, printed beside the claim's, which is the arms' common verdict, or
+``depends`` when they differ.
 
 Pure: DataFrames and specs in, plain results out.
 """
@@ -53,8 +69,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from speedtrap.analysis.decisions import analyse_decision
 from speedtrap.analysis.intervals import MIN_MEMBERS, two_intervals
-from speedtrap.analysis.scenario_discovery import Box, box_agreement, cart_box, prim_box
+from speedtrap.analysis.scenario_discovery import Box, box_agreement, cart_box
+from speedtrap.analysis.stable_boxes import STABILITY_RULE, StableBox, stable_prim_box
 from speedtrap.analysis.statistics import ci_caveat, mean_ci
 from speedtrap.config.claim import ClaimSpec, ClaimTest
 
@@ -67,14 +85,27 @@ MIN_FLIP_DENSITY = 0.5
 """… and disagree with the defaults in at least this share of its own samples …"""
 MIN_FLIP_SAMPLES = 2
 """… and hold at least this many of them (one sample is not a region)."""
+MIN_FLIP_SHARE = 0.1
+"""A part depends on the sampled assumptions when at least this share of the samples disagree with
+the defaults (assumption: one sample in ten, the smallest box mass reported,
+:data:`speedtrap.analysis.stable_boxes.MIN_BOX_MASS`), whether or not a stable box holds them."""
+DISTANCE = "distance_from_stated_point"
+"""The input added for a claim with a stated point (module docstring, step 3)."""
+DISTANCE_LABEL = "distance from the stated point (0: at it; 1: the neighbourhood's edge)"
+NOT_IDENTIFIED = "not identified"
 NO_ENSEMBLE = "not available: the scenario's own single parameter set (--single), not the calibrated ensemble"
 """The behavioural-uncertainty slot of a verdict without a calibrated ensemble."""
-VERDICTS = ("true", "false", "depends")
+VERDICTS = ("true", "false", "depends", NOT_IDENTIFIED)
+TIE_RULE = (
+    "a statistic holds only strictly inside the region: on a bound, or within the test's resolution "
+    "of a one-sided bound, it is no effect"
+)
 RULE = (
     f"true/false: the 95% seed interval at the defaults and the behavioural interval over the "
-    f"calibrated ensemble lie inside/outside the region and no box of the "
-    f"sampled inputs holding ≥ {MIN_FLIP_COVERAGE:g} of the disagreeing samples (density ≥ "
-    f"{MIN_FLIP_DENSITY:g}, ≥ {MIN_FLIP_SAMPLES} samples) flips it; depends otherwise"
+    f"calibrated ensemble lie inside/outside the region and fewer than {MIN_FLIP_SHARE:.0%} of the "
+    f"sampled assumptions disagree; not identified: it depends on the samples and an input that "
+    f"decides it (its stable box's, else the highest EVPPI) is not identified by the fitted data; "
+    f"depends otherwise. Tie rule: {TIE_RULE}. Boxes: {STABILITY_RULE}"
 )
 
 
@@ -124,6 +155,12 @@ class Part:
     cart: dict[str, Any] | None
     cart_words: str | None
     agreement: float | None
+    stable: bool = False
+    """Whether the PRIM box survives resampling (``flip`` holds its statistics either way)."""
+    decision: dict[str, Any] | None = None
+    """For a part that depends on the samples: the share holding, EVPPI per input, the boundary."""
+    identify: list[str] = field(default_factory=list)
+    """For a part not identified: what would identify each deciding input."""
 
 
 @dataclass(frozen=True)
@@ -152,6 +189,12 @@ class ClaimResult:
     samples: int
     rule: str = RULE
     notes: list[str] = field(default_factory=list)
+    quick: bool = False
+    """A quick (small) variant: its verdicts are not the study's."""
+    scenario: dict[str, Any] = field(default_factory=dict)
+    """The scenario run: its name, why it is not the headline one, and how it differs from it."""
+    stated: dict[str, Any] | None = None
+    """The claim's stated point, where it states one (the defaults are that point)."""
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data for JSON (NaN stays NaN: the caller writes it as null)."""
@@ -159,8 +202,15 @@ class ClaimResult:
 
 
 def in_region(value: float, region: tuple[float, float]) -> bool:
+    """Whether ``value`` lies strictly inside ``region`` (the tie rule, :data:`TIE_RULE`)."""
     low, high = region
-    return bool(low <= value <= high) if not math.isnan(value) else False
+    return bool(low < value < high) if not math.isnan(value) else False
+
+
+def margin(value: float, region: tuple[float, float]) -> float:
+    """How far ``value`` lies inside ``region`` (the statistic's unit; ≤ 0 outside or on a bound)."""
+    low, high = region
+    return float(min(value - low, high - value))
 
 
 def at_defaults(found: Effect, region: tuple[float, float]) -> str:
@@ -170,9 +220,9 @@ def at_defaults(found: Effect, region: tuple[float, float]) -> str:
     if math.isnan(low):
         return "unresolved"
     r_low, r_high = region
-    if r_low <= low and high <= r_high:
+    if r_low < low and high < r_high:
         return "holds"
-    if high < r_low or low > r_high:
+    if high <= r_low or low >= r_high:
         return "fails"
     return "unresolved"
 
@@ -224,13 +274,15 @@ def defaults_effect(values: pd.DataFrame, members: bool) -> tuple[Effect, dict[s
     }
 
 
-def _boxes(x: pd.DataFrame, cases: np.ndarray) -> tuple[Box | None, Box | None]:
+def _boxes(x: pd.DataFrame, cases: np.ndarray) -> tuple[StableBox | None, Box | None]:
     if x.shape[1] == 0 or len(cases) < 2 or not cases.any():
         return None, None
-    return prim_box(x, cases), cart_box(x, cases)
+    return stable_prim_box(x, cases), cart_box(x, cases)
 
 
-def _counts(box: Box | None) -> bool:
+def _counts(found: StableBox | None) -> bool:
+    """Whether a box is reported: stable, and large and dense enough among the disagreeing samples."""
+    box = found.box if found is not None and found.stable else None
     if box is None or math.isnan(box.coverage) or math.isnan(box.density):
         return False
     return (
@@ -238,6 +290,80 @@ def _counts(box: Box | None) -> bool:
         and box.density >= MIN_FLIP_DENSITY
         and round(box.density * box.n_inside) >= MIN_FLIP_SAMPLES
     )
+
+
+def distance_from_stated(claim: ClaimSpec, inputs: pd.DataFrame) -> np.ndarray | None:
+    """Each sample's distance from the claim's stated point (module docstring), or ``None``."""
+    if claim.stated is None:
+        return None
+    parts = []
+    for v in claim.stated.values:
+        if v.scenario_value is None or v.path not in inputs:
+            return None
+        x = inputs[v.path].to_numpy(dtype=float)
+        parts.append(np.abs(np.log(x / v.scenario_value)) / math.log(v.spread))
+    return np.max(np.vstack(parts), axis=0)
+
+
+def _decision(x: pd.DataFrame, margins: np.ndarray, labels: dict[str, str]) -> dict[str, Any] | None:
+    """The decision analysis of the samples (module docstring, step 5)."""
+    if x.shape[1] == 0 or not len(margins):
+        return None
+    index = pd.RangeIndex(len(margins))
+    found = analyse_decision("holds", pd.Series(margins, index=index), x.set_index(index))
+    ranked = found.evppi.dropna()
+    boundary = None
+    if len(ranked) and found.share_paying not in (0.0, 1.0):
+        chosen = list(ranked.index[:2])
+        boundary = stable_prim_box(x[chosen], margins > 0)
+    return {
+        "share_holding": found.share_paying,
+        "share_low": found.share_low,
+        "share_high": found.share_high,
+        "interval": "Wilson 95% interval over the samples",
+        "evppi": {str(k): float(v) for k, v in found.evppi.items()},
+        "evppi_unit": "the statistic's unit (mean margin inside the region gained by knowing the input)",
+        "measure_first": [labels.get(str(k), str(k)) for k in ranked.index[:2] if ranked[k] > 0],
+        "boundary": boundary.as_dict() if boundary is not None else None,
+        "boundary_words": boundary.describe("holds", labels) if boundary is not None else None,
+        "notes": list(found.notes),
+    }
+
+
+def _defaults_value(claim: ClaimSpec, path: str) -> float | None:
+    node: Any = claim.scenario.model_dump(mode="python")
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return float(node) if isinstance(node, int | float) and not isinstance(node, bool) else None
+
+
+def _at_range_end(claim: ClaimSpec, paths: Sequence[str]) -> list[str]:
+    """Those of ``paths`` whose value at the defaults is an end of their sampled range (a fitted value
+    at a bound): when every sample disagrees with the defaults, moving off that end is what flips it."""
+    ends = []
+    for f in claim.sampled:
+        if f.path in paths and f.range is not None and _defaults_value(claim, f.path) in f.range:
+            ends.append(f.path)
+    return ends
+
+
+def _deciding(
+    claim: ClaimSpec, found: StableBox | None, decision: dict[str, Any] | None, unknown: Sequence[str]
+) -> list[str]:
+    """The inputs that decide a part: its stable box's restricted inputs; for a box holding every
+    sample, the unidentified inputs whose defaults sit at an end of their range; else the input of
+    highest EVPPI."""
+    if found is not None and found.stable and found.box is not None:
+        if found.box.bounds:
+            return [b.path for b in found.box.bounds]
+        return _at_range_end(claim, unknown)
+    if decision is not None:
+        ranked = [(k, v) for k, v in decision["evppi"].items() if math.isfinite(v) and v > 0]
+        if ranked:
+            return [max(ranked, key=lambda kv: kv[1])[0]]
+    return []
 
 
 def judge_part(
@@ -273,22 +399,47 @@ def judge_part(
         f.path for f in claim.sampled if f.path in inputs and pd.api.types.is_numeric_dtype(inputs[f.path])
     ]
     x = inputs[numeric].reset_index(drop=True) if numeric else pd.DataFrame(index=range(len(sampled)))
+    distance = distance_from_stated(claim, inputs) if len(sampled) else None
+    if distance is not None:
+        x[DISTANCE] = distance
     what = "fails" if status == "holds" else "holds"
     cases = ~holds if status == "holds" else holds
-    labels = claim.labels()
+    labels = claim.labels() | {DISTANCE: DISTANCE_LABEL}
     prim, cart = _boxes(x, cases)
-    flips = _counts(prim)
+    counted = _counts(prim)
     depends_on = []
     if status == "unresolved":
         depends_on.append("seed noise at the defaults")
     if across == "unresolved" or (across is not None and status != "unresolved" and across != status):
         depends_on.append("the calibrated behaviour (the members disagree)")
-    if flips:
-        depends_on.append("the sampled assumptions (a flip box)")
+    if status == "unresolved":  # no side at the defaults: the samples matter when they are mixed
+        share = float(holds.mean()) if len(holds) else 0.0
+        on_samples = min(share, 1 - share) >= MIN_FLIP_SHARE
+        seen = f"{share:.0%} of samples hold"
+    else:
+        share = float(cases.mean()) if len(cases) else 0.0
+        on_samples = share >= MIN_FLIP_SHARE
+        seen = f"{share:.0%} of samples disagree"
+    if on_samples:
+        depends_on.append(f"the sampled assumptions ({seen}; {'a' if counted else 'no'} stable box)")
+    decision = None
+    if on_samples:
+        decision = _decision(x, np.array([margin(v, region) for v in sampled.to_numpy()]), labels)
     if not depends_on and status in ("holds", "fails"):
         verdict = "true" if status == "holds" else "false"
     else:
         verdict = "depends"
+    identify: list[str] = []
+    if on_samples:
+        unknown = {f.path: f for f in claim.sampled if not f.identified}
+        deciding = [
+            p for p in _deciding(claim, prim if counted else None, decision, list(unknown)) if p in unknown
+        ]
+        if deciding:
+            verdict = NOT_IDENTIFIED
+            identify = [
+                f"{labels.get(p, p)}: {unknown[p].identify or 'no measurement named'}" for p in deciding
+            ]
     return Part(
         test=test.label or f"{test.statistic} of {test.outcome} {test.holds} {test.bounds}",
         outcome=test.outcome,
@@ -306,20 +457,30 @@ def judge_part(
         samples=len(sampled),
         holds_share=float(holds.mean()) if len(holds) else math.nan,
         flip_what=what if prim is not None else None,
-        flip=prim.as_dict() if prim is not None else None,
+        flip=prim.box.as_dict() if prim is not None and prim.box is not None else None,
         flip_words=prim.describe(what, labels) if prim is not None else None,
         cart=cart.as_dict() if cart is not None else None,
         cart_words=cart.describe(what, labels) if cart is not None else None,
-        agreement=box_agreement(prim, cart, x) if prim is not None and cart is not None else None,
+        agreement=(
+            box_agreement(prim.box, cart, x)
+            if prim is not None and prim.box is not None and prim.stable and cart is not None
+            else None
+        ),
+        stable=bool(prim is not None and prim.stable),
+        decision=decision,
+        identify=identify,
     )
 
 
 def combine(verdicts: Sequence[str]) -> str:
-    """A conjunction's verdict: false if any is false, else depends if any depends, else true."""
-    if "false" in verdicts:
-        return "false"
-    if "depends" in verdicts:
-        return "depends"
+    """A conjunction's verdict: false if any is false, else not identified if any is, else depends if
+    any depends, else true."""
+    unknown = [v for v in verdicts if v not in VERDICTS]
+    if unknown:
+        raise ValueError(f"not a verdict: {', '.join(map(repr, unknown))} (verdicts: {', '.join(VERDICTS)})")
+    for verdict in ("false", NOT_IDENTIFIED, "depends"):
+        if verdict in verdicts:
+            return verdict
     return "true"
 
 
@@ -378,12 +539,17 @@ def judge_claim(
 
 __all__ = [
     "ARM",
+    "DISTANCE",
+    "DISTANCE_LABEL",
     "MIN_FLIP_COVERAGE",
     "MIN_FLIP_DENSITY",
     "MIN_FLIP_SAMPLES",
+    "MIN_FLIP_SHARE",
+    "NOT_IDENTIFIED",
     "NO_ENSEMBLE",
     "RULE",
     "SAMPLE",
+    "TIE_RULE",
     "VERDICTS",
     "ClaimResult",
     "Effect",
@@ -392,9 +558,11 @@ __all__ = [
     "at_defaults",
     "combine",
     "defaults_effect",
+    "distance_from_stated",
     "effect",
     "judge_claim",
     "judge_part",
+    "margin",
     "statistic_values",
     "tested_arms",
 ]

@@ -111,8 +111,9 @@ class Box:
     def describe(self, what: str = "holds", labels: Mapping[str, str] | None = None) -> str:
         """E.g. ``holds when review detection ≤ 0.6 and task effort ≥ 7.2e+03 (coverage 0.81, density
         0.92)``."""
+        where = f"when {self.conditions(labels)}" if self.bounds else self.conditions(labels)
         return (
-            f"{what} when {self.conditions(labels)} "
+            f"{what} {where} "
             f"(coverage {self.coverage:.2f}, density {self.density:.2f}, {self.n_inside} samples)"
         )
 
@@ -193,6 +194,16 @@ def prim_box(
         return None
     if flags.all():
         return _everywhere(x, flags, "prim")
+    found, pick = _prim_trajectory(
+        x, flags, min_density=min_density, peel_alpha=peel_alpha, mass_min=mass_min
+    )
+    return _measured(_prim_bounds(found, pick, x), x, flags, "prim")
+
+
+def _prim_trajectory(
+    x: pd.DataFrame, flags: np.ndarray, *, min_density: float, peel_alpha: float, mass_min: float
+) -> tuple[Any, int]:
+    """The EMA Workbench's PRIM box (its peeling trajectory) and the step :func:`_pick` chooses."""
     with warnings.catch_warnings():
         for notice in _PRIM_NOTICES:
             warnings.filterwarnings("ignore", message=notice)
@@ -202,6 +213,11 @@ def prim_box(
         found = finder.find_box()
     trajectory = found.peeling_trajectory
     pick = _pick(list(zip(trajectory["coverage"], trajectory["density"], strict=True)), min_density)
+    return found, pick
+
+
+def _prim_bounds(found: Any, pick: int, x: pd.DataFrame) -> list[Bound]:
+    """The restricted inputs of step ``pick`` of a PRIM trajectory."""
     limits = found.box_lims[pick]
     full = found.box_lims[0]
     bounds = []
@@ -210,7 +226,7 @@ def prim_box(
         lo0, hi0 = float(full.loc[0, path]), float(full.loc[1, path])
         if low > lo0 or high < hi0:
             bounds.append(Bound(str(path), low if low > lo0 else None, high if high < hi0 else None))
-    return _measured(bounds, x, flags, "prim")
+    return bounds
 
 
 def cart_box(

@@ -88,10 +88,13 @@ def claims(
     ] = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Run every claim (or those given with --only) and print its verdict — true, false or depends, by
-    the rule printed with it — with the effect at the calibrated defaults and its two 95% intervals,
-    seed noise and behavioural uncertainty, and the PRIM box of assumptions in which it flips,
-    cross-checked by a CART tree. The defaults are K members of the stored calibrated ensemble × the
+    """Run every claim (or those given with --only) and print its verdict — true, false, depends or not
+    identified, by the rule printed with it; the arms' verdicts beside it — with the effect at the
+    calibrated defaults (a claim's stated point, where it states one) and its two 95% intervals, seed
+    noise and behavioural uncertainty, the PRIM box of assumptions in which it flips when the box
+    survives resampling (else "no stable box"), cross-checked by a CART tree, and for a verdict that
+    depends, the inputs to measure first (EVPPI). --quick marks every line, figure and file as quick
+    and stores under <name>-quick. The defaults are K members of the stored calibrated ensemble × the
     claim's seeds (--members K; --ensemble FILE another ensemble; --single the scenario's own
     parameter set, no behavioural interval), and each Latin-hypercube sample is paired with a member.
     Runs are stored as they finish: run the same command again to resume. The wall time is printed.
@@ -99,11 +102,12 @@ def claims(
     JSON (--json): {"schema_version", "quick", "wall_s", "claims": [each claim.json: name, statement,
     verdict, arm_verdicts, parts (test, arm, verdict, depends_on, at_defaults, across_members, defaults
     {mean, ci_low, ci_high, n, caveat}, behavioural, scenario_file, samples, holds_share, flip,
-    flip_words, cart, cart_words, agreement),
-    reported, runs, samples, rule, notes, wall_s (this invocation), wall_s_total (every invocation
-    that ran or judged these runs), command]}, "provenance"}."""
+    flip_words, cart, cart_words, agreement, stable, decision, identify),
+    reported, runs, samples, rule, notes, quick, scenario, stated, wall_s (this invocation),
+    wall_s_total (every invocation that ran or judged these runs), command]}, "provenance"}."""
     from speedtrap.experiments import StoreMismatchError
     from speedtrap.experiments.claims import (
+        QUICK_MARK,
         RESULT_FILE,
         format_result,
         load_claim,
@@ -165,4 +169,10 @@ def claims(
             }
         )
     else:
-        typer.echo(f"{len(specs)} claims in {wall_s:.1f} s of wall time; results in {results_dir}/")
+        mark = f"{QUICK_MARK} " if quick else ""
+        where = (
+            f"{results_dir}/<name>-quick/ (never the full runs' <name>/)"
+            if quick
+            else f"{results_dir}/<name>/"
+        )
+        typer.echo(f"{mark}{len(specs)} claims in {wall_s:.1f} s of wall time; results in {where}")

@@ -48,18 +48,20 @@ Every design point runs every arm with the same seeds; the first point is the ba
 
 from __future__ import annotations
 
+import copy
 import math
 from pathlib import Path
 from typing import Any, Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictBool, model_validator
 
-from speedtrap.config.base import Spec
-from speedtrap.config.experiment import NAME_MAX, Factor, Quick
+from speedtrap.config.base import Spec, set_path
+from speedtrap.config.experiment import NAME_MAX, Factor, Quick, apply_overrides
 from speedtrap.config.scenario import Scenario
 from speedtrap.config.toml_file import TomlFileError, read_toml
 
 Statistic = Literal["difference", "ratio", "level"]
+NEIGHBOURHOOD = "the neighbourhood of the stated"
 Holds = Literal["above", "below", "between"]
 ClaimModel = Literal["summary", "fleet"]
 
@@ -70,10 +72,51 @@ class ClaimFactor(Factor):
 
     label: str | None = None
     source: str | None = None
+    also: list[str] = Field(
+        default_factory=list,
+        description="Other scenario paths set to the same value (e.g. the same hardware in two backends).",
+    )
+    identified: StrictBool = Field(
+        default=True,
+        description="False: the data the model is fitted on does not identify this parameter (a fitted "
+        "value at a bound, or one no measurement separates); a claim it decides is 'not identified'.",
+    )
+    identify: str | None = Field(default=None, description="What measurement would identify it.")
 
     def as_factor(self) -> Factor:
         """The plain factor (what the experiment engine records)."""
-        return Factor.model_validate(self.model_dump(exclude={"label", "source"}))
+        return Factor.model_validate(
+            self.model_dump(exclude={"label", "source", "also", "identified", "identify"})
+        )
+
+    def tied_factors(self) -> list[Factor]:
+        """A plain factor for each path in ``also`` (the same range, the same value at every sample)."""
+        base = self.as_factor().model_dump()
+        return [Factor.model_validate(base | {"path": path}) for path in self.also]
+
+
+class StatedValue(Spec):
+    """One coordinate of the point a claim states (e.g. "6× the speed"): ``value`` at ``path`` — or,
+    with ``over``, ``value`` times the per-stream decode speed of backend ``over`` (``path`` is then a
+    backend's ``decode_speedup``) — and the neighbourhood sampled around it, ``value / spread`` to
+    ``value × spread``, log-uniform."""
+
+    path: str = Field(min_length=1)
+    value: float = Field(gt=0)
+    spread: float = Field(gt=1, description="The neighbourhood: value ÷ spread to value × spread.")
+    over: str | None = Field(default=None, description="value is a speed ratio over this backend.")
+    label: str = Field(min_length=1)
+    source: str = Field(min_length=1)
+    scenario_value: float | None = Field(
+        default=None, gt=0, description="The value at path (filled from the physics where over is given)."
+    )
+
+
+class Stated(Spec):
+    """The point a claim states, tested first (its defaults), and the neighbourhood around it."""
+
+    label: str = Field(min_length=1)
+    values: list[StatedValue] = Field(min_length=1)
 
 
 class Compare(Spec):
@@ -102,6 +145,13 @@ class ClaimTest(Spec):
     holds: Holds
     bounds: list[float] = Field(min_length=1, max_length=2)
     label: str | None = None
+    resolution: float = Field(
+        default=0.0,
+        ge=0,
+        description="A one-sided test holds only when the statistic clears its bound by more than this "
+        "(in the statistic's unit); closer is 'no effect'.",
+    )
+    resolution_source: str | None = None
     arms: list[int] | None = Field(
         default=None,
         description="Arms judged (indices; default: every arm for a level, else all but the baseline).",
@@ -119,11 +169,12 @@ class ClaimTest(Spec):
         return self
 
     def region(self) -> tuple[float, float]:
-        """The interval of the statistic in which the test holds."""
+        """The open interval of the statistic in which the test holds (the tie rule: a value on a
+        bound, or within ``resolution`` of a one-sided bound, is no effect and does not hold)."""
         if self.holds == "above":
-            return (self.bounds[0], math.inf)
+            return (self.bounds[0] + self.resolution, math.inf)
         if self.holds == "below":
-            return (-math.inf, self.bounds[0])
+            return (-math.inf, self.bounds[0] - self.resolution)
         return (self.bounds[0], self.bounds[1])
 
 
@@ -134,6 +185,20 @@ class ClaimSpec(Spec):
     statement: str = Field(min_length=1, description="The claim as people make it.")
     question: str | None = Field(default=None, description="What the experiment asks of it.")
     scenario: Scenario
+    scenario_changes: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Dotted scenario paths and the values that replace them in the scenario file "
+        "(e.g. a backend the headline scenario lacks), applied before it is read.",
+    )
+    scenario_unset: list[str] = Field(
+        default_factory=list,
+        description="Dotted paths of the scenario file removed before it is read (back to their "
+        "documented defaults), e.g. a mix a sampled lever would contradict.",
+    )
+    scenario_why: str | None = Field(
+        default=None, description="Why the claim's scenario is not the headline one as it stands."
+    )
+    stated: Stated | None = None
     model: ClaimModel = "summary"
     combine: Literal["all", "each"] = Field(
         default="all",
@@ -164,6 +229,28 @@ class ClaimSpec(Spec):
                 raise ValueError(f"{path}: scenario file {exc}") from None
         return cls.model_validate(data)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_scenario_changes(cls, data: Any) -> Any:
+        changes, unset = (
+            (data.get("scenario_changes"), data.get("scenario_unset"))
+            if isinstance(data, dict)
+            else (None, None)
+        )
+        if (changes or unset) and isinstance(data.get("scenario"), dict):
+            scenario = copy.deepcopy(data["scenario"])
+            for path in unset or []:
+                *parents, last = str(path).split(".")
+                node = scenario
+                for part in parents:
+                    node = node.get(part, {}) if isinstance(node, dict) else {}
+                if isinstance(node, dict):
+                    node.pop(last, None)
+            for path, value in (changes or {}).items():
+                set_path(scenario, str(path), copy.deepcopy(value))
+            data = {**data, "scenario": scenario}
+        return data
+
     @model_validator(mode="after")
     def _tests_fit_the_arms(self) -> Self:
         arms = len(self.compare.values)
@@ -179,11 +266,46 @@ class ClaimSpec(Spec):
 
     @model_validator(mode="after")
     def _distinct_paths(self) -> Self:
-        paths = [self.compare.path, *(f.path for f in self.levers), *(f.path for f in self.uncertainties)]
+        paths = [
+            self.compare.path,
+            *(p for f in self.sampled for p in (f.path, *f.also)),
+            *(v.path for v in (self.stated.values if self.stated else []) if v.scenario_value is None),
+        ]
         for i, path in enumerate(paths):
             if path in paths[:i]:
                 raise ValueError(f"{path!r} is compared, a lever or an uncertainty more than once")
         return self
+
+    def with_neighbourhood(self, scenario_values: dict[str, float]) -> ClaimSpec:
+        """The claim with its stated point as the defaults (``scenario_values``: path → the value the
+        scenario takes there) and the neighbourhood sampled as uncertainties (log-uniform, value ÷
+        spread to × spread in the stated unit, converted by the same factor)."""
+        if self.stated is None:
+            return self
+        values, factors, overrides = [], [], {}
+        for v in self.stated.values:
+            at = float(scenario_values[v.path])
+            overrides[v.path] = at
+            values.append(v.model_copy(update={"scenario_value": at}))
+            factors.append(
+                ClaimFactor(
+                    path=v.path,
+                    range=(at / v.spread, at * v.spread),
+                    log=True,
+                    label=v.label
+                    if v.over is None
+                    else f"{v.label}, as its decode multiplier ({at:.3g} = {v.value:g}×)",
+                    source=f"{NEIGHBOURHOOD} {v.value:g}, ÷/× {v.spread:g}: {v.source}",
+                )
+            )
+        stated = self.stated.model_copy(update={"values": values})
+        return self.model_copy(
+            update={
+                "scenario": apply_overrides(self.scenario, overrides),
+                "stated": stated,
+                "uncertainties": [*factors, *self.uncertainties],
+            }
+        )
 
     @property
     def sampled(self) -> list[ClaimFactor]:
@@ -195,4 +317,15 @@ class ClaimSpec(Spec):
         return {f.path: f.label or f.path for f in self.sampled}
 
 
-__all__ = ["ClaimFactor", "ClaimModel", "ClaimSpec", "ClaimTest", "Compare", "Holds", "Statistic"]
+__all__ = [
+    "NEIGHBOURHOOD",
+    "ClaimFactor",
+    "ClaimModel",
+    "ClaimSpec",
+    "ClaimTest",
+    "Compare",
+    "Holds",
+    "Stated",
+    "StatedValue",
+    "Statistic",
+]

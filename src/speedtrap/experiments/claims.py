@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,8 @@ from speedtrap.config.experiment import (
 )
 from speedtrap.config.scenario import Scenario
 from speedtrap.experiments.canonical.fast_mode_externality import fleet_outcomes
+from speedtrap.experiments.claim_point import resolve_stated, scenario_difference
+from speedtrap.experiments.claim_report import QUICK_MARK, format_result
 from speedtrap.experiments.executors import Executor
 from speedtrap.experiments.files import experiments_dir
 from speedtrap.experiments.runner import Model, run_experiment
@@ -71,13 +73,14 @@ def claim_names() -> list[str]:
 
 
 def load_claim(name: str | Path) -> ClaimSpec:
-    """A claim by name (``experiments/claims/<name>.toml``) or by path."""
+    """A claim by name (``experiments/claims/<name>.toml``) or by path, at its stated point with the
+    neighbourhood sampled where it states one (:func:`~speedtrap.experiments.claim_point.resolve_stated`)."""
     path = Path(name)
     if path.suffix != ".toml":
         path = claims_dir() / f"{name}.toml"
         if not path.is_file():
             raise ValueError(f"unknown claim {name!r} (claims: {', '.join(claim_names())})")
-    return ClaimSpec.from_toml(path)
+    return resolve_stated(ClaimSpec.from_toml(path))
 
 
 def claim_experiment(
@@ -90,6 +93,7 @@ def claim_experiment(
     factors = [
         Factor(path=claim.compare.path, values=claim.compare.values),
         *(f.as_factor() for f in claim.sampled),
+        *(t for f in claim.sampled for t in f.tied_factors()),
     ]
     samples = claim.points
     spec = Experiment(
@@ -118,7 +122,7 @@ def _member_factors(paths: Sequence[str], applied: Sequence[Mapping[str, Any]]) 
 
 def _paired_paths(claim: ClaimSpec, applied: Sequence[Mapping[str, Any]]) -> list[str]:
     """The member paths a sample takes from its paired member: those neither compared nor sampled."""
-    own = {claim.compare.path, *(f.path for f in claim.sampled)}
+    own = {claim.compare.path, *(p for f in claim.sampled for p in (f.path, *f.also))}
     return sorted(set().union(*applied) - own) if applied else []
 
 
@@ -145,12 +149,12 @@ def claim_points(
     paired = _paired_paths(claim, applied)
     rows: dict[int, dict[str, Any]] = {}
     if not applied:
-        rows[0] = {f.path: base_value(spec.scenario, f.path) for f in sampled}
+        rows[0] = {p: base_value(spec.scenario, p) for f in sampled for p in (f.path, *f.also)}
     if sampled and samples:
         unit = qmc.LatinHypercube(len(sampled), rng=np.random.default_rng(claim.design_seed)).random(samples)
         columns = [f.from_unit(unit[:, j]) for j, f in enumerate(sampled)]
         for i in range(samples):
-            rows[i + 1] = {f.path: columns[j][i] for j, f in enumerate(sampled)}
+            rows[i + 1] = {p: columns[j][i] for j, f in enumerate(sampled) for p in (f.path, *f.also)}
             rows[i + 1].update({p: applied[i % len(applied)][p] for p in paired})
     arms = claim.compare.values
     design = [
@@ -158,7 +162,8 @@ def claim_points(
         for s, row in rows.items()
         for a, value in enumerate(arms)
     ]
-    return pd.DataFrame(design)[["point", claim.compare.path, *(f.path for f in sampled), *paired]]
+    tied = [p for f in sampled for p in f.also]
+    return pd.DataFrame(design)[["point", claim.compare.path, *(f.path for f in sampled), *tied, *paired]]
 
 
 def with_sample_and_arm(table: pd.DataFrame, arms: int) -> pd.DataFrame:
@@ -296,12 +301,42 @@ def run_claim(
         )
 
     runs, ensemble_runs, spec, samples, notes = claim_tables(claim, quick=quick, members=ensemble, run=run)
-    result = judge_claim(claim, runs, ensemble_runs)
+    result = describe_setting(judge_claim(claim, runs, ensemble_runs), claim, spec, quick=quick)
     result.notes.extend(notes)
     wall_s = time.monotonic() - start
     engines = engine_tally(ResultStore(Path(results_dir) / spec.name).read())  # the stored runs' engines
     write_result(result, Path(results_dir) / spec.name, wall_s=wall_s, quick=quick, engines=engines)
     return ClaimRun(result, runs, spec, samples, wall_s)
+
+
+def describe_setting(result: ClaimResult, claim: ClaimSpec, spec: Experiment, *, quick: bool) -> ClaimResult:
+    """``result`` with whether it is quick, the scenario run against the headline one, and the stated
+    point (:mod:`speedtrap.experiments.claim_point`)."""
+    difference = scenario_difference(spec.scenario)
+    scenario = {
+        "name": spec.scenario.name,
+        "headline": not difference,
+        "why": claim.scenario_why,
+        "difference_from_headline": difference,
+    }
+    stated = None
+    if claim.stated is not None:
+        stated = {
+            "label": claim.stated.label,
+            "values": [
+                {
+                    "path": v.path,
+                    "label": v.label,
+                    "value": v.value,
+                    "over": v.over,
+                    "scenario_value": v.scenario_value,
+                    "neighbourhood": [v.value / v.spread, v.value * v.spread],
+                    "source": v.source,
+                }
+                for v in claim.stated.values
+            ],
+        }
+    return replace(result, quick=quick, scenario=scenario, stated=stated)
 
 
 def stored_runs(
@@ -380,59 +415,6 @@ def write_result(
     return path
 
 
-def _interval(mean: float, low: float, high: float) -> str:
-    if np.isnan(mean):
-        return "n/a"
-    if np.isnan(low):
-        return f"{mean:.3g} (no interval)"
-    return f"{mean:.3g} [{low:.3g}, {high:.3g}]"
-
-
-def format_result(result: ClaimResult, *, wall_s: float | None = None) -> list[str]:
-    """The claim's verdict and its parts as lines of text."""
-    lines = [f"{result.name}: {result.verdict.upper()} — {result.statement}"]
-    if len(result.arm_verdicts) > 1:
-        lines.append("  by arm: " + "; ".join(f"{a}: {v}" for a, v in result.arm_verdicts.items()))
-    for part in result.parts:
-        d = part.defaults
-        why = f" — on {', '.join(part.depends_on)}" if part.depends_on else ""
-        lines.append(f"  {part.arm} · {part.test}: {part.verdict}{why}")
-        b = part.behavioural
-        where = f"over {b['members']} members × seeds" if b.get("available") else "on the scenario's own set"
-        seed = _interval(d.mean, d.ci_low, d.ci_high) + (f"; {d.caveat}" if d.caveat else "")
-        lines.append(
-            f"    effect at the defaults ({where}), 95% seed interval over {d.n} runs: {seed}"
-            f" ({part.at_defaults})"
-        )
-        if b.get("available"):
-            lines.append(
-                f"    behavioural uncertainty, 95% prediction interval for a member: "
-                f"{_interval(b['mean'], b['low'], b['high'])} ({part.across_members})"
-            )
-        else:
-            lines.append(f"    behavioural uncertainty: {b['note']}")
-        if part.samples:
-            lines.append(f"    holds in {part.holds_share:.0%} of {part.samples} sampled assumptions")
-        if part.flip_words:
-            lines.append(f"    PRIM: {part.flip_words}")
-        if part.cart_words:
-            agree = f" (agreement with PRIM {part.agreement:.2f})" if part.agreement is not None else ""
-            lines.append(f"    CART: {part.cart_words}{agree}")
-    for rep in result.reported:
-        d, b = rep.difference, rep.behavioural
-        behavioural = (
-            f"; behavioural {_interval(b['mean'], b['low'], b['high'])}" if b.get("available") else ""
-        )
-        lines.append(
-            f"  reported: {rep.outcome}, {rep.arm} − baseline {_interval(d.mean, d.ci_low, d.ci_high)}"
-            f" (95% seed interval{behavioural}; baseline {rep.baseline_mean:.3g})"
-        )
-    lines.extend(f"  note: {note}" for note in result.notes)
-    if wall_s is not None:
-        lines.append(f"  {result.runs} runs, wall time {wall_s:.1f} s")
-    return lines
-
-
 def run_claims(names: Sequence[str] | None = None, **options: Any) -> tuple[list[ClaimRun], float]:
     """Run every claim (or those named) with :func:`run_claim`'s ``options``; the runs and the total
     wall time in seconds."""
@@ -445,6 +427,7 @@ def run_claims(names: Sequence[str] | None = None, **options: Any) -> tuple[list
 __all__ = [
     "CLAIMS_SUBDIR",
     "MODELS",
+    "QUICK_MARK",
     "RESULT_FILE",
     "ClaimRun",
     "base_value",
@@ -452,6 +435,7 @@ __all__ = [
     "claim_names",
     "claim_points",
     "claims_dir",
+    "describe_setting",
     "format_result",
     "load_claim",
     "read_ensemble",

@@ -5,7 +5,13 @@
   (thin) — against the test's region (shaded), with the part's verdict beside it.
 * **Bottom**: the statistic's mean at each Latin-hypercube sample (the first tested arm) against the
   input that decides it — the first input of PRIM's flip box, else the sampled input most correlated
-  with it (Spearman) — coloured by whether the test holds there, with the region's bounds.
+  with it (Spearman) — coloured by whether the test holds there, with the region's bounds and, where
+  PRIM's box survives resampling, the box's range of that input shaded ("no stable box" otherwise).
+  An axis whose values span more than :data:`DECADES` decades is logarithmic (symmetric-log where
+  they change sign).
+
+Axes are named in words with units (:data:`OUTCOME_WORDS`; the inputs by their claim-file labels). A
+quick result's title starts with :data:`QUICK_TITLE`.
 
 Pure: a :class:`~speedtrap.analysis.claim_verdicts.ClaimResult`, the claim's runs and its spec in,
 a matplotlib figure out.
@@ -22,22 +28,85 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from speedtrap.analysis.claim_verdicts import SAMPLE, ClaimResult, Part, in_region, statistic_values
+from speedtrap.analysis.claim_verdicts import (
+    DISTANCE,
+    DISTANCE_LABEL,
+    NOT_IDENTIFIED,
+    SAMPLE,
+    ClaimResult,
+    Part,
+    distance_from_stated,
+    in_region,
+    statistic_values,
+)
 from speedtrap.config.claim import ClaimSpec, ClaimTest
 
 HOLDS_COLOUR, FAILS_COLOUR = "#1b7837", "#b2182b"
-VERDICT_COLOUR = {"true": HOLDS_COLOUR, "false": FAILS_COLOUR, "depends": "#e08214"}
+VERDICT_COLOUR = {
+    "true": HOLDS_COLOUR,
+    "false": FAILS_COLOUR,
+    "depends": "#e08214",
+    NOT_IDENTIFIED: "#6a3d9a",
+}
+BOX_COLOUR = "#2166ac"
+DECADES = 2.0
+"""An axis is logarithmic when its values' magnitudes span more than this many decades."""
+QUICK_TITLE = "QUICK (small variant, not the study's verdict)"
+OUTCOME_WORDS = {
+    "tasks_per_dev_day": ("tasks per developer-day", "tasks/dev-day"),
+    "mean_decode_tok_s": ("decode speed per stream", "tok/s"),
+    "usd_per_task": ("inference cost per task", "USD"),
+    "usd_per_dev_day": ("inference bill per developer-day", "USD"),
+    "mean_ttft_s": ("time to first token", "s"),
+    "ok_share": ("share of tasks right first time", "share"),
+    "standard_queue_wait_s": ("standard requests' wait for a slot", "s"),
+    "fast_queue_wait_s": ("fast requests' wait for a slot", "s"),
+    "standard_ttft_s": ("standard requests' time to first token", "s"),
+}
+"""Outcome column → (words, unit) for the axes."""
+
+
+def outcome_words(outcome: str) -> tuple[str, str]:
+    """An outcome in words and its unit (the column name, unit unknown, for one not listed)."""
+    return OUTCOME_WORDS.get(outcome, (outcome.replace("_", " "), "as recorded"))
 
 
 def _statistic_name(test: ClaimTest) -> str:
-    return {"difference": "arm − baseline", "ratio": "arm / baseline", "level": "level"}[test.statistic]
+    words, unit = outcome_words(test.outcome)
+    if test.statistic == "difference":
+        return f"{words}, arm − baseline ({unit})"
+    if test.statistic == "ratio":
+        return f"{words}, arm ÷ baseline (×)"
+    return f"{words} ({unit})"
+
+
+def _spans_decades(values: np.ndarray) -> bool:
+    magnitudes = np.abs(values[np.isfinite(values) & (values != 0)])
+    return len(magnitudes) > 1 and math.log10(magnitudes.max() / magnitudes.min()) > DECADES
+
+
+def _scale_axis(ax: plt.Axes, values: np.ndarray, *, axis: str) -> None:
+    """Log (all positive) or symmetric-log (signs differ) when ``values`` span decades."""
+    if not _spans_decades(values):
+        return
+    finite = values[np.isfinite(values)]
+    setter = ax.set_yscale if axis == "y" else ax.set_xscale
+    if (finite > 0).all():
+        setter("log")
+        (ax.set_ylim if axis == "y" else ax.set_xlim)(finite.min() / 1.5, finite.max() * 1.5)
+    else:
+        magnitudes = np.abs(finite[finite != 0])
+        setter("symlog", linthresh=float(np.quantile(magnitudes, 0.1)))
 
 
 def key_input(part: Part, samples: pd.DataFrame, values: pd.Series, claim: ClaimSpec) -> str | None:
-    """The input a part's bottom panel is drawn against: PRIM's first restricted input, else the
-    sampled numeric input with the largest |Spearman correlation| with the sample means."""
-    if part.flip and part.flip.get("bounds"):
+    """The input a part's bottom panel is drawn against: the stable PRIM box's first restricted input,
+    else the distance from the claim's stated point (where it states one), else the sampled numeric
+    input with the largest |Spearman correlation| with the sample means."""
+    if part.stable and part.flip and part.flip.get("bounds"):
         return str(part.flip["bounds"][0]["path"])
+    if DISTANCE in samples:
+        return DISTANCE
     best, best_r = None, -1.0
     constant = values.nunique() < 2  # no correlation is defined: the first numeric input
     for factor in claim.sampled:
@@ -99,7 +168,7 @@ def claim_figure(result: ClaimResult, runs: pd.DataFrame, claim: ClaimSpec) -> F
         ax.set_ylim(-0.6, len(parts) - 0.4)
         ax.invert_yaxis()
         _shade_region(ax, test.region(), vertical=True)
-        ax.set_xlabel(f"{test.outcome}, {_statistic_name(test)}", fontsize=8)
+        ax.set_xlabel(textwrap.fill(_statistic_name(test), 56), fontsize=8)
         ax.set_title(textwrap.fill(label, 48), fontsize=9)
         ax.tick_params(axis="x", labelsize=8)
         _sample_panel(axes[1, column], parts, test, runs, claim, labels)
@@ -116,10 +185,12 @@ def claim_figure(result: ClaimResult, runs: pd.DataFrame, claim: ClaimSpec) -> F
     fig.legend(
         handles=handles, loc="lower center", ncol=2 if len(tests) < 2 else 4, fontsize=8, frameon=False
     )
-    fig.suptitle(
-        f"{result.name}: {result.verdict.upper()} — defaults over {at}; {result.samples} sampled assumptions",
-        fontsize=10,
+    point = f" at the stated point ({result.stated['label']})" if result.stated else ""
+    title = (
+        f"{result.name}: {result.verdict.upper()} — defaults{point} over {at}; "
+        f"{result.samples} sampled assumptions"
     )
+    fig.suptitle(f"{QUICK_TITLE}: {title}" if result.quick else title, fontsize=10)
     fig.tight_layout(rect=(0, 0.08 if len(tests) < 2 else 0.05, 1, 0.96))
     return fig
 
@@ -135,16 +206,24 @@ def _sample_panel(
     values = statistic_values(runs, test, arm)
     means = values[values[SAMPLE] > 0].groupby(SAMPLE)["value"].mean().dropna()
     samples = runs[runs[SAMPLE] > 0].drop_duplicates(SAMPLE).set_index(SAMPLE).loc[means.index]
+    distance = distance_from_stated(claim, samples)
+    if distance is not None:
+        samples = samples.assign(**{DISTANCE: distance})
     path = key_input(part, samples, means, claim)
     if path is None:
         ax.set_axis_off()
         return
     region = test.region()
     colours = [HOLDS_COLOUR if in_region(v, region) else FAILS_COLOUR for v in means.to_numpy()]
-    ax.scatter(samples[path].to_numpy(dtype=float), means.to_numpy(), c=colours, s=16, alpha=0.8)
+    x = samples[path].to_numpy(dtype=float)
+    y = means.to_numpy(dtype=float)
+    ax.scatter(x, y, c=colours, s=16, alpha=0.8)
     _shade_region(ax, region, vertical=False)
-    ax.set_xlabel(textwrap.fill(labels.get(path, path), 44), fontsize=8)
-    ax.set_ylabel(f"{test.outcome}, {_statistic_name(test)}\n(mean per sample)", fontsize=8)
+    _draw_box(ax, part, path)
+    _scale_axis(ax, y, axis="y")
+    _scale_axis(ax, x, axis="x")
+    ax.set_xlabel(textwrap.fill({**labels, DISTANCE: DISTANCE_LABEL}.get(path, path), 44), fontsize=8)
+    ax.set_ylabel(textwrap.fill(_statistic_name(test), 40) + "\n(mean per sample)", fontsize=8)
     ax.tick_params(labelsize=8)
     title = f"samples, {textwrap.shorten(part.arm, 40)}"
     if part.flip_words:
@@ -152,4 +231,18 @@ def _sample_panel(
     ax.set_title(title, fontsize=7.5)
 
 
-__all__ = ["claim_figure", "key_input"]
+def _draw_box(ax: plt.Axes, part: Part, path: str) -> None:
+    """Shade the stable PRIM box's range of ``path`` (the box as stated in the title)."""
+    if not part.stable or not part.flip:
+        return
+    for bound in part.flip.get("bounds", []):
+        if bound["path"] != path:
+            continue
+        low, high = ax.get_xlim()
+        left = bound["low"] if bound["low"] is not None else low
+        right = bound["high"] if bound["high"] is not None else high
+        ax.axvspan(left, right, color=BOX_COLOUR, alpha=0.10, lw=0, label="stable PRIM box")
+        ax.set_xlim(low, high)
+
+
+__all__ = ["DECADES", "OUTCOME_WORDS", "QUICK_TITLE", "claim_figure", "key_input", "outcome_words"]
