@@ -13,11 +13,14 @@ closes its own.
 An interrupt (SIGINT, Ctrl-C) while :class:`ProcessExecutor` runs is the parent's to handle: its
 workers ignore SIGINT from the moment they start; the parent stops the pool at once (tasks not
 started are cancelled, running ones are ended), yields the results that had finished, then raises
-``KeyboardInterrupt``.
+``KeyboardInterrupt``. :class:`DaskExecutor` does the same with its local cluster: its worker
+processes never take SIGINT (they start with it blocked and ignore it), and an interrupt ends them at
+once (an interrupt while the cluster starts is acted on as soon as it has started).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
 import logging
@@ -33,6 +36,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack, contextmanager
+from multiprocessing import resource_tracker
 from types import FrameType, TracebackType
 from typing import Any, Literal, Protocol, Self, TypeVar, runtime_checkable
 
@@ -353,11 +357,41 @@ class OneLineClosedComms(logging.Filter):
         return True
 
 
+def dask_setup(worker: object) -> None:
+    """Run by Dask in each worker process of the local cluster as it starts (this module is its
+    preload): the process logs nothing (a worker that loses its scheduler while a stopped sweep
+    closes the cluster logs an error with a traceback; a failed task's error reaches the sweep with
+    its result) and ignores SIGINT (the sweep decides what an interrupt does)."""
+    for name in ["distributed", *logging.root.manager.loggerDict]:
+        if name.startswith("distributed"):
+            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    with contextlib.suppress(ValueError):  # not the worker's main thread
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _quiet_closed_comms() -> None:
     """Install :class:`OneLineClosedComms` on the handlers of Dask's logger (once)."""
     for handler in logging.getLogger("distributed").handlers:
         if not any(isinstance(f, OneLineClosedComms) for f in handler.filters):
             handler.addFilter(OneLineClosedComms())
+
+
+def _halt_local_workers(client: Any) -> None:
+    """End the worker processes of ``client``'s local cluster now (those of a scheduler at an
+    address are its own): each nanny stops its worker, which is killed if it has not ended within
+    a fraction of :data:`HALT_S`, and starts no new one. A cluster whose workers are ended closes
+    at once; otherwise each worker would finish its running task first (seconds)."""
+    cluster = getattr(client, "cluster", None)
+    workers = list(getattr(cluster, "workers", {}).values())
+    if cluster is None or not workers:
+        return
+
+    async def close_all() -> None:
+        closing = (w.close(timeout=HALT_S / 4, reason="speedtrap-interrupt") for w in workers)
+        await asyncio.gather(*closing, return_exceptions=True)
+
+    with contextlib.suppress(Exception):  # whatever is left, the cluster's own close ends
+        cluster.sync(close_all, callback_timeout=2 * HALT_S)
 
 
 class DaskExecutor:
@@ -367,8 +401,15 @@ class DaskExecutor:
     Needs the ``dask`` extra (``pip install -e '.[dask]'`` from a checkout). The local cluster's scheduler,
     its web server (dashboard) and its workers listen on ports the system picks (``:0``), so a
     port already in use, such as 8787 by another Dask dashboard, does not matter. It logs only
-    errors. Dask retries the tasks of a worker that dies on the remaining workers; the closed
-    connections that such a death leaves are reported in one line, not a traceback each.
+    errors, and its worker processes log nothing (:func:`dask_setup`). Dask retries the tasks of a
+    worker that dies on the remaining workers; the closed connections that such a death leaves are
+    reported in one line, not a traceback each.
+
+    An interrupt (SIGINT, Ctrl-C) while ``map_unordered`` runs (in the main thread) is handled as
+    :class:`ProcessExecutor` handles it: the local cluster's workers, which never take SIGINT
+    themselves, are ended at once (their running tasks are lost), the results that had finished
+    are yielded, then ``KeyboardInterrupt`` is raised. An interrupt while the local cluster starts
+    is noted and acted on as soon as it has started (Dask's start cannot be cut short cleanly).
     """
 
     def __init__(self, address: str | None = None, workers: int | None = None) -> None:
@@ -393,35 +434,62 @@ class DaskExecutor:
                     f"{SCHEDULER_CONNECT_TIMEOUT_S:g} s ({type(exc).__name__})"
                 ) from None
             return stack.enter_context(client)
-        cluster = stack.enter_context(
-            distributed.LocalCluster(
-                n_workers=self.workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=":0",  # distributed starts its web server anyway: any free port
-                silence_logs=logging.ERROR,
+        # multiprocessing's resource tracker, when it starts, unblocks SIGINT in the thread that
+        # started it (the cluster's event loop would): started now, it leaves the mask alone
+        resource_tracker.ensure_running()
+        with _sigint_blocked():  # its event-loop thread and worker processes never take SIGINT
+            cluster = stack.enter_context(
+                distributed.LocalCluster(
+                    n_workers=self.workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=":0",  # distributed starts its web server anyway: any free port
+                    silence_logs=logging.ERROR,
+                    preload=[__name__],  # dask_setup, in each worker process
+                )
             )
-        )
         _quiet_closed_comms()  # after the cluster has set up Dask's log handler
         return stack.enter_context(distributed.Client(cluster))
 
     def map_unordered(self, fn: Callable[[T], R], tasks: Sequence[T]) -> Iterator[R]:
         distributed = _import_distributed()
-        with ExitStack() as stack:
+        with _Interrupt() as interrupt, ExitStack() as stack:
             client = self._client if self._client is not None else self._connect(stack)
+            if interrupt.caught:  # while the cluster started: it closes, nothing ran
+                raise KeyboardInterrupt
             futures = client.map(fn, list(tasks), pure=False)
+            yielded: set[Any] = set()
             try:
-                for future in distributed.as_completed(futures):
-                    yield future.result()
+                finished = distributed.as_completed(futures)
+                while not finished.is_empty() and not interrupt.caught:
+                    if not finished.has_ready():
+                        time.sleep(POLL_S)
+                        continue
+                    for future in finished.next_batch(block=False):
+                        yielded.add(future.key)
+                        yield future.result()
             finally:
-                client.cancel(futures)
+                client.cancel([f for f in futures if f.status != "finished"])
+            if interrupt.caught:  # the results that had finished on the workers, then the interrupt
+                for future in futures:
+                    if future.key not in yielded and future.status == "finished":
+                        with contextlib.suppress(Exception):
+                            result = future.result(timeout=HALT_S)
+                            yielded.add(future.key)
+                            yield result
+                _halt_local_workers(client)
+                raise KeyboardInterrupt
 
     def __enter__(self) -> Self:
         if self._client is None:
             stack = ExitStack()
             try:
-                self._client = self._connect(stack)
+                with _Interrupt() as interrupt:
+                    self._client = self._connect(stack)
+                if interrupt.caught:
+                    raise KeyboardInterrupt
             except BaseException:
+                self._client = None
                 stack.close()
                 raise
             self._stack = stack
