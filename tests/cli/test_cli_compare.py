@@ -131,3 +131,24 @@ def test_sweep_cells_and_the_headline_finding_flag_unreliable_intervals() -> Non
         }
     )  # fmt: skip
     assert "zero-width interval" in finding(summary, paired)
+
+
+def test_compare_without_output_says_n_a_for_the_other_work_share(tmp_path: Path) -> None:
+    """Ten minutes of one developer: no task finishes, so the other-work share has nothing to divide
+    by; the table and the finding say "n/a" (they printed "nan%", found by the slow fuzz)."""
+    scenario = tmp_path / "tiny.toml"
+    scenario.write_text('name = "tiny"\ndevelopers = 1\nhorizon_s = 600.0\n', encoding="utf-8")
+    args = [
+        "compare",
+        str(scenario),
+        "--backend",
+        "gpu-batched",
+        "--backend",
+        "gpu-fast",
+        "--replications",
+        "2",
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "nan" not in result.stdout.lower()
+    assert "other work while agents run is n/a of its output" in " ".join(result.stdout.split())

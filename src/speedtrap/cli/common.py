@@ -88,6 +88,11 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(BAD_INPUT_EXIT_CODE)
 
 
+def percent(share: float) -> str:
+    """A share as ``12.3%``; ``n/a`` for a share without a value (NaN: no output to divide by)."""
+    return f"{100 * share:.1f}%" if math.isfinite(share) else "n/a"
+
+
 def one_line_text(text: str) -> str:
     """``text`` with every character that is not printable (but a space) written as its escape."""
     if text.isprintable():

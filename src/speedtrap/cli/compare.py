@@ -31,6 +31,7 @@ from speedtrap.cli.common import (
     load_scenario,
     one_line,
     parse_set,
+    percent,
     print_json,
     print_table,
     shown,
@@ -292,8 +293,7 @@ def print_economics(values: Sequence[Any], first: Scenario, baseline: str) -> No
                     else v.pays
                 )
                 + f" (seed: {v.usd_per_dev_hour_seed}; behaviour: {v.usd_per_dev_hour_behaviour})",
-                f"{100 * v.other_work_share_base:.1f}% {baseline}, "
-                f"{100 * v.other_work_share_arm:.1f}% {v.arm}",
+                f"{percent(v.other_work_share_base)} {baseline}, {percent(v.other_work_share_arm)} {v.arm}",
                 v.dominant,
             ]
             for v in values
@@ -350,7 +350,7 @@ def finding(differences: pd.DataFrame, values: Sequence[Any], baseline: str, usd
             f"at ${usd_per_hour:g} per developer-hour {worth}: net {usd(net)} per developer-day "
             f"(95% CI {usd(value.net_ci_low)} to {usd(value.net_ci_high)}{net_note}; "
             f"{usd(value.net_usd_per_dev_month)} per developer-month; other work while agents run is "
-            f"{100 * value.other_work_share_arm:.1f}% of its output)"
+            f"{percent(value.other_work_share_arm)} of its output)"
         )
         side = {
             "above": f"it starts to pay above ${value.break_even_usd_per_dev_hour:,.0f} per developer-hour",
