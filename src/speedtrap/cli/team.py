@@ -117,7 +117,7 @@ def _print_fit(fit: TeamFit) -> None:
     logs = fit.logs
     print_table(
         f"Team fit: the statistics of the logs ({logs['sessions']} sessions, {logs['hours']:.2g} h of "
-        "sessions) beside the simulated range over the prior's members; error: 1 sd",
+        "sessions, subagents folded in) beside the simulated range over the prior's members; error: 1 sd",
         ["statistic", "logs", "± sd", "error from", "n", "members' range (simulated)", "used"],
         [
             [

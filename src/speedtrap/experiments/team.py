@@ -377,13 +377,18 @@ def fit_team(
 
 
 def _logs(trace: pd.DataFrame) -> dict[str, Any]:
-    """Sessions, requests, developers and hours of sessions (first request to last end) of the logs."""
+    """Human sessions, subagent sessions, requests, developers and hours of human sessions (each
+    session's first request to its last end; a subagent runs inside its parent's) of the logs."""
     if not len(trace):
-        return {"sessions": 0, "requests": 0, "developers": 0, "hours": 0.0}
+        return {"sessions": 0, "subagent_sessions": 0, "requests": 0, "developers": 0, "hours": 0.0}
     g = trace.groupby(["developer", "session"])
-    hours = float((g["end_s"].max() - g["start_s"].min()).sum() / 3600.0)
+    parent = trace["parent_session"].fillna("").astype(str) if "parent_session" in trace else None
+    human = trace if parent is None else trace[parent == ""]
+    h = human.groupby(["developer", "session"])
+    hours = float((h["end_s"].max() - h["start_s"].min()).sum() / 3600.0)
     return {
-        "sessions": int(g.ngroups),
+        "sessions": int(human.groupby(["developer", "session"]).ngroups),
+        "subagent_sessions": int(g.ngroups - human.groupby(["developer", "session"]).ngroups),
         "requests": len(trace),
         "developers": int(trace["developer"].nunique()),
         "hours": hours,
