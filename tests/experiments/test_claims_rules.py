@@ -212,3 +212,21 @@ def test_the_quick_command_marks_every_printed_line(tmp_path: Path) -> None:
     assert lines and all(line.startswith(QUICK_MARK) for line in lines), lines
     assert (tmp_path / "c5_chaining_chips-quick" / "claim.json").is_file()
     assert not (tmp_path / "c5_chaining_chips").exists()
+
+
+def test_a_fit_at_its_bound_that_every_sample_moves_off_is_not_identified() -> None:
+    # detect_prob is 0.6 in the scenario, the lower end of its range: every sample moves off it, and
+    # every sample flips (as claim 5's wafer hop, fitted at 0, does)
+    spec = claim("below", identified=False)
+    factors = [
+        f.model_copy(update={"range": (0.6, 1.0)}) if "detect" in f.path else f for f in spec.uncertainties
+    ]
+    spec = spec.model_copy(update={"uncertainties": factors})
+    gaps = np.full(31, 1.0)
+    gaps[0] = -1.0
+    (part,) = judge_claim(spec, runs(gaps, samples=30)).parts
+    assert part.verdict == NOT_IDENTIFIED and part.identify == ["review catches: a study of review"]
+    # the same with the input identified: it depends on the samples
+    identified = [f.model_copy(update={"identified": True}) for f in spec.uncertainties]
+    (part,) = judge_claim(spec.model_copy(update={"uncertainties": identified}), runs(gaps, samples=30)).parts
+    assert part.verdict == "depends"

@@ -36,9 +36,10 @@ behavioural slot says so (:data:`NO_ENSEMBLE`).
    members) and fewer than :data:`MIN_FLIP_SHARE` of the samples disagree; ``false`` when it fails
    the same way; ``depends`` otherwise, with ``depends_on`` saying on what (seed noise, the
    calibrated behaviour, the sampled assumptions). A part that depends on the sampled assumptions
-   is **not identified** when an input that decides it — a restricted input of its stable box, else
-   the input of highest EVPPI — is one the fitted data does not identify (``identified = false`` in
-   the claim file, with what would identify it).
+   is **not identified** when an input that decides it — when every sample disagrees with the
+   defaults, one whose defaults sit at an end of its sampled range (a fit at its bound); else a
+   restricted input of its stable box; else the input of highest EVPPI — is one the fitted data does
+   not identify (``identified = false`` in the claim file, with what would identify it).
 5. **What a team would measure** (each part that depends on the samples): the decision analysis of
    :func:`speedtrap.analysis.decisions.analyse_decision` on the samples, the margin by which the
    statistic lies inside the region (its unit; negative outside) in place of the net benefit: the
@@ -104,7 +105,8 @@ RULE = (
     f"true/false: the 95% seed interval at the defaults and the behavioural interval over the "
     f"calibrated ensemble lie inside/outside the region and fewer than {MIN_FLIP_SHARE:.0%} of the "
     f"sampled assumptions disagree; not identified: it depends on the samples and an input that "
-    f"decides it (its stable box's, else the highest EVPPI) is not identified by the fitted data; "
+    f"decides it (when every sample disagrees, one whose defaults sit at an end of its range; else "
+    f"its stable box's; else the highest EVPPI) is not identified by the fitted data; "
     f"depends otherwise. Tie rule: {TIE_RULE}. Boxes: {STABILITY_RULE}"
 )
 
@@ -350,15 +352,22 @@ def _at_range_end(claim: ClaimSpec, paths: Sequence[str]) -> list[str]:
 
 
 def _deciding(
-    claim: ClaimSpec, found: StableBox | None, decision: dict[str, Any] | None, unknown: Sequence[str]
+    claim: ClaimSpec,
+    found: StableBox | None,
+    decision: dict[str, Any] | None,
+    unknown: Sequence[str],
+    *,
+    all_disagree: bool,
 ) -> list[str]:
-    """The inputs that decide a part: its stable box's restricted inputs; for a box holding every
-    sample, the unidentified inputs whose defaults sit at an end of their range; else the input of
-    highest EVPPI."""
-    if found is not None and found.stable and found.box is not None:
-        if found.box.bounds:
-            return [b.path for b in found.box.bounds]
-        return _at_range_end(claim, unknown)
+    """The inputs that decide a part: when every sample disagrees with the defaults, the unidentified
+    inputs whose defaults sit at an end of their range (moving off it is what every sample does);
+    else its stable box's restricted inputs; else the input of highest EVPPI."""
+    if all_disagree:
+        ends = _at_range_end(claim, unknown)
+        if ends:
+            return ends
+    if found is not None and found.stable and found.box is not None and found.box.bounds:
+        return [b.path for b in found.box.bounds]
     if decision is not None:
         ranked = [(k, v) for k, v in decision["evppi"].items() if math.isfinite(v) and v > 0]
         if ranked:
@@ -432,9 +441,10 @@ def judge_part(
     identify: list[str] = []
     if on_samples:
         unknown = {f.path: f for f in claim.sampled if not f.identified}
-        deciding = [
-            p for p in _deciding(claim, prim if counted else None, decision, list(unknown)) if p in unknown
-        ]
+        every = status != "unresolved" and bool(cases.all())
+        reported_box = prim if counted else None
+        deciding = _deciding(claim, reported_box, decision, list(unknown), all_disagree=every)
+        deciding = [p for p in deciding if p in unknown]
         if deciding:
             verdict = NOT_IDENTIFIED
             identify = [

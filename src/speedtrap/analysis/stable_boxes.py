@@ -173,8 +173,10 @@ def stable_prim_box(
     x, flags = _inputs(x, y)
     if not flags.any():
         return StableBox(None, False, reasons=("no case",))
-    if flags.all():
-        return StableBox(_everywhere(x, flags, "prim"), True, bootstrap_overlap=1.0)
+    if flags.all():  # every sample a case: the box is everywhere, stable given enough samples
+        few = len(flags) < MIN_STABLE_SAMPLES
+        reasons = (f"{len(flags)} samples, fewer than {MIN_STABLE_SAMPLES}",) if few else ()
+        return StableBox(_everywhere(x, flags, "prim"), not few, bootstrap_overlap=1.0, reasons=reasons)
     reasons: list[str] = []
     if len(flags) < MIN_STABLE_SAMPLES:
         box = prim_box(x, flags, min_density=min_density, peel_alpha=peel_alpha, mass_min=MIN_BOX_MASS)

@@ -190,7 +190,7 @@ def claim_figure(result: ClaimResult, runs: pd.DataFrame, claim: ClaimSpec) -> F
         f"{result.name}: {result.verdict.upper()} — defaults{point} over {at}; "
         f"{result.samples} sampled assumptions"
     )
-    fig.suptitle(f"{QUICK_TITLE}: {title}" if result.quick else title, fontsize=10)
+    fig.suptitle(textwrap.fill(f"{QUICK_TITLE}: {title}" if result.quick else title, 120), fontsize=10)
     fig.tight_layout(rect=(0, 0.08 if len(tests) < 2 else 0.05, 1, 0.96))
     return fig
 
