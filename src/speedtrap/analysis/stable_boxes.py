@@ -175,8 +175,8 @@ def stable_prim_box(
         return StableBox(None, False, reasons=("no case",))
     if flags.all():  # every sample a case: the box is everywhere, stable given enough samples
         few = len(flags) < MIN_STABLE_SAMPLES
-        reasons = (f"{len(flags)} samples, fewer than {MIN_STABLE_SAMPLES}",) if few else ()
-        return StableBox(_everywhere(x, flags, "prim"), not few, bootstrap_overlap=1.0, reasons=reasons)
+        why = (f"{len(flags)} samples, fewer than {MIN_STABLE_SAMPLES}",) if few else ()
+        return StableBox(_everywhere(x, flags, "prim"), not few, bootstrap_overlap=1.0, reasons=why)
     reasons: list[str] = []
     if len(flags) < MIN_STABLE_SAMPLES:
         box = prim_box(x, flags, min_density=min_density, peel_alpha=peel_alpha, mass_min=MIN_BOX_MASS)
