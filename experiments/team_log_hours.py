@@ -99,7 +99,11 @@ def main() -> None:
     parser.add_argument(
         "--out", type=Path, default=ROOT / "docs", help="folder for the CSV (figure: OUT/figures)"
     )
+    parser.add_argument("--replot", action="store_true", help="redraw the figure from OUT/team_log_hours.csv")
     args = parser.parse_args()
+    if args.replot:
+        plot(pd.read_csv(args.out / "team_log_hours.csv"), args.out / "figures" / "team_log_hours.png")
+        return
     size = QUICK if args.quick else FULL
     started = time.monotonic()
     everything = load_sessions([LOGS])
@@ -190,7 +194,7 @@ def plot(table: pd.DataFrame, path: Path) -> None:
     ax.set_ylabel(
         "width of the behavioural 95% interval,\nby hand − AI (tasks per developer-day)", color="C0"
     )
-    ax.set_ylim(bottom=0)
+    ax.set_ylim(0, float(table["width"].max()) * 1.15)
     twin = ax.twinx()
     twin.plot(table["hours"], table["kept"], "s--", color="C1")
     twin.set_ylabel(f"members kept (of {int(table['of'].iloc[0])})", color="C1")
