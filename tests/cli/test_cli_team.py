@@ -93,7 +93,7 @@ def test_compare_prints_each_interval_before_and_after(tmp_path: Path) -> None:
     (tmp_path / "team.fit.json").write_text(json.dumps(sidecar))
     args = [
         "compare", "--backend", "gpu-batched", "--backend", "manual", "--ensemble", str(team),
-        "--replications", "10", "--set", "developers=1", "--set", "horizon_s=3600",
+        "--replications", "10", "--set", "developers=1", "--set", "horizon_s=1800",
     ]  # fmt: skip
     text = runner.invoke(app, args)
     assert text.exit_code == 0, text.output

@@ -98,7 +98,7 @@ def test_measured_paths_run_at_the_team_value_and_leave_the_ensemble(
     frame.to_csv(tmp_path / "p.csv", index=False)
     given = Prior(frame, tmp_path / "p.csv", default=False)
     scenario = SCENARIO.with_overrides({TOOL: TRUE_TOOL_S})
-    fit = fit_team(logs, scenario, given, replications=2, days=1.0, fitted=[TOOL])
+    fit = fit_team(logs, scenario, given, replications=2, days=0.5, fitted=[TOOL])
     assert fit.measured == [TOOL]
     assert fit.kept == [0, 1]
     assert list(fit.ensemble().columns) == ["member", "developer.review.base_s"]
