@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from speedtrap.analysis.latency import LATENCY_KEYS
 from speedtrap.cli import app
 from speedtrap.config.experiment import Experiment
 from speedtrap.experiments.canonical import CANONICAL, EXPERIMENTS_DIR, experiment_file, load_spec
@@ -31,9 +32,30 @@ class Quick(NamedTuple):
 
 
 FILES: dict[str, tuple[str, ...]] = {
-    "headline": ("summary.csv", "paired.csv", "ledger.png", "ledger.svg", "outcomes.png", "outcomes.svg"),
-    "fast_mode_externality": ("summary.csv", "economics.csv", "externality.png", "externality.svg"),
-    "break_even": ("relative.csv", "analytic.csv", "economics.csv", "break_even.png", "break_even.svg"),
+    "headline": (
+        "summary.csv",
+        "paired.csv",
+        "ledger.png",
+        "ledger.svg",
+        "outcomes.png",
+        "outcomes.svg",
+        "latency.csv",
+    ),
+    "fast_mode_externality": (
+        "summary.csv",
+        "economics.csv",
+        "externality.png",
+        "externality.svg",
+        "latency.csv",
+    ),
+    "break_even": (
+        "relative.csv",
+        "analytic.csv",
+        "economics.csv",
+        "break_even.png",
+        "break_even.svg",
+        "latency.csv",
+    ),
 }
 
 
@@ -82,6 +104,35 @@ def test_quick_script_writes_its_files_and_a_finding(name: str, quick_script: Ca
     quick = quick_script(name)
     written(quick.out, name)
     assert "Wrote" in quick.finding
+
+
+@pytest.mark.parametrize("name", [n for n in CANONICAL if n in FILES])
+def test_quick_script_writes_latency_percentiles_per_design_point(
+    name: str, quick_script: Callable[[str], Quick]
+) -> None:
+    """latency.csv: per design point (per tier where the runs keep tiers apart) the number of runs and
+    the mean over them of each run's p50/p90/p99 (seconds), the same as the runs table's columns."""
+    table, spec, out, _ = quick_script(name)
+    latency = pd.read_csv(out / "latency.csv")
+    factors = list(spec.factor_paths)
+    tiers = ["standard", "fast"] if name == "fast_mode_externality" else [""]
+    assert list(latency.columns) == [*factors, *(["tier"] if tiers != [""] else []), "runs", *LATENCY_KEYS]
+    assert len(latency) == len(table.drop_duplicates("point")) * len(tiers)
+    assert (latency["runs"] == spec.replications).all()
+    for tier in tiers:
+        columns = [f"{tier}_{key}" if tier else key for key in LATENCY_KEYS]
+        expected = table.groupby(factors, sort=False)[columns].mean().reset_index()
+        got = latency[latency["tier"] == tier] if tier else latency
+        pd.testing.assert_frame_equal(
+            got[[*factors, *LATENCY_KEYS]].reset_index(drop=True),
+            expected.set_axis([*factors, *LATENCY_KEYS], axis=1),
+            check_dtype=False,
+        )
+    served = latency.dropna(subset=["ttft_p50_s"])
+    assert len(served) > 0
+    for prefix in ("ttft", "tbt", "e2e"):
+        assert (served[f"{prefix}_p50_s"] <= served[f"{prefix}_p90_s"]).all()
+        assert (served[f"{prefix}_p90_s"] <= served[f"{prefix}_p99_s"]).all()
 
 
 def test_headline_finding_reports_every_backend_against_the_baseline(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""Per-request latency in ``compare`` and ``demo``: each run's percentiles of time to first token,
+"""Per-request latency in ``compare`` and ``demo`` (the percentiles of
+:mod:`speedtrap.analysis.latency`): each run's percentiles of time to first token,
 time between tokens and end to end (:mod:`speedtrap.models.latency`, over all of the run's requests),
 kept as flat columns of the run's row beside its summary (the summary's own keys unchanged), their
 mean over an arm's runs as a table, a JSON list and a CSV, and ``compare --latency-csv``'s
@@ -12,28 +13,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from speedtrap.analysis.latency import LATENCY_KEYS, LATENCY_NAMES, PERCENTILES, latency_by, run_percentiles
 from speedtrap.cli.common import json_number, print_table, shown, writing
+
+__all__ = ["LATENCY_KEYS", "LATENCY_NAMES", "PERCENTILES", "arm_latency", "run_percentiles"]
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from speedtrap.config.scenario import Scenario
-
-LATENCY_NAMES: dict[str, tuple[str, str]] = {
-    "ttft_s": ("ttft", "time to first token"),
-    "tbt_s": ("tbt", "time between tokens"),
-    "e2e_s": ("e2e", "end to end"),
-}
-"""Per metric of :data:`speedtrap.models.latency.LATENCY_METRICS`: the prefix of its flat keys and
-the label of its row in the table."""
-
-PERCENTILES: tuple[int, ...] = (50, 90, 99)
-"""The percentiles kept per run (those of :data:`speedtrap.models.latency.LATENCY_PERCENTILES`)."""
-
-LATENCY_KEYS: tuple[str, ...] = tuple(
-    f"{prefix}_p{p}_s" for prefix, _ in LATENCY_NAMES.values() for p in PERCENTILES
-)
-"""The flat keys a run's row gains: ``ttft_p50_s`` … ``e2e_p99_s`` (seconds)."""
 
 LatencyCsvOption = Annotated[
     Path | None,
@@ -43,20 +31,6 @@ LatencyCsvOption = Annotated[
         "backend, tier, developer, task, arrival_s, queue_s, ttft_s, tbt_s, e2e_s in seconds, tokens).",
     ),
 ]
-
-
-def run_percentiles(metrics: pd.DataFrame) -> dict[str, float]:
-    """The flat :data:`LATENCY_KEYS` of one run's :func:`~speedtrap.models.latency.request_metrics`
-    (seconds, numpy's default percentile over the requests that have the metric; NaN where none has)."""
-    import numpy as np
-
-    out: dict[str, float] = {}
-    for metric, (prefix, _) in LATENCY_NAMES.items():
-        values = metrics[metric].to_numpy(dtype=np.float64)
-        kept = values[~np.isnan(values)]
-        found = np.percentile(kept, PERCENTILES) if kept.size else [float("nan")] * len(PERCENTILES)
-        out.update({f"{prefix}_p{p}_s": float(v) for p, v in zip(PERCENTILES, found, strict=True)})
-    return out
 
 
 def summary_with_latency(
@@ -82,10 +56,7 @@ def summary_with_latency(
 def arm_latency(runs: pd.DataFrame, column: str = "arm") -> pd.DataFrame:
     """Per arm (``column``, in order of first appearance): ``runs`` (the number of runs) and the mean
     over its runs of each run's percentile (:data:`LATENCY_KEYS`, seconds)."""
-    grouped = runs.groupby(column, sort=False)
-    table = grouped[list(LATENCY_KEYS)].mean()
-    table.insert(0, "runs", grouped.size())
-    return table.reset_index()
+    return latency_by(runs, column)
 
 
 def latency_records(runs: pd.DataFrame) -> list[dict[str, Any]]:

@@ -19,10 +19,16 @@ that have the metric (NaN where none has).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+
+from speedtrap.analysis.latency import run_percentiles
+
+if TYPE_CHECKING:
+    from speedtrap.config.scenario import Scenario
+    from speedtrap.models.results import RunSummary
 
 LATENCY_PERCENTILES: tuple[int, ...] = (50, 90, 99)
 """The percentiles reported per backend (p50, p90, p99)."""
@@ -94,3 +100,17 @@ def latency_percentiles(requests: pd.DataFrame) -> dict[str, dict[str, Any]]:
             entry[metric] = _percentiles(rows[metric].to_numpy(dtype=np.float64))
         out[str(backend)] = entry
     return out
+
+
+def simulate_summary_with_latency(scenario: Scenario, seed: int | None = None) -> RunSummary:
+    """A model function for the experiment engine: ``simulate(scenario, seed).summary()`` with the
+    run's latency percentiles over all of its requests added
+    (:data:`speedtrap.analysis.latency.LATENCY_KEYS`, seconds; NaN where no request has the metric),
+    naming the engine that ran. The summary's own values are those of
+    :func:`~speedtrap.models.workflow.simulate_summary`, bit for bit."""
+    from speedtrap.models.workflow import simulate
+
+    result = simulate(scenario, seed)
+    summary = result.summary()
+    summary.update(run_percentiles(request_metrics(result.requests)))
+    return summary

@@ -6,6 +6,9 @@ caveat that every interval of the finding shares is said once, first).
 :func:`run_canonical`, which runs (or resumes) the experiment through the engine, writes the runs
 and ``spec.json`` to ``results/<name>/`` (quick: ``results/<name>-quick/``), then the analysis
 writes its CSV tables and PNG + SVG figures beside them and returns a plain-language finding.
+Every experiment also writes ``latency.csv``: per design point (and, where the runs keep them per
+tier, per tier) the mean over its runs of each run's p50, p90 and p99 of time to first token, time
+between tokens and end to end (seconds; :func:`speedtrap.analysis.latency.latency_table`).
 
 **Under the calibrated ensemble** (the default, as for ``compare``; ``--ensemble FILE`` another,
 ``--single`` the scenario file's own parameter set): the experiment's replications N become K = N // 2
@@ -32,6 +35,7 @@ from typing import Annotated, Any
 import pandas as pd
 import typer
 
+from speedtrap.analysis.latency import latency_table
 from speedtrap.analysis.statistics import caveat_once
 from speedtrap.config.experiment import Experiment
 from speedtrap.experiments.executors import EXECUTOR_KINDS, make_executor
@@ -122,6 +126,10 @@ def run_canonical(
     try:
         report: Report = module.analyze(table, spec, out)
         files = list(report.files)
+        latency = latency_table(table, spec.factor_paths)
+        if latency is not None:  # per design point (and tier): the mean of each run's percentiles
+            files.append(out / "latency.csv")
+            latency.to_csv(files[-1], index=False)
         if "member" in table.columns:
             behaviour = behaviour_table(table, module.contrasts(table, spec))
             files.append(out / "behaviour.csv")

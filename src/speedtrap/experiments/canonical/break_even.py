@@ -36,10 +36,10 @@ from speedtrap.analysis.value import VALUE_COLUMNS, arm_value, paired_runs, valu
 from speedtrap.config.experiment import Experiment
 from speedtrap.config.value import LOADED_USD_PER_DEV_HOUR
 from speedtrap.experiments.canonical import Contrast, Report
-from speedtrap.models.workflow import simulate_summary
+from speedtrap.models.latency import simulate_summary_with_latency
 from speedtrap.plots import figure_of, interval_note, save_figure
 
-MODEL = simulate_summary
+MODEL = simulate_summary_with_latency  # the summary, and each run's latency percentiles (latency.csv)
 METRICS: dict[str, str] = {
     "tasks_per_dev_day": "tasks per developer-day",
     "usd_per_task": "$ per task",

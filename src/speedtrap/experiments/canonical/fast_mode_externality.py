@@ -25,12 +25,14 @@ import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from speedtrap.analysis.latency import run_percentiles
 from speedtrap.analysis.statistics import summarize
 from speedtrap.analysis.value import VALUE_COLUMNS, arm_value, net_phrase, paired_runs
 from speedtrap.config.experiment import Experiment
 from speedtrap.config.ledger import WAITING_CATEGORIES
 from speedtrap.config.scenario import Scenario
 from speedtrap.experiments.canonical import Contrast, Report
+from speedtrap.models.latency import request_metrics
 from speedtrap.models.results import COMPLETED_OUTCOMES
 from speedtrap.models.workflow import simulate
 from speedtrap.plots import LOG_CUT_NOTE, band_handle, interval_note, plot_lines, save_figure
@@ -75,6 +77,7 @@ def fleet_outcomes(scenario: Scenario, seed: int) -> dict[str, float]:
         out[f"{tier}_queue_wait_s"] = _mean(mine["queue_wait_s"])
         out[f"{tier}_ttft_s"] = _mean(mine["ttft_s"])
         out[f"{tier}_decode_tok_s"] = _mean(rate.dropna())
+        out.update({f"{tier}_{k}": v for k, v in run_percentiles(request_metrics(mine)).items()})
     n_fast = round(policy.share * scenario.developers)  # the policy's adopters: developers 0 … n_fast − 1
     days_per_developer = result.horizon_s / scenario.workday_s
     ledger = result.ledger

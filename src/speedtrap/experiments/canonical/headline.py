@@ -17,10 +17,10 @@ from matplotlib.figure import Figure
 from speedtrap.analysis.statistics import caveat_suffix, paired_differences, summarize
 from speedtrap.config.experiment import Experiment
 from speedtrap.experiments.canonical import Contrast, Report
-from speedtrap.models.workflow import simulate_summary
+from speedtrap.models.latency import simulate_summary_with_latency
 from speedtrap.plots import figure_of, plot_ledger, plot_outcome, save_figure
 
-MODEL = simulate_summary
+MODEL = simulate_summary_with_latency  # the summary, and each run's latency percentiles (latency.csv)
 BASELINE = "gpu-batched"
 NO_AI = "manual"
 KEY_OUTCOMES = ("tasks_per_dev_day", "waiting_share", "fixing_share", "share_switching", "usd_per_task")
