@@ -261,3 +261,10 @@ def _print_narrowing(
         ["outcome", "arm", "width before", "width after", "after / before"],
         table,
     )
+    measured = sidecar.get("measured_by_fit") or []
+    if measured:
+        typer.echo(
+            f"Before runs the prior's members with their own values of the {len(measured)} parameters the "
+            "fit measured from the logs; after, the scenario's values of them (fitted.toml holds the "
+            "team's): the change counts what the logs measured as well as the members they ruled out."
+        )
