@@ -124,3 +124,14 @@ def test_compare_names_a_missing_prior(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert "the prior of the team ensemble" in result.output and "gone.csv" in result.output
+
+
+def test_the_command_defaults_are_the_team_fit_defaults() -> None:
+    import inspect
+
+    from speedtrap.cli.sessions import fit
+    from speedtrap.experiments.team import DEFAULT_DAYS, DEFAULT_REPLICATIONS
+
+    parameters = inspect.signature(fit).parameters
+    assert parameters["replications"].default == DEFAULT_REPLICATIONS
+    assert parameters["days"].default == DEFAULT_DAYS

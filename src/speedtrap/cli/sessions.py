@@ -77,11 +77,11 @@ def fit(
     ] = None,
     replications: Annotated[
         int, typer.Option("--replications", min=1, max=100, help="With --ensemble: seeds per member, pooled.")
-    ] = 4,
+    ] = 4,  # speedtrap.experiments.team.DEFAULT_REPLICATIONS, where its source is (a test holds them equal)
     days: Annotated[
         float,
         typer.Option("--days", min=0.1, max=60.0, help="With --ensemble: working days of each member's run."),
-    ] = 5.0,
+    ] = 5.0,  # speedtrap.experiments.team.DEFAULT_DAYS (a test holds them equal)
     json_out: JsonOption = False,
 ) -> None:
     """Fit a scenario to your own coding-agent sessions: turns per task, tokens per request and
