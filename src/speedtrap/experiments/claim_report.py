@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from speedtrap.analysis.claim_verdicts import ClaimResult
+from speedtrap.plots.claims import outcome_words
 
 
 def _interval(mean: float, low: float, high: float) -> str:
@@ -30,7 +31,8 @@ def _part_lines(part: Any) -> list[str]:
     lines = [f"  {part.arm} · {part.test}: {part.verdict}{why}"]
     b = part.behavioural
     where = f"over {b['members']} members × seeds" if b.get("available") else "on the scenario's own set"
-    seed = _interval(d.mean, d.ci_low, d.ci_high) + (f"; {d.caveat}" if d.caveat else "")
+    unit = "×" if part.statistic == "ratio" else outcome_words(part.outcome)[1]
+    seed = f"{_interval(d.mean, d.ci_low, d.ci_high)} {unit}" + (f"; {d.caveat}" if d.caveat else "")
     lines.append(
         f"    effect at the defaults ({where}), 95% seed interval over {d.n} runs: {seed}"
         f" ({part.at_defaults})"
@@ -38,7 +40,7 @@ def _part_lines(part: Any) -> list[str]:
     if b.get("available"):
         lines.append(
             f"    behavioural uncertainty, 95% prediction interval for a member: "
-            f"{_interval(b['mean'], b['low'], b['high'])} ({part.across_members})"
+            f"{_interval(b['mean'], b['low'], b['high'])} {unit} ({part.across_members})"
         )
     else:
         lines.append(f"    behavioural uncertainty: {b['note']}")
@@ -101,8 +103,9 @@ def format_result(result: ClaimResult, *, wall_s: float | None = None) -> list[s
         behavioural = (
             f"; behavioural {_interval(b['mean'], b['low'], b['high'])}" if b.get("available") else ""
         )
+        words, unit = outcome_words(rep.outcome)
         lines.append(
-            f"  reported: {rep.outcome}, {rep.arm} − baseline {_interval(d.mean, d.ci_low, d.ci_high)}"
+            f"  reported: {words} ({unit}), {rep.arm} − baseline {_interval(d.mean, d.ci_low, d.ci_high)}"
             f" (95% seed interval{behavioural}; baseline {rep.baseline_mean:.3g})"
         )
     lines.extend(f"  note: {note}" for note in result.notes)

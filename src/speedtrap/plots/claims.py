@@ -62,6 +62,14 @@ OUTCOME_WORDS = {
     "standard_queue_wait_s": ("standard requests' wait for a slot", "s"),
     "fast_queue_wait_s": ("fast requests' wait for a slot", "s"),
     "standard_ttft_s": ("standard requests' time to first token", "s"),
+    "waiting_share": ("share of the day waiting on the agent", "share"),
+    "fixing_share": ("share of the day fixing the agent's mistakes", "share"),
+    "backend_utilization": ("fleet utilisation", "share of slots"),
+    "standard_tasks_per_dev_day": ("standard-tier tasks per developer-day", "tasks/dev-day"),
+    "standard_decode_tok_s": ("standard-tier decode speed per stream", "tok/s"),
+    "revenue_usd_per_gpu_hour": ("provider revenue per GPU-hour", "USD"),
+    "provider_tok_s_per_gpu": ("provider throughput per GPU", "tok/s"),
+    "mean_queue_wait_s": ("mean wait for a slot", "s"),
 }
 """Outcome column → (words, unit) for the axes."""
 
