@@ -121,6 +121,19 @@ def _build_ext(work: Path, argument: str) -> Path:
     return out
 
 
+def place(built: Path, target: Path) -> None:
+    """Put the compiled module ``built`` at ``target`` in one step: copied to a temporary name beside
+    it, then renamed over it. A process that imports it meanwhile finds the old file or the whole new
+    one, never a part, and one that has the old file loaded keeps it (a copy onto the loaded file
+    itself ended such a process by SIGBUS)."""
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        shutil.copy2(built, temporary)
+        os.replace(temporary, target)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
 class CompiledPoolHook(BuildHookInterface):  # type: ignore[type-arg]
     """Compiles the serving pool (module docstring)."""
 
@@ -149,7 +162,7 @@ class CompiledPoolHook(BuildHookInterface):  # type: ignore[type-arg]
         digest = build.sources_digest(serving)
         if version == "editable":
             for target, path in built.items():
-                shutil.copy2(path, root / "src" / target)
+                place(path, root / "src" / target)
             (serving / build.SOURCES_DIGEST_FILE).write_text(digest + "\n", encoding="ascii")
         else:
             staging = Path(tempfile.mkdtemp(prefix="speedtrap-compiled-"))
@@ -187,7 +200,7 @@ class CompiledPoolHook(BuildHookInterface):  # type: ignore[type-arg]
             return
         digest = hashlib.sha256(source.read_bytes()).hexdigest()
         if version == "editable":
-            shutil.copy2(built, models / built.name)
+            place(built, models / built.name)
             (models / build.CORE_DIGEST_FILE).write_text(digest + "\n", encoding="ascii")
         else:
             staging = Path(tempfile.mkdtemp(prefix="speedtrap-core-"))

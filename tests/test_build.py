@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.machinery
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -113,3 +114,27 @@ def test_the_reported_typed_core_is_the_one_the_models_use(monkeypatch: pytest.M
     assert build.core_build() == ("typed core (Cython)" if in_use else "no typed core")
     monkeypatch.setenv(build.PURE_ENV, "1")
     assert typed_core.core_module() is None
+
+
+def test_an_editable_install_replaces_a_compiled_module_in_one_step(tmp_path: Path) -> None:
+    """The editable install puts each compiled module in place by a rename (hatch_build.place): a
+    process that has the old file mapped keeps reading its bytes (a copy onto the loaded file ended
+    running commands by SIGBUS, found by the slow fuzz while the package was reinstalled), and no
+    temporary file is left."""
+    import mmap
+
+    spec = importlib.util.spec_from_file_location(
+        "hatch_build", Path(__file__).resolve().parents[1] / "hatch_build.py"
+    )
+    assert spec is not None and spec.loader is not None
+    hatch_build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hatch_build)
+    target, built = tmp_path / "pool.cpython-312-x86_64-linux-gnu.so", tmp_path / "built" / "pool.so"
+    built.parent.mkdir()
+    target.write_bytes(b"old" * 4096)
+    built.write_bytes(b"new")
+    with target.open("rb") as loaded, mmap.mmap(loaded.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        hatch_build.place(built, target)
+        assert mapped[:6] == b"oldold" and len(mapped) == 3 * 4096  # the loaded file is untouched
+    assert target.read_bytes() == b"new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["built", target.name])
