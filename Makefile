@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 
 # the compiled serving pool and typed core are rebuilt (pip install -e) when their sources change
 POOL_SOURCES := $(addprefix src/speedtrap/serving/,request.py replica_clock.py admission.py decode_rate.py pool.py) \
-	src/speedtrap/models/_typed_core.pyx
+	src/speedtrap/models/_typed_core.pyx $(wildcard src/speedtrap/models/_core_*.pxi)
 
 $(STAMP): pyproject.toml hatch_build.py $(POOL_SOURCES)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)

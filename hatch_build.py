@@ -21,7 +21,6 @@ Mesa model. The core draws through numpy's C interface to its random distributio
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import shutil
@@ -186,19 +185,18 @@ class CompiledPoolHook(BuildHookInterface):  # type: ignore[type-arg]
     def _typed_core(self, root: Path, build: ModuleType, version: str, build_data: dict[str, Any]) -> None:
         """Compile the typed core with Cython (module docstring); say so, or why not."""
         models = root / "src" / "speedtrap" / "models"
-        source = models / "_typed_core.pyx"
         if importlib.util.find_spec("Cython") is None:
             reason: str | None = "Cython is not installed"
         else:
             reason = None
             try:
-                built = self._cythonize(source)
+                built = self._cythonize(build.core_sources(models))
             except subprocess.CalledProcessError as exc:
                 reason = f"compiling failed:\n{exc.stdout}"
         if reason is not None:
             self._not_compiled("the typed core", reason, "no typed core; every run takes the Mesa model")
             return
-        digest = hashlib.sha256(source.read_bytes()).hexdigest()
+        digest = build.core_digest(models)
         if version == "editable":
             place(built, models / built.name)
             (models / build.CORE_DIGEST_FILE).write_text(digest + "\n", encoding="ascii")
@@ -210,11 +208,14 @@ class CompiledPoolHook(BuildHookInterface):  # type: ignore[type-arg]
             build_data["force_include"][str(digest_file)] = f"speedtrap/models/{build.CORE_DIGEST_FILE}"
         self.app.display_info("speedtrap: the typed core is compiled with Cython")
 
-    def _cythonize(self, source: Path) -> Path:
-        """Compile the typed core in a temporary directory; return the extension module's file."""
+    def _cythonize(self, sources: list[Path]) -> Path:
+        """Compile the typed core (``sources``: its ``.pyx``, then the parts it includes) in a temporary
+        directory; return the extension module's file."""
         work = Path(tempfile.mkdtemp(prefix="speedtrap-cython-"))
         (work / "setup.py").write_text(CYTHON_SETUP, encoding="utf-8")
-        shutil.copy2(source, work / source.name)
+        for path in sources:
+            shutil.copy2(path, work / path.name)
+        source = sources[0]
         self.app.display_info("speedtrap: compiling the typed core with Cython (a minute)")
         out = _build_ext(work, source.name)
         found = list(out.rglob("_typed_core*.so"))

@@ -103,6 +103,12 @@ def test_the_typed_core_is_fresh_only_for_the_source_it_was_built_from(
     with source.open("a") as changed:
         changed.write("\n# changed since the build\n")
     assert build.core_state(tmp_path) == "stale"
+    # the parts it includes count too: a part added (or changed) since the build makes it stale
+    (tmp_path / build.CORE_DIGEST_FILE).write_text(build.core_digest(tmp_path) + "\n")
+    assert build.core_state(tmp_path) == "fresh"
+    (tmp_path / "_core_part.pxi").write_text("# a part\n")
+    assert build.core_sources(tmp_path)[1:] == [tmp_path / "_core_part.pxi"]
+    assert build.core_state(tmp_path) == "stale"
     monkeypatch.setenv(build.PURE_ENV, "1")
     assert build.core_build() == "no typed core"
 

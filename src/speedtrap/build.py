@@ -31,12 +31,15 @@ from types import ModuleType
 __all__ = [
     "COMPILED_MODULES",
     "CORE_DIGEST_FILE",
+    "CORE_INCLUDES",
     "CORE_MODULE",
     "PURE_ENV",
     "SOURCES_DIGEST_FILE",
     "StaleBuildWarning",
     "build_description",
     "core_build",
+    "core_digest",
+    "core_sources",
     "core_state",
     "pool_build",
     "pure_requested",
@@ -59,7 +62,10 @@ MODELS = Path(__file__).resolve().parent / "models"
 CORE_MODULE = "_typed_core"
 """The typed core's module in ``speedtrap.models`` (compiled with Cython from ``_typed_core.pyx``)."""
 CORE_DIGEST_FILE = "typed_core_source.sha256"
-"""Written beside the compiled typed core at build time: the SHA-256 of its Cython source."""
+"""Written beside the compiled typed core at build time: the SHA-256 of its Cython source
+(:func:`core_digest`)."""
+CORE_INCLUDES = "_core_*.pxi"
+"""The Cython files ``_typed_core.pyx`` includes (its parts by concern), beside it."""
 
 COMPILED = "compiled pool (mypyc)"
 PURE = "pure Python"
@@ -120,6 +126,21 @@ def pool_build() -> str:
     return COMPILED if _compiled_state() == "fresh" else PURE
 
 
+def core_sources(directory: Path = MODELS) -> list[Path]:
+    """The typed core's Cython source in ``directory``: ``_typed_core.pyx``, then the parts it includes
+    (:data:`CORE_INCLUDES`) in name order."""
+    return [directory / f"{CORE_MODULE}.pyx", *sorted(directory.glob(CORE_INCLUDES))]
+
+
+def core_digest(directory: Path = MODELS) -> str:
+    """The SHA-256 of the typed core's source in ``directory``: its files' bytes one after another
+    (:func:`core_sources`; with no parts, the digest of ``_typed_core.pyx`` alone)."""
+    digest = hashlib.sha256()
+    for path in core_sources(directory):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
 def core_state(directory: Path = MODELS) -> str:
     """``"absent"``, ``"fresh"`` or ``"stale"``: the compiled typed core in ``directory``
     (``speedtrap.models._typed_core``) against the Cython source beside it."""
@@ -127,8 +148,7 @@ def core_state(directory: Path = MODELS) -> str:
     if not any((directory / f"{CORE_MODULE}{suffix}").is_file() for suffix in suffixes):
         return "absent"
     try:
-        digest = hashlib.sha256((directory / f"{CORE_MODULE}.pyx").read_bytes()).hexdigest()
-        fresh = (directory / CORE_DIGEST_FILE).read_text(encoding="ascii").strip() == digest
+        fresh = (directory / CORE_DIGEST_FILE).read_text(encoding="ascii").strip() == core_digest(directory)
     except OSError:
         fresh = False
     return "fresh" if fresh else "stale"
