@@ -38,6 +38,7 @@ Saltelli sample.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Iterator, Sequence
@@ -84,6 +85,13 @@ MIN_Q2 = 0.9
 CV_FOLDS = 8
 """Folds of the cross-validation that gives ``q2`` (an assumption: between the usual 5 and 10 folds,
 Hastie, Tibshirani & Friedman, *The Elements of Statistical Learning*, §7.10)."""
+
+CV_MAX_ITER = 25
+"""L-BFGS-B iterations of a cross-validation fold's refit, which starts at the full fit's optimum: the
+fold's optimum lies close to it, and the uncapped refits (eight per target and wave, each running to
+convergence over 40 hyperparameters) were four fifths of a calibration's emulator time. A lone run
+the full fit can only explain as noise still moves a fold's refit away from it within the cap
+(tests/analysis/test_history_matching.py, the false-exclusion test)."""
 
 _CHUNK = 8192  # prediction rows at a time (a chunk × 256 training runs of doubles: 16 MiB)
 
@@ -238,6 +246,18 @@ class LogEmulator(Emulator):
         return np.asarray(math.expm1(self._white_noise()) * np.exp(2.0 * mu), dtype=float)
 
 
+def _lbfgsb(
+    objective: Any, theta: np.ndarray, bounds: np.ndarray, *, max_iter: int
+) -> tuple[np.ndarray, float]:
+    """scikit-learn's default optimizer (L-BFGS-B on the log-marginal likelihood) with an iteration cap."""
+    from scipy.optimize import minimize
+
+    result = minimize(
+        objective, theta, method="L-BFGS-B", jac=True, bounds=bounds, options={"maxiter": max_iter}
+    )
+    return result.x, float(result.fun)
+
+
 def _kernel(d: int) -> Any:
     from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
 
@@ -267,13 +287,15 @@ def fit_emulator(
     start: Any = None,
     optimize: bool = True,
     log: bool = False,
+    max_iter: int | None = None,
 ) -> Emulator:
     """Fit the GP emulator to inputs ``x`` (rows × inputs in ``[0, 1]``) and outputs ``y``.
 
     ``restarts`` extra optimizer starts (random, seeded by ``seed``); ``start``: a fitted kernel to
     start from; ``optimize=False`` keeps ``start``'s hyperparameters as they are (only the weights of
     the training runs are fitted); ``log``: fit to ``log(y)`` (every output must be > 0) and return a
-    :class:`LogEmulator`, whose predictions are in ``y``'s units.
+    :class:`LogEmulator`, whose predictions are in ``y``'s units; ``max_iter``: at most this many
+    L-BFGS-B iterations (default: scikit-learn's 15,000), for refits that start near their optimum.
     """
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.gaussian_process import GaussianProcessRegressor
@@ -285,9 +307,12 @@ def fit_emulator(
         y = np.log(y)
     if not optimize and start is None:
         raise ValueError("optimize=False needs the hyperparameters to keep: pass start=")
+    optimizer: Any = "fmin_l_bfgs_b" if optimize else None
+    if optimize and max_iter is not None:
+        optimizer = functools.partial(_lbfgsb, max_iter=max_iter)
     gp = GaussianProcessRegressor(
         kernel=start if start is not None else _kernel(x.shape[1]),
-        optimizer="fmin_l_bfgs_b" if optimize else None,
+        optimizer=optimizer,
         normalize_y=True,
         n_restarts_optimizer=restarts,
         random_state=seed,
@@ -305,7 +330,7 @@ def cross_validated_q2(
     """Q² = 1 − Σ(y − ŷ)² / Σ(y − ȳ)² with ŷ predicted by emulators fitted without the row's fold
     (``folds`` folds in a seeded random order). ``start``: a fitted kernel each fold's fit starts
     from (default: a fresh fit to all rows), so that a fold's optimizer is not left in a poor local
-    optimum that the full fit's restarts avoided."""
+    optimum that the full fit's restarts avoided, for at most :data:`CV_MAX_ITER` iterations."""
     x, y = _check_training(x, y)
     folds = min(folds, len(y))
     if folds < 2:
@@ -318,7 +343,8 @@ def cross_validated_q2(
     predicted = np.empty_like(y)
     for fold in np.array_split(order, folds):
         keep = np.setdiff1d(order, fold)
-        predicted[fold] = fit_emulator(x[keep], y[keep], seed=seed, restarts=0, start=start).predict(x[fold])
+        refit = fit_emulator(x[keep], y[keep], seed=seed, restarts=0, start=start, max_iter=CV_MAX_ITER)
+        predicted[fold] = refit.predict(x[fold])
     return _q2(y, predicted)
 
 

@@ -26,17 +26,17 @@ non-implausible region (its bounding box widened by :data:`BOX_MARGIN`; every ea
 emulators are applied first) and keeps the candidates that no used target rules out.
 
 **Emulator checks.** Each emulator is checked on the runs it was fitted to by k-fold
-cross-validation (:func:`held_out_predictions`, the folds of
-:func:`speedtrap.analysis.emulator.cross_validated_q2`): ``q2``, the share of the outputs' variance
-it predicts at held-out runs; ``coverage``, the share of held-out runs within 3 standard deviations
-of their prediction (seed noise included); and ``false_exclusions``, the share of held-out runs the
-simulated output keeps for this target but the emulator would rule out (Andrianakis et al. 2015,
-§ "Emulator validation") and that lie beyond those 3 sd (a run whose expected output is just beyond
-the cut-off lands inside it by seed noise alone, and is ruled out rightly). An emulator with a false
-exclusion, or whose coverage is too low for Pukelsheim's ≥ 95% (a binomial test at
-:data:`COVERAGE_TEST_LEVEL`: :func:`overconfident`), is not used to rule anything out in that wave,
-and its target is left to later waves and to the final check. Q² alone is not the criterion: in
-later waves the outputs vary little in the shrunken region, so an accurate emulator can have a low Q².
+cross-validation (:func:`held_out_predictions`, refits from the full fit's kernel): ``q2``,
+the share of the outputs' variance it predicts at held-out runs; ``coverage``, the share of held-out
+runs within 3 standard deviations of their prediction (seed noise included); and
+``false_exclusions``, the share of held-out runs the simulated output keeps for this target but the
+emulator would rule out (Andrianakis et al. 2015, § "Emulator validation") and that lie beyond those
+3 sd (a run whose expected output is just beyond the cut-off lands inside it by seed noise alone,
+and is ruled out rightly). An emulator with a false exclusion, or whose coverage is too low for
+Pukelsheim's ≥ 95% (a binomial test at :data:`COVERAGE_TEST_LEVEL`: :func:`overconfident`), is not
+used to rule anything out in that wave, and its target is left to later waves and to the final
+check. Q² alone is not the criterion: in later waves the outputs vary little in the shrunken region,
+so an accurate emulator can have a low Q².
 
 **Log-scale targets.** A target judged by relative error (``Target.scale = "log"``: durations
 whose tolerance is a share of the value) is emulated on the log of its output
@@ -78,7 +78,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from speedtrap.analysis.emulator import CV_FOLDS, Emulator, emulator_inputs, fit_emulator
+from speedtrap.analysis.emulator import CV_FOLDS, CV_MAX_ITER, Emulator, emulator_inputs, fit_emulator
 from speedtrap.analysis.space_filling import BOX_MARGIN, bounding_box, candidate_sample, space_filling_subset
 from speedtrap.config.experiment import Factor
 
@@ -431,9 +431,10 @@ def held_out_predictions(
     """Each run's emulated mean and variance from an emulator fitted without its fold (``log``: on
     the log scale, moments in ``y``'s units): the folds and refits of
     :func:`speedtrap.analysis.emulator.cross_validated_q2` (``folds`` folds in a seeded random order,
-    each refit starting from the kernel ``start``), so that its Q² is ``1 − Σ(y − mean)² / Σ(y − ȳ)²``
-    of these means. Where a fold would leave a refit fewer than :data:`MIN_RUNS` runs, more folds
-    are used (at most one run each)."""
+    each refit starting from the kernel ``start``, for at most
+    :data:`~speedtrap.analysis.emulator.CV_MAX_ITER` iterations), so that its Q² is
+    ``1 − Σ(y − mean)² / Σ(y − ȳ)²`` of these means. Where a fold would leave a refit fewer than
+    :data:`MIN_RUNS` runs, more folds are used (at most one run each)."""
     n = len(y)
     k = max(2, min(folds, n))
     while k < n and n - math.ceil(n / k) < MIN_RUNS:  # every refit needs MIN_RUNS runs
@@ -444,7 +445,9 @@ def held_out_predictions(
     mean, variance = np.empty(n), np.empty(n)
     for fold in np.array_split(order, k):
         keep = np.setdiff1d(order, fold)
-        emulator = fit_emulator(x[keep], y[keep], seed=seed, restarts=0, start=start, log=log)
+        emulator = fit_emulator(
+            x[keep], y[keep], seed=seed, restarts=0, start=start, log=log, max_iter=CV_MAX_ITER
+        )
         mean[fold], variance[fold] = emulator.predict(x[fold]), emulator.variance(x[fold])
     return mean, variance
 
@@ -513,12 +516,14 @@ def history_matching_wave(
     seed: int = 0,
     restarts: int = 2,
     folds: int = CV_FOLDS,
+    jobs: int = 1,
 ) -> Wave:
     """One wave of history matching.
 
     ``unit``: the training runs' unit coordinates (rows × ``parameters``); ``outputs``: per target
     name, one simulated output per row (the mean over its replications; NaN where a run gave
-    none). Fits an emulator per target (``seed``, ``restarts``: :func:`fit_emulator`'s) and checks
+    none). Fits an emulator per target (``seed``, ``restarts``: :func:`fit_emulator`'s; ``jobs``
+    targets at once, in joblib's worker processes: the same fits in any number) and checks
     it over ``folds`` cross-validation folds; draws ``candidates`` points in the bounding box of the
     last ``previous`` wave's non-implausible points (widened by ``margin``; the whole cube for the
     first wave); applies every previous wave's cut, then this wave's (the ``order``-th largest
@@ -537,18 +542,12 @@ def history_matching_wave(
         raise KeyError(f"no outputs for target {missing[0]!r}")
     factors = [p.factor for p in parameters]
     x = emulator_inputs(factors, unit)
-    fitted = tuple(
-        _fit_target(
-            t,
-            x,
-            np.asarray(outputs[t.name], dtype=float),
-            seed=seed,
-            restarts=restarts,
-            folds=folds,
-            cutoff=cutoff,
-        )
-        for t in targets
-    )
+    from joblib import Parallel, delayed  # type: ignore[import-untyped]
+
+    fit = delayed(_fit_target)
+    kw = {"seed": seed, "restarts": restarts, "folds": folds, "cutoff": cutoff}
+    jobs_ = (fit(t, x, np.asarray(outputs[t.name], dtype=float), **kw) for t in targets)
+    fitted = tuple(Parallel(n_jobs=jobs)(jobs_))
     box = (
         bounding_box(previous[-1].non_implausible, d, margin=margin)
         if previous

@@ -41,6 +41,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -444,6 +445,7 @@ def run_history_matching(
                 seed=seed,
                 restarts=restarts,
                 folds=folds,
+                jobs=1 if executor == "serial" else (workers or os.cpu_count() or 1),
             )
             done.append(wave)
             rows.append(_summary_row(wave, len(unit)))
