@@ -1124,8 +1124,13 @@ cdef class Core:
             cou[k] = q.output_tokens; cde[k] = q.dev; cta[k] = q.task; cat[k] = q.attempt; ctu[k] = q.turn
             far[k] = q.arrival_s; fad[k] = q.admitted_s; ffi[k] = q.first_token_s; fdo[k] = q.done_s
             fco[k] = q.cost_usd
+        # stably sorted by arrival here, column by column (the permutation sort_values(kind="stable")
+        # takes: a stable sort's order is unique), rather than the whole frame afterwards
+        order = np.argsort(fcols["arrival_s"], kind="stable")
+        cols = {c: v[order] for c, v in cols.items()}
+        fcols = {c: v[order] for c, v in fcols.items()}
         a, b, f, d = fcols["arrival_s"], fcols["admitted_s"], fcols["first_token_s"], fcols["done_s"]
-        frame = pd.DataFrame(
+        return pd.DataFrame(
             {
                 "backend": pd.Series([self.backend_name] * m, dtype="str"),
                 "id": cols["id"], "tier": pd.Series([self.tier] * m, dtype="str"),
@@ -1137,7 +1142,6 @@ cdef class Core:
                 "task": cols["task"], "attempt": cols["attempt"], "turn": cols["turn"],
             }
         )
-        return frame.sort_values("arrival_s", kind="stable", ignore_index=True)
 
     def stretches_frame(self):
         cdef CDev d
@@ -1148,12 +1152,20 @@ cdef class Core:
             rows.extend((i, *row) for row in d.closed_stretches)
             for s in d.sessions:
                 rows.extend((i, s.task.index, s.attempt, *r) for r in s.log)
-        frame = pd.DataFrame(
-            rows, columns=["developer", "task", "attempt", "handoff_s", "need_s", "back_s", "transcript"]
-        )
+        names = ["developer", "task", "attempt", "handoff_s", "need_s", "back_s", "transcript"]
+        if not rows:
+            frame = pd.DataFrame(rows, columns=names)
+            for column in ("need_s", "back_s"):
+                frame[column] = frame[column].astype("float64").replace(math.inf, math.nan)
+            return frame
+        # column by column (the dtypes a frame of these rows infers: int64, and float64 for the
+        # times), an open stretch's inf need and back times as NaN
+        columns = {name: np.array(values) for name, values in zip(names, zip(*rows))}
         for column in ("need_s", "back_s"):
-            frame[column] = frame[column].astype("float64").replace(math.inf, math.nan)
-        return frame
+            v = columns[column].astype("float64")
+            v[v == math.inf] = math.nan
+            columns[column] = v
+        return pd.DataFrame(columns)
 
     def tasks(self):
         return self.tasks_list
