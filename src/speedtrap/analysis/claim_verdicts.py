@@ -41,11 +41,13 @@ behavioural slot says so (:data:`NO_ENSEMBLE`).
    restricted input of its stable box; else the input of highest EVPPI — is one the fitted data does
    not identify (``identified = false`` in the claim file, with what would identify it).
 5. **What a team would measure** (each part that depends on the samples): the decision analysis of
-   :func:`speedtrap.analysis.decisions.analyse_decision` on the samples, the margin by which the
-   statistic lies inside the region (its unit; negative outside) in place of the net benefit: the
-   share of samples where it holds with its Wilson 95% interval, each input's EVPPI (in the
-   statistic's unit), and the boundary — the stable PRIM box of the holding samples over the inputs
-   of highest EVPPI, or "no stable box".
+   :func:`speedtrap.analysis.decisions.analyse_decision` on the samples, with +½ where the part
+   holds and −½ where it does not in place of the net benefit: the share of samples where it holds
+   with its Wilson 95% interval, each input's EVPPI — then E[max(P(holds | input), ½)] −
+   max(P(holds), ½), the gain in the probability of calling a sample's verdict right by knowing the
+   input (a margin in the statistic's unit would let a few far-off samples outweigh the rest) — and
+   the boundary: the stable PRIM box of the holding samples over the inputs of highest EVPPI, or "no
+   stable box".
 
 **The tie rule.** A statistic holds only strictly inside the region: a value on a bound, or within
 the test's ``resolution`` of a one-sided bound, is "no effect" — for "the fast model completes fewer
@@ -312,7 +314,8 @@ def _decision(x: pd.DataFrame, margins: np.ndarray, labels: dict[str, str]) -> d
     if x.shape[1] == 0 or not len(margins):
         return None
     index = pd.RangeIndex(len(margins))
-    found = analyse_decision("holds", pd.Series(margins, index=index), x.set_index(index))
+    stakes = np.where(margins > 0, 0.5, -0.5)  # module docstring, step 5
+    found = analyse_decision("holds", pd.Series(stakes, index=index), x.set_index(index))
     ranked = found.evppi.dropna()
     boundary = None
     if len(ranked) and found.share_paying not in (0.0, 1.0):
@@ -324,7 +327,7 @@ def _decision(x: pd.DataFrame, margins: np.ndarray, labels: dict[str, str]) -> d
         "share_high": found.share_high,
         "interval": "Wilson 95% interval over the samples",
         "evppi": {str(k): float(v) for k, v in found.evppi.items()},
-        "evppi_unit": "the statistic's unit (mean margin inside the region gained by knowing the input)",
+        "evppi_unit": "gain in the probability of calling a sample's verdict right by knowing the input",
         "measure_first": [labels.get(str(k), str(k)) for k in ranked.index[:2] if ranked[k] > 0],
         "boundary": boundary.as_dict() if boundary is not None else None,
         "boundary_words": boundary.describe("holds", labels) if boundary is not None else None,
