@@ -76,6 +76,10 @@ def test_no_cases_no_box_and_all_cases_everywhere() -> None:
         everywhere.describe()
         == "holds everywhere in the sampled ranges (coverage 1.00, density 1.00, 40 samples)"
     )
+    # half the cases, spread over the whole range: a box of the whole space is no boundary
+    spread = prim_box(x, (np.arange(40) % 2).astype(bool))
+    assert spread is not None and not spread.bounds
+    assert spread.describe("pays").startswith("no boundary: no region of the sampled ranges")
 
 
 def test_inputs_must_be_numbers() -> None:

@@ -111,6 +111,11 @@ class Box:
     def describe(self, what: str = "holds", labels: Mapping[str, str] | None = None) -> str:
         """E.g. ``holds when review detection ≤ 0.6 and task effort ≥ 7.2e+03 (coverage 0.81, density
         0.92)``."""
+        if not self.bounds and self.density < 1.0:  # the whole space, where it does not always hold
+            return (
+                f"no boundary: no region of the sampled ranges where it {what} more often than overall "
+                f"(density {self.density:.2f} over all {self.n_inside} samples)"
+            )
         where = f"when {self.conditions(labels)}" if self.bounds else self.conditions(labels)
         return (
             f"{what} {where} "
