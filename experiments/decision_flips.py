@@ -23,10 +23,10 @@ from speedtrap.validation.workflow import default_scenarios
 
 ROOT = Path(__file__).resolve().parents[1]
 ARMS = ("gpu-batched", "gpu-fast", "wafer-distilled", "manual")
-SIZE = {"full": (6, 5.0, 3), "quick": (1, 1.0, 2)}
-"""(developers, working days, seeds) per run: the full size is a team of 6 for a working week on 3
-paired seeds (every parameter end runs 4 arms × 3 seeds: 33 parameters × 2 ends × 12 runs), the quick
-one a smoke run."""
+SIZE = {"full": (10, 10.0, 6), "quick": (1, 1.0, 2)}
+"""(developers, working days, seeds) per run: the full size is the headline's team of 10 for two
+working weeks on 6 paired seeds (every parameter end runs 4 arms × 6 seeds: 44 parameters and
+constants × 2 ends × 24 runs, a few minutes), the quick one a smoke run."""
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -103,7 +103,7 @@ def test_the_readme_reports_every_flip_the_stored_check_found() -> None:
 @pytest.mark.slow
 def test_every_parameter_that_flips_a_headline_decision_is_reported_as_its_boundary() -> None:
     """Run experiments/decision_flips.py's full check (the stored ensemble's centre, every sourced
-    range's ends, 6 developers × 5 days × 3 seeds per end) and require the README's decisions section
+    range's ends, 10 developers × 10 days × 6 seeds per end) and require the README's decisions section
     to name, for each decision, every parameter that flips it. Before issue 40 no decision had such a
     line, and patience flips fast mode against standard: this test failed."""
     import importlib.util
