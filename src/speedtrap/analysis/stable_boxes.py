@@ -92,7 +92,10 @@ class StableBox:
         if self.box is None:
             return f"{NO_STABLE_BOX} (no sample {what})"
         if not self.stable:
-            return f"{NO_STABLE_BOX} ({'; '.join(self.reasons)})"
+            reasons = "; ".join(self.reasons)
+            for path, label in sorted((labels or {}).items(), key=lambda kv: -len(kv[0])):
+                reasons = reasons.replace(path, label)  # inputs named as the claim file labels them
+            return f"{NO_STABLE_BOX} ({reasons})"
         return self.box.describe(what, labels) + f", stable: bootstrap overlap {self.bootstrap_overlap:.2f}"
 
     def as_dict(self) -> dict[str, Any]:
