@@ -13,10 +13,22 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from speedtrap.analysis.latency import LATENCY_KEYS, LATENCY_NAMES, PERCENTILES, latency_by, run_percentiles
 from speedtrap.cli.common import json_number, print_table, shown, writing
 
-__all__ = ["LATENCY_KEYS", "LATENCY_NAMES", "PERCENTILES", "arm_latency", "run_percentiles"]
+__all__ = ["arm_latency", "latency_records", "print_latency_table"]
+_REEXPORTED = ("LATENCY_KEYS", "LATENCY_NAMES", "PERCENTILES", "latency_by", "run_percentiles")
+
+
+def __getattr__(name: str) -> Any:
+    """The percentile names and functions of :mod:`speedtrap.analysis.latency`, imported when first
+    used: importing :mod:`speedtrap.analysis` loads pandas, which the command line's start leaves out
+    (``compare`` imports this module for its option type)."""
+    if name in _REEXPORTED:
+        from speedtrap.analysis import latency
+
+        return getattr(latency, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,6 +60,8 @@ def summary_with_latency(
         metrics = request_metrics(result.requests)
         if kept is not None:
             kept.append(metrics)
+        from speedtrap.analysis.latency import run_percentiles
+
         return {**result.summary(), **run_percentiles(metrics)}
 
     return simulate_summary
@@ -56,6 +70,8 @@ def summary_with_latency(
 def arm_latency(runs: pd.DataFrame, column: str = "arm") -> pd.DataFrame:
     """Per arm (``column``, in order of first appearance): ``runs`` (the number of runs) and the mean
     over its runs of each run's percentile (:data:`LATENCY_KEYS`, seconds)."""
+    from speedtrap.analysis.latency import latency_by
+
     return latency_by(runs, column)
 
 
@@ -67,6 +83,8 @@ def latency_records(runs: pd.DataFrame) -> list[dict[str, Any]]:
 
 def print_latency_table(runs: pd.DataFrame, column: str = "arm") -> None:
     """The table of :func:`arm_latency`: a row per arm and metric, p50, p90 and p99 in seconds."""
+    from speedtrap.analysis.latency import LATENCY_NAMES, PERCENTILES
+
     table = arm_latency(runs, column)
     print_table(
         "Latency per arm (seconds; mean over runs of each run's percentile)",
