@@ -25,6 +25,14 @@ QUICK_MARK = "[quick]"
 """Every printed line of a quick run starts with this: its verdicts are not the study's."""
 
 
+def _no_measure(evppi: dict[str, Any]) -> str:
+    """Why no input is named: EVPPI not computed (too few samples), or 0 for every input."""
+    values = [v for v in evppi.values() if v is not None and not np.isnan(v)]
+    if not values:
+        return "none (EVPPI not computed: too few samples)"
+    return "none (EVPPI 0 for every input: knowing one alone would not change the call)"
+
+
 def _part_lines(part: Any) -> list[str]:
     d = part.defaults
     why = f" — on {', '.join(part.depends_on)}" if part.depends_on else ""
@@ -60,7 +68,7 @@ def _part_lines(part: Any) -> list[str]:
         measure = decision["measure_first"]
         lines.append(
             f"    decision: {share}; measure first (highest EVPPI): "
-            + (", ".join(measure) or "none (EVPPI n/a)")
+            + (", ".join(measure) or _no_measure(decision["evppi"]))
         )
         if decision["boundary_words"]:
             lines.append(f"    boundary: {decision['boundary_words']}")
