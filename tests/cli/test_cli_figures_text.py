@@ -88,3 +88,11 @@ def test_the_quick_headline_says_its_caveat_once_and_counts_its_days(
     titles = [t for texts in saved for t in texts if "working day" in t]
     assert titles and all("1 working days" not in t for t in titles), titles
     assert any("1 working day " in t for t in titles), titles
+
+
+def test_the_suggested_replications_run_every_stored_member_on_two_seeds() -> None:
+    from speedtrap.cli.compare import FULL_REPLICATIONS
+    from speedtrap.experiments.ensemble import default_ensemble
+
+    members = default_ensemble()
+    assert members is not None and 2 * len(members) == FULL_REPLICATIONS
