@@ -34,6 +34,7 @@ from speedtrap.app.figures import (
     pool_frame,
     timeline_figure,
 )
+from speedtrap.app.latency import latency_html
 from speedtrap.app.live import LiveComparison, Snapshot, view_of
 from speedtrap.app.settings import (
     NO_BACKEND,
@@ -486,7 +487,7 @@ def Results(snap: Snapshot) -> None:
     key = id(snap)
     words = solara.use_memo(lambda: finding(snap.results), dependencies=[key])
     table = solara.use_memo(lambda: _ledger_html(snap), dependencies=[key])
-    pool = solara.use_memo(lambda: _pool_html(snap), dependencies=[key])
+    pool = solara.use_memo(lambda: _pool_html(snap) + latency_html(snap.results), dependencies=[key])
     solara.HTML(tag="p", unsafe_innerHTML=f"<b>Finding.</b> {words}", classes=["st-finding"])
     with solara.Columns([3, 2], classes=["st-results"]):
         with solara.Column():
