@@ -43,7 +43,7 @@ DEFAULT_MASS_MIN = 0.05
 DEFAULT_TREE_DEPTH = 3
 """Depth of the CART cross-check: a box of at most three restricted inputs, as PRIM's usually are."""
 
-_PRIM_NOTICES = (
+PRIM_NOTICES = (
     "ipyparallel not installed",  # optional extras of the EMA Workbench, announced at import
     "altair based interactive inspection",
     "The inplace keyword",  # a pandas 3.1 deprecation inside ema_workbench 3.0's Prim.__init__
@@ -134,7 +134,10 @@ class Box:
         }
 
 
-def _inputs(x: pd.DataFrame, y: Sequence[bool] | np.ndarray | pd.Series) -> tuple[pd.DataFrame, np.ndarray]:
+def checked_inputs(
+    x: pd.DataFrame, y: Sequence[bool] | np.ndarray | pd.Series
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """``x`` and ``y`` as PRIM and CART take them, checked (as many rows as flags, some inputs)."""
     if len(x) != len(y):
         raise ValueError(f"x has {len(x)} rows and y {len(y)} values")
     if x.shape[1] == 0:
@@ -147,7 +150,8 @@ def _inputs(x: pd.DataFrame, y: Sequence[bool] | np.ndarray | pd.Series) -> tupl
     return numeric.reset_index(drop=True), flags
 
 
-def _measured(bounds: Sequence[Bound], x: pd.DataFrame, y: np.ndarray, method: str) -> Box:
+def measured_box(bounds: Sequence[Bound], x: pd.DataFrame, y: np.ndarray, method: str) -> Box:
+    """The box of ``bounds`` with its coverage, density and mass measured on ``x`` and ``y``."""
     inside = Box(tuple(bounds), 0.0, 0.0, 0.0, 0, method).contains(x)
     n_inside = int(inside.sum())
     cases = int(y.sum())
@@ -162,8 +166,9 @@ def _measured(bounds: Sequence[Bound], x: pd.DataFrame, y: np.ndarray, method: s
     )
 
 
-def _everywhere(x: pd.DataFrame, y: np.ndarray, method: str) -> Box:
-    return _measured((), x, y, method)
+def everywhere_box(x: pd.DataFrame, y: np.ndarray, method: str) -> Box:
+    """The unrestricted box, measured."""
+    return measured_box((), x, y, method)
 
 
 def _balance(coverage: float, density: float) -> float:
@@ -194,23 +199,21 @@ def prim_box(
 ) -> Box | None:
     """The PRIM box of the cases ``y`` over the numeric inputs ``x`` (module docstring); ``None``
     without a case; an unrestricted box when every sample is one."""
-    x, flags = _inputs(x, y)
+    x, flags = checked_inputs(x, y)
     if not flags.any():
         return None
     if flags.all():
-        return _everywhere(x, flags, "prim")
-    found, pick = _prim_trajectory(
-        x, flags, min_density=min_density, peel_alpha=peel_alpha, mass_min=mass_min
-    )
-    return _measured(_prim_bounds(found, pick, x), x, flags, "prim")
+        return everywhere_box(x, flags, "prim")
+    found, pick = prim_trajectory(x, flags, min_density=min_density, peel_alpha=peel_alpha, mass_min=mass_min)
+    return measured_box(prim_bounds(found, pick, x), x, flags, "prim")
 
 
-def _prim_trajectory(
+def prim_trajectory(
     x: pd.DataFrame, flags: np.ndarray, *, min_density: float, peel_alpha: float, mass_min: float
 ) -> tuple[Any, int]:
     """The EMA Workbench's PRIM box (its peeling trajectory) and the step :func:`_pick` chooses."""
     with warnings.catch_warnings():
-        for notice in _PRIM_NOTICES:
+        for notice in PRIM_NOTICES:
             warnings.filterwarnings("ignore", message=notice)
         from ema_workbench.analysis import prim as ema_prim
 
@@ -221,7 +224,7 @@ def _prim_trajectory(
     return found, pick
 
 
-def _prim_bounds(found: Any, pick: int, x: pd.DataFrame) -> list[Bound]:
+def prim_bounds(found: Any, pick: int, x: pd.DataFrame) -> list[Bound]:
     """The restricted inputs of step ``pick`` of a PRIM trajectory."""
     limits = found.box_lims[pick]
     full = found.box_lims[0]
@@ -247,11 +250,11 @@ def cart_box(
     without a case."""
     from sklearn.tree import DecisionTreeClassifier
 
-    x, flags = _inputs(x, y)
+    x, flags = checked_inputs(x, y)
     if not flags.any():
         return None
     if flags.all():
-        return _everywhere(x, flags, "cart")
+        return everywhere_box(x, flags, "cart")
     leaf_size = max(1, math.ceil(min_leaf * len(flags)))
     tree = DecisionTreeClassifier(max_depth=max_depth, min_samples_leaf=leaf_size, random_state=0)
     tree.fit(x.to_numpy(), flags)
@@ -271,7 +274,7 @@ def cart_box(
         walk(right, {**box, path: (cut if lo is None else max(lo, cut), hi)})
 
     walk(0, {})
-    boxes = [_measured(bounds, x, flags, "cart") for bounds in leaves]
+    boxes = [measured_box(bounds, x, flags, "cart") for bounds in leaves]
     pick = _pick([(b.coverage, b.density) for b in boxes], min_density)
     return boxes[pick]
 
@@ -288,9 +291,15 @@ __all__ = [
     "DEFAULT_MIN_DENSITY",
     "DEFAULT_PEEL_ALPHA",
     "DEFAULT_TREE_DEPTH",
+    "PRIM_NOTICES",
     "Bound",
     "Box",
     "box_agreement",
     "cart_box",
+    "checked_inputs",
+    "everywhere_box",
+    "measured_box",
+    "prim_bounds",
     "prim_box",
+    "prim_trajectory",
 ]

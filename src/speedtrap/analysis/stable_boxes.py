@@ -37,16 +37,16 @@ import numpy as np
 import pandas as pd
 
 from speedtrap.analysis.scenario_discovery import (
-    _PRIM_NOTICES,
     DEFAULT_MIN_DENSITY,
     DEFAULT_PEEL_ALPHA,
+    PRIM_NOTICES,
     Box,
-    _everywhere,
-    _inputs,
-    _measured,
-    _prim_bounds,
-    _prim_trajectory,
+    checked_inputs,
+    everywhere_box,
+    measured_box,
+    prim_bounds,
     prim_box,
+    prim_trajectory,
 )
 
 MIN_BOX_MASS = 0.10
@@ -152,7 +152,7 @@ def _quasi_p(found: Any, pick: int, restricted: Sequence[str]) -> dict[str, floa
 
 def _reproduced(found: Any, pick: int, restricted: Sequence[str]) -> dict[str, float]:
     with warnings.catch_warnings():
-        for notice in _PRIM_NOTICES:
+        for notice in PRIM_NOTICES:
             warnings.filterwarnings("ignore", message=notice)
         scores = found.resample(i=pick, iterations=RESAMPLE_ITERATIONS, p=0.5, rng=STABILITY_SEED)
     out = {}
@@ -173,22 +173,22 @@ def stable_prim_box(
 ) -> StableBox:
     """The PRIM box of the cases ``y`` over the numeric inputs ``x`` and whether it is stable (module
     docstring)."""
-    x, flags = _inputs(x, y)
+    x, flags = checked_inputs(x, y)
     if not flags.any():
         return StableBox(None, False, reasons=("no case",))
     if flags.all():  # every sample a case: the box is everywhere, stable given enough samples
         few = len(flags) < MIN_STABLE_SAMPLES
         why = (f"{len(flags)} samples, fewer than {MIN_STABLE_SAMPLES}",) if few else ()
-        return StableBox(_everywhere(x, flags, "prim"), not few, bootstrap_overlap=1.0, reasons=why)
+        return StableBox(everywhere_box(x, flags, "prim"), not few, bootstrap_overlap=1.0, reasons=why)
     reasons: list[str] = []
     if len(flags) < MIN_STABLE_SAMPLES:
         box = prim_box(x, flags, min_density=min_density, peel_alpha=peel_alpha, mass_min=MIN_BOX_MASS)
         return StableBox(box, False, reasons=(f"{len(flags)} samples, fewer than {MIN_STABLE_SAMPLES}",))
-    found, pick = _prim_trajectory(
+    found, pick = prim_trajectory(
         x, flags, min_density=min_density, peel_alpha=peel_alpha, mass_min=MIN_BOX_MASS
     )
-    bounds = _prim_bounds(found, pick, x)
-    box = _measured(bounds, x, flags, "prim")
+    bounds = prim_bounds(found, pick, x)
+    box = measured_box(bounds, x, flags, "prim")
     restricted = [b.path for b in bounds]
     if box.mass < MIN_BOX_MASS:
         reasons.append(f"mass {box.mass:.2f} < {MIN_BOX_MASS:g}")
