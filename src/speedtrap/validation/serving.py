@@ -177,20 +177,22 @@ def summarize(check: pd.DataFrame, *, headline: bool = True) -> pd.DataFrame:
         part = check[(check["comparison"] == "at_concurrency") & ~check["concurrency_derived"]]
     rows = []
     for (fit, metric), group in part.groupby(["fit", "metric"], sort=True):
-        errors = group["error"].abs()
-        worst = group.loc[errors.idxmax()]
-        rows.append(
-            {
-                "fit": fit,
-                "metric": metric,
-                "rows": len(group),
-                "median_abs_error": float(errors.median()),
-                "worst_abs_error": float(errors.max()),
-                "worst_id": str(worst["id"]),
-                "worst_error": float(worst["error"]),
-            }
-        )
+        rows.append({"fit": fit, "metric": metric, **error_summary(group)})
     return pd.DataFrame(rows)
+
+
+def error_summary(group: pd.DataFrame) -> dict[str, Any]:
+    """A group of validation rows' ``error`` column in brief: its row count, median and worst
+    absolute error (fractions), and the worst row's id and signed error."""
+    errors = group["error"].abs()
+    worst = group.loc[errors.idxmax()]
+    return {
+        "rows": len(group),
+        "median_abs_error": float(errors.median()),
+        "worst_abs_error": float(errors.max()),
+        "worst_id": str(worst["id"]),
+        "worst_error": float(worst["error"]),
+    }
 
 
 def stored_fit() -> tuple[Factors, str, int]:

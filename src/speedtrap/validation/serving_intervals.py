@@ -226,6 +226,8 @@ def error_by_vendor_and_stack(check: pd.DataFrame) -> pd.DataFrame:
     tok/s per GPU at equal interactivity (predicted at the measured tok/s per user), held out (in
     sample when ``check`` was not cross-validated). Columns: by (``vendor``/``stack``), name, fit, rows,
     median_abs_error, worst_abs_error, worst_id, worst_error (errors: predicted / measured − 1)."""
+    from speedtrap.validation.serving import error_summary
+
     fit = "held_out" if (check["fit"] == "held_out").any() else "in_sample"
     part = check[(check["fit"] == fit) & (check["comparison"] == "equal_interactivity")]
     part = part.assign(
@@ -235,18 +237,5 @@ def error_by_vendor_and_stack(check: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for by in ("vendor", "stack"):
         for name, group in part[part[by] != ""].groupby(by, sort=True):
-            errors = group["error"].abs()
-            worst = group.loc[errors.idxmax()]
-            rows.append(
-                {
-                    "by": by,
-                    "name": str(name),
-                    "fit": fit,
-                    "rows": len(group),
-                    "median_abs_error": float(errors.median()),
-                    "worst_abs_error": float(errors.max()),
-                    "worst_id": str(worst["id"]),
-                    "worst_error": float(worst["error"]),
-                }
-            )
+            rows.append({"by": by, "name": str(name), "fit": fit, **error_summary(group)})
     return pd.DataFrame(rows)
