@@ -124,6 +124,8 @@ def headline_statistics(result: RunResult) -> dict[str, float]:
     out = {
         "agent_stretch_median": float(agent.median()),
         "agent_stretch_p90": float(agent.quantile(0.9)),
+        # the tail Anthropic's agent-autonomy study reports (its 99.9th-percentile turn; a held-out row)
+        "agent_stretch_p999": float(agent.quantile(0.999)),
         "human_response_median": float(human.median()),
         "human_response_p90": float(human.quantile(0.9)),
         "llm_share_of_agent_time": llm / (llm + tool) if llm + tool > 0 else math.nan,
