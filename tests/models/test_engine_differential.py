@@ -30,7 +30,7 @@ from pydantic import ValidationError
 
 import speedtrap.models.workflow as workflow
 from speedtrap.config import Scenario
-from speedtrap.config.presets import BACKEND_PRESETS
+from speedtrap.config.presets import BACKEND_PRESETS, backend_preset
 from speedtrap.models import simulate, simulate_summary
 from speedtrap.models.core_fields import CORE_READS, MESA_ONLY
 from speedtrap.models.results import RunResult
@@ -243,7 +243,22 @@ def random_scenario(index: int, seed: int = SEED) -> tuple[Scenario, list[str]]:
     if "manual" in MESA_ONLY["policy.kind"] and rng.random() < 0.1:  # a policy the core runs, drawn too
         with contextlib.suppress(ValidationError, ValueError):  # the manual policy needs effort sizing
             scenario = scenario.with_backend("manual")
+    if rng.random() < 0.25:  # backends no session is routed to, idle beside the routed one
+        scenario = with_idle_backends(scenario, rng)
     return scenario, changed
+
+
+def with_idle_backends(scenario: Scenario, rng: np.random.Generator) -> Scenario:
+    """``scenario`` with one to three preset backends added after its own (the policy's route kept):
+    the core runs the routed one and reports the others idle, as the Mesa model's idle pools are."""
+    data = scenario.model_dump(mode="python")
+    others = [p for p in sorted(BACKEND_PRESETS) if p not in data["backends"]]
+    for name in rng.choice(others, size=int(rng.integers(1, 4)), replace=False):
+        data["backends"][str(name)] = backend_preset(str(name)).model_dump(mode="python")
+    try:
+        return Scenario.model_validate(data)
+    except (ValidationError, ValueError):  # e.g. a policy naming no backend: several need a name
+        return scenario
 
 
 def _mesa_only(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,8 +10,10 @@ finds nothing it lacks; everything else — and every run when it is not built, 
 ``SPEEDTRAP_PURE`` is set — runs on the Mesa model, which stays the public face (``WorkflowModel``,
 its agents, traces, replays).
 
-What it covers (:func:`not_covered` names the first thing a scenario needs beyond it): one backend,
-and every field of the scenario that :mod:`speedtrap.models.core_fields` lists as read by the core;
+What it covers (:func:`not_covered` names the first thing a scenario needs beyond it): the one
+backend a run's sessions are routed to (a scenario may hold others, idle under ``always`` or
+``manual``: :func:`backend_stats` gives their rows as the Mesa model's idle pools do), and every
+field of the scenario that :mod:`speedtrap.models.core_fields` lists as read by the core;
 each field only the Mesa model reads (``MESA_ONLY``: the routing policy's kind, ``always`` or
 ``manual``; the attention rule; a prompt cache per tier) at a value the core runs. Hybrid hand work
 beside the agent (``delegated_fraction`` below 1) and the manual policy are the core's (issue 41).
@@ -31,17 +33,21 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from speedtrap.build import MODELS, StaleBuildWarning, core_state, pure_requested
 from speedtrap.config.scenario import Scenario
 from speedtrap.models.base import fewer_collections
 from speedtrap.models.core_fields import mesa_only_field
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = [
     "MESA",
     "TYPED_CORE",
     "Engine",
+    "backend_stats",
     "choose_engine",
     "core_module",
     "engine_for",
@@ -134,13 +140,43 @@ def engines_of(scenarios: Mapping[str, Scenario]) -> dict[str, dict[str, str | N
 
 
 def not_covered(scenario: Scenario) -> str | None:
-    """Why the typed core does not run ``scenario``, or ``None``: more than one backend, or the first
-    field only the Mesa model reads (:data:`~speedtrap.models.core_fields.MESA_ONLY`) set to another
-    value than the one the core runs, named by its path. Every other field of the spec is one the core
-    reads or one no engine reads (:mod:`speedtrap.models.core_fields`)."""
-    if len(scenario.backends) != 1:
-        return f"{len(scenario.backends)} backends (the typed core runs one)"
+    """Why the typed core does not run ``scenario``, or ``None``: the first field only the Mesa model
+    reads (:data:`~speedtrap.models.core_fields.MESA_ONLY`) set to another value than the one the core
+    runs, named by its path (a routing policy other than ``always`` or ``manual`` among them, which
+    alone could send sessions to more than one of several backends). Every other field of the spec is
+    one the core reads or one no engine reads (:mod:`speedtrap.models.core_fields`)."""
     return mesa_only_field(scenario)
+
+
+def backend_stats(core: Any, scenario: Scenario) -> pd.DataFrame:
+    """The run's backend statistics as :meth:`WorkflowModel.backend_stats_frame
+    <speedtrap.models.workflow.WorkflowModel.backend_stats_frame>` gives them: a row per backend of
+    ``scenario`` in its order, the routed one's from the core, every other one idle (no session of an
+    ``always`` or ``manual`` run can reach it: its pool serves nothing, so 0 streams in service and
+    waiting, utilization 0 and 0 requests, on its own replicas and slot capacity, as the Mesa model's
+    idle :class:`~speedtrap.serving.pool.ServingPool` reports them)."""
+    import pandas as pd
+
+    routed = core.backend_stats_frame()
+    if len(scenario.backends) == 1:
+        return routed
+    rows = []
+    for name, spec in scenario.backends.items():
+        if name == _route(scenario)[0]:
+            rows.append(routed.iloc[0].to_dict())
+            continue
+        rows.append(
+            {
+                "backend": name,
+                "replicas": spec.replicas,
+                "capacity_streams": spec.replicas * max(t.batch_cap for t in spec.tiers),
+                "mean_in_service": 0.0,
+                "mean_waiting": 0.0,
+                "utilization": 0.0,
+                "requests": 0,
+            }
+        )
+    return pd.DataFrame(rows).astype(routed.dtypes.to_dict())
 
 
 def _route(scenario: Scenario) -> tuple[str, str]:

@@ -20,7 +20,7 @@ from speedtrap.models.ledger import Ledger
 from speedtrap.models.results import RunResult, RunSummary, request_means, summarize, tasks_frame
 from speedtrap.models.tallies import TaskCounts, TaskTally, task_counts
 from speedtrap.models.tasks import ATTENTION_STREAM, TaskSource, stream_rng
-from speedtrap.models.typed_core import Engine, choose_engine, core_module, run_core
+from speedtrap.models.typed_core import Engine, backend_stats, choose_engine, core_module, run_core
 from speedtrap.policies.base import build_policy
 from speedtrap.serving.request import REQUEST_COLUMNS, tally_means
 from speedtrap.serving.speed import SpeedModel
@@ -290,7 +290,7 @@ def simulate(
                 ledger=run.ledger_frame(),
                 tasks=tasks_frame(run.tasks()),
                 requests=run.requests_frame(),
-                backend_stats=run.backend_stats_frame(),
+                backend_stats=backend_stats(run, scenario),
                 trace=None,
                 stretches=run.stretches_frame(),
                 engine=engine.name,
@@ -320,7 +320,7 @@ def simulate_summary(scenario: Scenario, seed: int | None = None) -> RunSummary:
             run = run_core(core, scenario, seed, tables=False)
             counts, requests = run.summary_parts()
             values = summarize(
-                scenario, float(run.time), run.ledger_frame(), counts, requests, run.backend_stats_frame()
+                scenario, float(run.time), run.ledger_frame(), counts, requests, backend_stats(run, scenario)
             )
             return RunSummary(values, engine)
     model = WorkflowModel(scenario, rng=seed, tables=False)
