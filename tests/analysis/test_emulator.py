@@ -152,3 +152,17 @@ def test_a_log_scale_emulator_returns_the_log_normal_moments_of_its_log_fit() ->
     assert np.median(np.abs(log_em.predict(probe) / truth - 1)) < 0.01  # exact on the log scale
     with pytest.raises(ValueError, match="every output > 0"):
         fit_emulator(unit, y - y.min(), log=True)
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_moments_are_predict_and_variance_bit_for_bit(log: bool) -> None:
+    """One pass over the Matérn correlations gives the very numbers of the two separate calls, so a
+    calibration's implausibility (which uses it) reproduces a stored wave exactly."""
+    unit = training_sample(64, 3, seed=5)
+    y = np.exp(2.0 * unit[:, 0] + np.sin(4.0 * unit[:, 1])) + 0.1 * unit[:, 2]
+    emulator = fit_emulator(unit, y, seed=0, restarts=0, log=log)
+    probe = np.random.default_rng(6).random((20_000, 3))  # more than one chunk
+    mean, variance = emulator.moments(probe)
+    assert np.array_equal(mean, emulator.predict(probe))
+    assert np.array_equal(variance, emulator.variance(probe))
+    assert (variance >= 0).all() and np.isfinite(mean).all()

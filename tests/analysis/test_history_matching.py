@@ -524,3 +524,17 @@ def test_the_calibration_reads_inside_interval_rows_as_hard_intervals() -> None:
     # a range of sources (human turns) or an assumed end (acceptance) is a soft interval
     turns, acceptance = targets["human_turns_per_session"], targets["acceptance_rate"]
     assert turns.has_interval and acceptance.has_interval and not (turns.hard or acceptance.hard)
+
+
+@pytest.mark.parametrize("case", ["diamond_waves", "annulus_waves"])
+def test_survives_is_the_cut_found_target_by_target(case: str, request: pytest.FixtureRequest) -> None:
+    """The target-by-target cut that earlier waves apply to new candidates keeps exactly the points
+    the full cut keeps, at first and second largest implausibility (the annulus' first wave)."""
+    waves: list[Wave] = request.getfixturevalue(case)
+    points = np.random.default_rng(11).random((5000, len(waves[0].parameters)))
+    for wave in waves:
+        kept = wave.cut(points)[0]
+        assert 0 < kept.sum() < len(points)  # the check has both kinds of points
+        assert np.array_equal(wave.survives(points), kept)
+        assert np.array_equal(wave.survives(points[kept]), np.ones(int(kept.sum()), dtype=bool))
+    assert {w.order for w in waves} >= ({1, 2} if case == "annulus_waves" else {1})

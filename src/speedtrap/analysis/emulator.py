@@ -184,16 +184,31 @@ class Emulator:
         expected outcome, not uncertainty about the expected outcome. ``GaussianProcessRegressor.
         predict(return_std=True)`` includes it: its variance is this plus ``noise_share·var(y)``
         (``tests/analysis/test_history_matching.py``)."""
+        return self._gp_moments(x, mean=False)[1]
+
+    def moments(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(predict(x), variance(x))`` from one pass over the Matérn correlations: the same numbers
+        bit for bit, at about half the cost of the two calls (a log emulator's four), which is what a
+        wave's implausibility over 10⁵–10⁶ candidates spends its time on."""
+        return self._gp_moments(x)
+
+    def _gp_moments(self, x: np.ndarray, *, mean: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """The GP's mean (NaN unless ``mean``) and variance of its smooth part at ``x``, on the scale
+        it was fitted on (the log scale for a :class:`LogEmulator`)."""
         from scipy.linalg import solve_triangular
 
         x = np.asarray(x, dtype=float)
         gp = self.gp
         amplitude = self._amplitude()
+        mu = np.full(len(x), math.nan)
         out = np.empty(len(x))
         for lo, matern in self._matern_chunks(x):
+            if mean:
+                mu[lo : lo + _CHUNK] = matern @ gp.alpha_
             v = solve_triangular(gp.L_, amplitude * matern.T, lower=True, check_finite=False)
             out[lo : lo + _CHUNK] = amplitude - np.einsum("ij,ij->j", v, v)
-        return np.asarray(np.maximum(out, 0.0) * gp._y_train_std**2, dtype=float)
+        mu = np.asarray(mu * amplitude * gp._y_train_std + gp._y_train_mean, dtype=float)
+        return mu, np.asarray(np.maximum(out, 0.0) * gp._y_train_std**2, dtype=float)
 
     @property
     def noise_share(self) -> float:
@@ -227,18 +242,19 @@ class LogEmulator(Emulator):
     mean ``exp(μ + v/2)``, variance ``(exp(v) − 1)·exp(2μ + v)``. The white noise (``s²`` on the log
     scale) is returned the same way, around the emulated median ``exp(μ)``."""
 
-    def _log_moments(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return Emulator.predict(self, x), Emulator.variance(self, x)
-
     def predict(self, x: np.ndarray) -> np.ndarray:
         """The log-normal mean ``exp(μ + v/2)`` at inputs ``x``."""
-        mu, v = self._log_moments(x)
-        return np.asarray(np.exp(mu + v / 2.0), dtype=float)
+        return self.moments(x)[0]
 
     def variance(self, x: np.ndarray) -> np.ndarray:
         """The log-normal variance ``(exp(v) − 1)·exp(2μ + v)`` of the expected outcome at ``x``."""
-        mu, v = self._log_moments(x)
-        return np.asarray(np.expm1(v) * np.exp(2.0 * mu + v), dtype=float)
+        return self.moments(x)[1]
+
+    def moments(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The log-normal mean and variance at ``x`` from one pass (see :meth:`Emulator.moments`)."""
+        mu, v = self._gp_moments(x)
+        mean = np.asarray(np.exp(mu + v / 2.0), dtype=float)
+        return mean, np.asarray(np.expm1(v) * np.exp(2.0 * mu + v), dtype=float)
 
     def noise_variance(self, x: np.ndarray) -> np.ndarray:
         """``(exp(s²) − 1)·exp(2μ)``: one run's scatter around the emulated median, outcome units."""

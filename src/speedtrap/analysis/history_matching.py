@@ -311,8 +311,13 @@ class TargetEmulator:
 
     def variance(self, x: np.ndarray) -> np.ndarray:
         """The emulator's variance of the expected output at ``x``, widened by ``variance_scale``."""
+        return self.moments(x)[1]
+
+    def moments(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The emulated mean at ``x`` and :meth:`variance`, from one pass over the emulator."""
         assert self.emulator is not None
-        return self.variance_scale * self.emulator.variance(x)
+        mean, variance = self.emulator.moments(x)
+        return mean, self.variance_scale * variance
 
 
 @dataclass(frozen=True)
@@ -353,9 +358,7 @@ class Wave:
         x = emulator_inputs([p.factor for p in self.parameters], unit)
         columns = []
         for te in used:
-            assert te.emulator is not None
-            t = te.target
-            columns.append(t.implausibility(te.emulator.predict(x), te.variance(x)))
+            columns.append(te.target.implausibility(*te.moments(x)))
         return np.column_stack(columns)
 
     def predict(self, unit: np.ndarray) -> pd.DataFrame:
@@ -367,14 +370,14 @@ class Wave:
         frames = []
         for te in self.emulators:
             nan = np.full(len(unit), math.nan)
-            em = te.emulator
+            mean, variance = te.moments(x) if te.emulator is not None else (nan, nan)
             frames.append(
                 pd.DataFrame(
                     {
                         "point": np.arange(len(unit)),
                         "target": te.target.name,
-                        "mean": em.predict(x) if em is not None else nan,
-                        "variance": te.variance(x) if em is not None else nan,
+                        "mean": mean,
+                        "variance": variance,
                         "noise_variance": te.noise_variance,
                         "used": te.used,
                     }
@@ -387,6 +390,31 @@ class Wave:
         implausibility over the used targets."""
         measure = kth_largest(self.implausibility(unit), self.order)
         return measure <= self.cutoff, measure
+
+    def survives(self, unit: np.ndarray) -> np.ndarray:
+        """Whether each point survives this wave's cut: :meth:`cut`'s ``kept``, found target by target.
+        A point leaves as soon as ``order`` used targets (or all of them, when fewer) put it above the
+        cut-off (a NaN implausibility counts as above, as in :func:`kth_largest`), so later targets are
+        evaluated only at the points still in; the kept points are evaluated on every target, so
+        the answer is :meth:`cut`'s. An earlier wave's cut over 10⁵–10⁶ candidates costs a fraction of
+        evaluating every target at every one (most are ruled out by the first few)."""
+        used = sorted(
+            (te for te in self.emulators if te.used and te.emulator is not None),
+            key=lambda te: -self.ruled_out_by.get(te.target.name, 0.0),  # the strictest first
+        )
+        unit = np.asarray(unit, dtype=float).reshape(-1, len(self.parameters))
+        if not used or len(unit) == 0:
+            return self.cut(unit)[0]
+        x = emulator_inputs([p.factor for p in self.parameters], unit)
+        order = min(self.order, len(used))
+        above = np.zeros(len(unit), dtype=int)
+        for te in used:
+            index = np.flatnonzero(above < order)
+            if len(index) == 0:
+                break
+            value = te.target.implausibility(*te.moments(x[index]))
+            above[index] += ~(value <= self.cutoff)
+        return np.asarray(above < order)
 
     def diagnostics(self) -> pd.DataFrame:
         """One row per target: ``wave``, ``target``, ``n_train``, ``q2``, ``coverage``,
@@ -420,8 +448,7 @@ def non_implausible_mask(unit: np.ndarray, waves: Sequence[Wave]) -> np.ndarray:
         index = np.flatnonzero(keep)
         if len(index) == 0:
             break
-        kept, _ = wave.cut(unit[index])
-        keep[index[~kept]] = False
+        keep[index[~wave.survives(unit[index])]] = False
     return keep
 
 
@@ -448,7 +475,7 @@ def held_out_predictions(
         emulator = fit_emulator(
             x[keep], y[keep], seed=seed, restarts=0, start=start, log=log, max_iter=CV_MAX_ITER
         )
-        mean[fold], variance[fold] = emulator.predict(x[fold]), emulator.variance(x[fold])
+        mean[fold], variance[fold] = emulator.moments(x[fold])
     return mean, variance
 
 
