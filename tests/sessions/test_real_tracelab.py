@@ -58,6 +58,9 @@ def test_codex_0_114_gives_one_request_per_count_and_is_order_free(tmp_path: Pat
     assert not loaded.report.skipped, loaded.report.lines()
     assert len(loaded.trace) == len(totals) == 9
     assert prompts == 3 and int((loaded.trace["human_gap_s"] > 0).sum()) == prompts - 1
+    # one turn_context line per turn, written with its prompt: no request waited on the client
+    assert sum(o["type"] == "turn_context" for o in lines) == prompts
+    assert (loaded.trace["client_s"] == 0).all()
     shuffled = [json.dumps(o) for o in lines]
     random.Random(0).shuffle(shuffled)
     (path,) = (TRACELAB / "codex").glob("*.jsonl")

@@ -55,6 +55,40 @@ def test_recorded_backend_reproduces_the_recorded_request_times(trace, scenario)
     assert abs(error["total_ratio"] - 1.0) <= TOTAL_TOLERANCE
 
 
+def test_the_client_seconds_before_sending_are_taken_from_the_log(trace, scenario) -> None:
+    """The example's requests, each sent 0.5-3 s after its trigger (``client_s``, as a Codex trace
+    records): the replay sends each request that long after its trigger, and re-times only the rest
+    of its logged time."""
+    client = pd.Series(np.linspace(0.5, 3.0, len(trace)), index=trace.index)
+    after = client.groupby([trace["developer"], trace["session"]]).cumsum()
+    logs = trace.assign(
+        start_s=trace["start_s"] + after - client, end_s=trace["end_s"] + after, client_s=client
+    )
+    run = replay(logs, scenario.with_backend("gpu-batched"), seed=0)
+    times = run.request_times()
+    first = times[times["cycle"] == 0]
+    for rec in run.sessions[0][:3]:
+        rows = first[first["session"] == rec.name]
+        assert list(rows["client_s"]) == pytest.approx(list(rec.client_s))
+        logged = np.array(rec.end_s) - np.array(rec.start_s) - np.array(rec.client_s)
+        assert list(rows["recorded_s"]) == pytest.approx(list(logged))
+    req = run.result.requests.sort_values(["developer", "task", "turn"]).reset_index(drop=True)
+    checked = 0
+    for i in range(1, len(req)):
+        a, b = req.iloc[i - 1], req.iloc[i]
+        rec = run.sessions[int(b["developer"])][int(b["task"]) % len(run.sessions[int(b["developer"])])]
+        k = int(b["turn"])
+        if (a["developer"], a["task"]) != (b["developer"], b["task"]) or k in rec.checkin_after:
+            continue  # a new task, or after a check-in: the human comes first
+        # within an agent stretch: the tool call, the client's logged seconds, then the request
+        assert b["arrival_s"] - a["done_s"] == pytest.approx(rec.tool_s[k - 1] + rec.client_s[k], abs=1e-6)
+        checked += 1
+    assert checked > 100
+    error = request_timing_error(run)  # the backend's part is re-timed as exactly as without them
+    assert error["median_abs_rel_error"] <= MEDIAN_TOLERANCE
+    assert abs(error["total_ratio"] - 1.0) <= TOTAL_TOLERANCE
+
+
 def test_replay_keeps_the_recorded_turns_tokens_tools_and_check_ins(trace, scenario) -> None:
     run = replay(trace, scenario.with_backend("gpu-fast"), seed=0)
     sessions = run.sessions

@@ -20,6 +20,14 @@ are shuffled gives the same requests:
 * An output line belongs to the first request that ends at or after it; a tool result to the call
   with its ``call_id``. Lines with the same timestamp are read prompt, output, count, result,
   interruption (then by content).
+* A request is sent when Codex writes the ``turn_context`` line before it: Codex persists that
+  line, then opens the model's stream (``try_run_turn`` in ``codex-rs/core/src/codex.rs``). Codex
+  0.104 writes one before every request; the 0.114 rollout of the tests, one per turn, at its
+  prompt. The seconds from a request's trigger (its prompt or tool result) to the latest such line
+  before its first output are the client's, not the model's (what the client did then, the log
+  does not say): the trace's extra column ``client_s`` holds them (0 where no such line lies
+  between), the request still starts at its trigger, and a replay takes them from the log
+  (:mod:`speedtrap.sessions.replay`).
 * A rollout with no ``token_count`` at all (Codex Desktop writes some without) still has its
   requests: the outputs between two triggers (a prompt, a tool result) are one request, whose
   output tokens are estimated from the visible characters and whose input from the characters of
@@ -42,6 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from speedtrap.sessions.claude_code import parse_timestamp, read_json_lines
@@ -55,7 +64,14 @@ from speedtrap.sessions.conversation import (
 )
 from speedtrap.sessions.plain_trace import DEFAULT_DEVELOPER, LoadReport, trace_from_rows
 
-__all__ = ["ESTIMATED_COUNTS", "is_codex_rollout", "load_codex"]
+__all__ = [
+    "CLIENT_COLUMN",
+    "CLIENT_TIME",
+    "ESTIMATED_COUNTS",
+    "client_seconds",
+    "is_codex_rollout",
+    "load_codex",
+]
 
 NOT_JSON = "Codex lines that are not JSON (e.g. a truncated last line) or nested too deeply"
 NO_TIMESTAMP = "Codex lines without a readable timestamp (missing, malformed, or outside 2000–2099)"
@@ -72,6 +88,17 @@ UNREADABLE_FILE = "Codex files that could not be read"
 ESTIMATED_COUNTS = (
     "Codex requests of rollouts without token counts (recovered from their lines; input and output "
     f"tokens estimated at 1 token per {CHARS_PER_TOKEN:g} characters)"
+)
+
+CLIENT_COLUMN = "client_s"
+"""The extra trace column of a Codex trace: of each request's logged seconds, those before Codex
+sent it (from its trigger to the ``turn_context`` line written just before sending; module
+docstring). Not a plain-trace column: a trace written out and read back has none (then every
+request's time is the request's, as for other logs)."""
+CLIENT_TIME = (
+    "Codex requests sent after their trigger (the client's seconds from the prompt or tool result "
+    "to the turn_context line written before sending; the client_s column, taken from the log in a "
+    "replay, not timed as the model's)"
 )
 
 TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
@@ -163,6 +190,19 @@ class _Rollout:
     session: str
     lines: list[_Line] = field(default_factory=list)
     context_chars: int = 0  # the session's instructions, where the rollout keeps them
+
+    def marks(self) -> tuple[list[float], list[float]]:
+        """The times of the rollout's ``turn_context`` lines (a request about to be sent) and of its
+        model outputs."""
+        sent = [x.t for x in self.lines if x.kind == "turn_context"]
+        outputs = [
+            x.t
+            for x in self.lines
+            if x.kind == "response_item"
+            and x.payload.get("type") in OUTPUTS
+            and x.payload.get("role", "assistant") == "assistant"
+        ]
+        return sent, outputs
 
     def add(self, obj: dict[str, Any], position: int) -> None:
         kind, payload = obj.get("type"), obj.get("payload")
@@ -311,11 +351,30 @@ def _read(path: Path, report: LoadReport, order: int) -> tuple[_Rollout | None, 
     return rollout, events, order + len(rollout.lines) + 1
 
 
+def client_seconds(trace: pd.DataFrame, marks: dict[str, tuple[list[float], list[float]]]) -> np.ndarray:
+    """Per request of ``trace``: seconds from its start (its trigger) to the latest ``turn_context``
+    line of its session at or before its first output (its end if it has none), 0 where none lies
+    in between; ``marks[session]``: the session's ``turn_context`` and output times, sorted."""
+    out = np.zeros(len(trace))
+    for i, (session, start, end) in enumerate(
+        zip(trace["session"], trace["start_s"].to_numpy(float), trace["end_s"].to_numpy(float), strict=True)
+    ):
+        sent, outputs = marks.get(str(session), ([], []))
+        k = bisect.bisect_left(outputs, start)
+        first = min(outputs[k], end) if k < len(outputs) else end
+        j = bisect.bisect_right(sent, first) - 1
+        if j >= 0 and sent[j] >= start:
+            out[i] = sent[j] - start
+    return out
+
+
 def load_codex(paths: list[Path], report: LoadReport, *, developer: str = DEFAULT_DEVELOPER) -> pd.DataFrame:
-    """The requests of Codex CLI or Desktop rollout files as a normalized trace (one developer)."""
+    """The requests of Codex CLI or Desktop rollout files as a normalized trace (one developer),
+    with the extra column :data:`CLIENT_COLUMN`."""
     order = 0
     seen: set[str] = set()
     sessions: dict[str, list[Event]] = {}
+    marks: dict[str, tuple[list[float], list[float]]] = {}
     reordered = 0
     for path in paths:
         try:
@@ -327,6 +386,10 @@ def load_codex(paths: list[Path], report: LoadReport, *, developer: str = DEFAUL
         if rollout is not None:
             reordered += rollout.reordered()
             sessions.setdefault(rollout.session, []).extend(events)
+            sent, outputs = rollout.marks()
+            both = marks.setdefault(rollout.session, ([], []))
+            both[0].extend(sent)
+            both[1].extend(outputs)
     rows: list[dict[str, Any]] = []
     for session, events in sessions.items():
         for row in session_requests(events, report, seen):
@@ -334,4 +397,10 @@ def load_codex(paths: list[Path], report: LoadReport, *, developer: str = DEFAUL
             row["parent_session"] = ""
             rows.append(row)
     report.adjust(REORDERED, reordered)
-    return trace_from_rows(rows, report, developer=developer)
+    trace = trace_from_rows(rows, report, developer=developer)
+    for sent, outputs in marks.values():
+        sent.sort()
+        outputs.sort()
+    trace[CLIENT_COLUMN] = client_seconds(trace, marks)
+    report.adjust(CLIENT_TIME, int((trace[CLIENT_COLUMN] > 0).sum()))
+    return trace

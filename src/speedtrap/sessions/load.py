@@ -13,7 +13,7 @@ from typing import Literal, get_args
 import pandas as pd
 
 from speedtrap.sessions.claude_code import load_claude_code
-from speedtrap.sessions.codex import is_codex_rollout, load_codex
+from speedtrap.sessions.codex import CLIENT_COLUMN, is_codex_rollout, load_codex
 from speedtrap.sessions.plain_trace import (
     DEFAULT_DEVELOPER,
     LoadReport,
@@ -113,6 +113,8 @@ def load_sessions(
     if not files:
         report.note("no .jsonl, .csv or .parquet file at the paths given")
     trace = concat_traces(frames)
+    if CLIENT_COLUMN in trace.columns:  # the client's seconds before sending: none in other logs
+        trace[CLIENT_COLUMN] = trace[CLIENT_COLUMN].fillna(0.0)
     note = estimate_note(trace, "output-token figures (fits, replays, costs)")
     if note:
         report.note(note)

@@ -5,21 +5,25 @@ same number of turns, input and output tokens, and tool seconds after each — w
 backend's serving pool times every request (queue, prefill of the uncached input, decode at the
 live rate). The recorded human gaps are re-applied: a session's first gap is its prompt, every
 later one a check-in after the same turn as recorded. The human time between two tasks is the
-logged one: where the logs record the gap before a task (the previous task's review and this
-task's prompt), the replay takes it as the prompt and the previous task gets no review of its own,
-so it does not move with the backend's speed. What the trace cannot say comes from the scenario's
-developer: the first task's prompt and review where the log does not record them, when they
-switch away and come back, how many sessions they keep open. Recorded outcomes are kept (no result
-is re-drawn as wrong: a replay measures what speed does to the same work, not what a weaker model
-would have got wrong). Each developer works through their recorded sessions in order and, when the
-horizon is longer than the logs, starts again from the first: :meth:`ReplayRun.coverage` says how
-many times over, and per-day figures count the repeats (:func:`replay_pair` sets the logs' own
-tasks per developer-day, from their timestamps, beside them). Cached input follows the scenario's
-prompt-cache rules (5-min lifetime by default). On a backend whose context window is smaller than
-the recorded inputs the agent compacts as in any simulation, and later inputs grow from the
-compacted size as recorded. A subagent's requests run inside the parent session's tool call that
-waited on them (:func:`~speedtrap.sessions.structure.fold_subagents`): they load the fleet and are
-billed.
+logged one: where the logs record the gap before a task (the previous task's review and this task's
+prompt), the replay takes it as the prompt and the previous task gets no review of its own, so it
+does not move with the backend's speed. The client's seconds before a request was sent, where the
+log records them (a Codex trace's ``client_s``: from the trigger to the line Codex writes just
+before sending), are taken from the log too: the request is sent that long after its trigger, and
+only the rest of its logged time is the backend's to re-time (in the time ledger the developer
+waiting on it waits before admission, as in a queue). What the trace cannot say comes from the
+scenario's developer: the first task's prompt and review where the log does not record them, when
+they switch away and come back, how many sessions they keep open. Recorded outcomes are kept (no
+result is re-drawn as wrong: a replay measures what speed does to the same work, not what a weaker
+model would have got wrong). Each developer works through their recorded sessions in order and,
+when the horizon is longer than the logs, starts again from the first: :meth:`ReplayRun.coverage`
+says how many times over, and per-day figures count the repeats (:func:`replay_pair` sets the logs'
+own tasks per developer-day, from their timestamps, beside them). Cached input follows the
+scenario's prompt-cache rules (5-min lifetime by default). On a backend whose context window is
+smaller than the recorded inputs the agent compacts as in any simulation, and later inputs grow
+from the compacted size as recorded. A subagent's requests run inside the parent session's tool
+call that waited on them (:func:`~speedtrap.sessions.structure.fold_subagents`): they load the
+fleet and are billed.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from speedtrap.config.scenario import Scenario
 from speedtrap.models.results import RunResult
 from speedtrap.models.workflow import WorkflowModel
 from speedtrap.serving.request import Request
+from speedtrap.sessions.codex import CLIENT_COLUMN
 from speedtrap.sessions.structure import LONG_GAP_S, fold_subagents, task_starts, tasks
 
 if TYPE_CHECKING:
@@ -65,7 +70,9 @@ class RecordedSession:
     """One recorded session: per request, its tokens and the tool seconds after it; the turn
     counts after which the human checked in (``checkin_after``) and for how long
     (``checkin_s``); the prompt seconds before it (NaN if not recorded); the recorded start
-    and end of every request; and which requests' output tokens are estimates (``estimated``)."""
+    and end of every request; which requests' output tokens are estimates (``estimated``); and
+    the client's seconds between each request's start and its sending (``client_s``, from the log;
+    empty: none recorded)."""
 
     name: str
     input_tokens: tuple[int, ...]
@@ -78,10 +85,15 @@ class RecordedSession:
     start_s: tuple[float, ...]
     end_s: tuple[float, ...]
     estimated: tuple[bool, ...] = ()
+    client_s: tuple[float, ...] = ()
 
     @property
     def turns(self) -> int:
         return len(self.output_tokens)
+
+    def sent_after_s(self, turn: int) -> float:
+        """The client's seconds before request ``turn`` was sent (0 where the log records none)."""
+        return self.client_s[turn] if turn < len(self.client_s) else 0.0
 
 
 def recorded_sessions(trace: pd.DataFrame) -> dict[str, list[RecordedSession]]:
@@ -97,6 +109,11 @@ def recorded_sessions(trace: pd.DataFrame) -> dict[str, list[RecordedSession]]:
             (session["estimated"].astype(str) != "").to_numpy()
             if "estimated" in session.columns
             else np.zeros(len(session), dtype=bool)
+        )
+        client = (
+            np.clip(session[CLIENT_COLUMN].fillna(0.0).to_numpy(float), 0.0, None)
+            if CLIENT_COLUMN in session.columns
+            else np.zeros(len(session))
         )
         for k, (a, b) in enumerate(zip(starts, [*starts[1:], len(session)], strict=True)):
             g = session.iloc[a:b]
@@ -116,6 +133,7 @@ def recorded_sessions(trace: pd.DataFrame) -> dict[str, list[RecordedSession]]:
                     start_s=tuple(float(x) for x in g["start_s"]),
                     end_s=tuple(float(x) for x in g["end_s"]),
                     estimated=tuple(bool(x) for x in estimated[a:b]),
+                    client_s=tuple(float(x) for x in client[a:b]) if client[a:b].any() else (),
                 )
             )
     for sessions in out.values():
@@ -156,6 +174,7 @@ class ReplaySession(Session):
         super().__init__(model, developer, task, attempt, route, backend)
         assert isinstance(task, ReplayTask)
         self._draws = _RecordedDraws(task.recorded)  # type: ignore[assignment]
+        self._began_s = math.nan  # when the turn whose request waits on the client began
 
     def _stretch_end(self, start: int) -> int:
         assert isinstance(self.task, ReplayTask)
@@ -167,6 +186,22 @@ class ReplaySession(Session):
         s = self.task.recorded.checkin_s[self.checkins_done]  # type: ignore[attr-defined]
         self.checkins_done += 1
         return s
+
+    def _start_turn(self, now: float) -> None:
+        """Send the next request after the client's logged seconds before sending, if any (the
+        turn, as the developer sees it, starts now)."""
+        wait = self.task.recorded.sent_after_s(self.turns_done)  # type: ignore[attr-defined]
+        if wait <= 0.0:
+            super()._start_turn(now)
+            return
+        self.turn_start_s = now
+        self.tool_end_s = math.inf
+        self._began_s = now
+        self.model.schedule_event(self._send, at=now + wait)
+
+    def _send(self) -> None:
+        super()._start_turn(self.model.time)
+        self.turn_start_s = self._began_s
 
     def _on_request_done(self, request: Request) -> None:
         super()._on_request_done(request)
@@ -240,16 +275,19 @@ class ReplayRun:
 
     def request_times(self) -> pd.DataFrame:
         """Every replayed request beside its recording: developer, session, turn, recorded and
-        replayed seconds from sending to the last token, the replayed seconds to the first token
-        (queue and prefill included) and of decoding, the output tokens, and the first pass
-        (``cycle`` 0) or a repeat."""
+        replayed seconds from sending to the last token (the recorded ones without the client's
+        seconds before sending, ``client_s``, which the replay takes from the log), the replayed
+        seconds to the first token (queue and prefill included) and of decoding, the output tokens,
+        and the first pass (``cycle`` 0) or a repeat."""
         req = self.result.requests
         lengths = np.array([len(s) for s in self.sessions])
         n = lengths[req["developer"].to_numpy()]
         cycle, index = np.divmod(req["task"].to_numpy(), n)
+        triples = list(zip(req["developer"], index, req["turn"], strict=True))
+        client = [self.sessions[d][i].sent_after_s(k) for d, i, k in triples]
         recorded = [
-            self.sessions[d][i].end_s[k] - self.sessions[d][i].start_s[k]
-            for d, i, k in zip(req["developer"], index, req["turn"], strict=True)
+            self.sessions[d][i].end_s[k] - self.sessions[d][i].start_s[k] - c
+            for (d, i, k), c in zip(triples, client, strict=True)
         ]
         return pd.DataFrame(
             {
@@ -258,6 +296,7 @@ class ReplayRun:
                 "turn": req["turn"].to_numpy(),
                 "cycle": cycle,
                 "recorded_s": recorded,
+                "client_s": client,
                 "replayed_s": (req["done_s"] - req["arrival_s"]).to_numpy(),
                 "ttft_s": req["ttft_s"].to_numpy(),
                 "decode_s": req["decode_s"].to_numpy(),
@@ -342,6 +381,7 @@ REPLAY_MEASURES: tuple[tuple[str, str], ...] = (
     ("usd_per_dev_day", "US dollars per developer-day"),
     ("mean_request_s", "mean seconds per request"),
     ("mean_ttft_s", "mean time to first token, s"),
+    ("mean_client_s", "mean seconds before a request is sent (client, from the log)"),
 )
 """What :func:`replay_pair` compares (summary key, label)."""
 
@@ -351,7 +391,8 @@ def replay_pair(
 ) -> pd.DataFrame:
     """The trace replayed on its recorded backend and on ``backend`` with the same seed: one row
     per measure of :data:`REPLAY_MEASURES` with what the logs themselves say (``logged``: NaN
-    where they cannot say; tasks per developer-day from their timestamps), both replayed values
+    where they cannot say; tasks per developer-day from their timestamps; seconds per request from
+    sending, without the client's seconds before it, which have a row of their own), both replayed values
     (``recorded``: on the recorded backend as ``scenario`` has it, the fitted speed where
     :func:`~speedtrap.sessions.retime.fit_backend_speed` gave one; ``replayed``: on ``backend``)
     and the change from the recorded backend. ``attrs["coverage"]`` holds each run's
@@ -364,6 +405,7 @@ def replay_pair(
         summary = run.result.summary()
         req = run.result.requests
         summary["mean_request_s"] = float((req["done_s"] - req["arrival_s"]).mean()) if len(req) else math.nan
+        summary["mean_client_s"] = float(run.request_times()["client_s"].mean()) if len(req) else math.nan
         rows[name] = summary
     out = pd.DataFrame(
         {
@@ -373,9 +415,12 @@ def replay_pair(
             "replayed": [rows[backend][key] for key, _ in REPLAY_MEASURES],
         }
     )
+    client = trace[CLIENT_COLUMN].fillna(0.0) if CLIENT_COLUMN in trace.columns else None
+    sent = trace["start_s"] + (0.0 if client is None else client)
     logged = {
-        "mean_request_s": float((trace["end_s"] - trace["start_s"]).mean()),
+        "mean_request_s": float((trace["end_s"] - sent).mean()),
         "tasks_per_dev_day": logged_tasks_per_day(trace),
+        "mean_client_s": float(client.mean()) if client is not None else math.nan,
     }
     out.insert(2, "logged", [logged.get(key, math.nan) for key, _ in REPLAY_MEASURES])
     out["change"] = out["replayed"] - out["recorded"]

@@ -6,8 +6,13 @@ and the rework the logs record.
 request took ``recorded ≈ first_token + δ + decode / s`` where the replay gave ``first_token``
 (queue, prefill and the backend's fixed overhead) and ``decode`` at the preset's rate; the
 Theil–Sen line of ``recorded − first_token`` on ``decode`` gives ``1 / s`` (its slope, with a 95%
-interval) and ``δ`` (its intercept). The fitted backend multiplies its ``decode_speedup`` by
-``s`` and adds ``δ`` to its ``ttft_overhead_s``; the replay on it is checked again.
+interval) and ``δ`` (its intercept: the median of ``recorded − first_token − decode / s``, Sen's
+(1968), so that as many requests are replayed short as long; the median of ``recorded −
+first_token`` less the slope times the median of ``decode`` need not do that, and left five of the
+six Codex 0.104 requests short). ``recorded`` is a request's logged seconds from sending: the
+client's seconds before sending, where the log records them, are not the backend's. The fitted
+backend multiplies its ``decode_speedup`` by ``s`` and adds ``δ`` to its ``ttft_overhead_s``; the
+replay on it is checked again.
 :func:`rework_signals` counts the interruptions and refused tool calls of the logs, and
 :func:`expected_rework` scales them to another backend by its failure multiplier.
 """
@@ -22,6 +27,7 @@ import pandas as pd
 from scipy import stats
 
 from speedtrap.config.scenario import Scenario
+from speedtrap.sessions.codex import CLIENT_COLUMN
 from speedtrap.sessions.fit import MIN_SAMPLES
 from speedtrap.sessions.replay import ReplayRun, replay, request_timing_error
 from speedtrap.sessions.structure import fold_subagents, tasks
@@ -135,7 +141,7 @@ def fit_backend_speed(
         return unfitted(
             "the logged requests' output tokens hardly vary: speed and overhead cannot be told apart"
         )
-    slope, intercept, low, high = stats.theilslopes(y[ok], decode[ok], alpha=0.95)
+    slope, intercept, low, high = stats.theilslopes(y[ok], decode[ok], alpha=0.95, method="joint")
     if not slope > 0:
         return unfitted(f"logged seconds do not grow with output tokens (slope {slope:.3g})")
     spec = base.backends[backend]
@@ -166,11 +172,14 @@ def fit_backend_speed(
 
 def logged_figures(trace: pd.DataFrame) -> dict[str, float]:
     """What the logs themselves say, without any simulation: requests, sessions and tasks (human
-    sessions), subagent requests, mean and median seconds per request, tool seconds, the share of
-    agent time spent in the model (request seconds / (request + tool seconds)), input, cached and
-    output tokens, and rework signals."""
+    sessions), subagent requests, mean and median seconds per request (from sending to the last
+    token), the client's seconds before sending, in all (``client_s``: a Codex trace's column, NaN
+    for logs that do not record it), tool seconds, the share of agent time spent in the model
+    (request seconds / (request + tool seconds)), input, cached and output tokens, and rework
+    signals."""
     folded, _ = fold_subagents(trace)
-    seconds = (trace["end_s"] - trace["start_s"]).to_numpy(float)
+    client = trace[CLIENT_COLUMN].fillna(0.0).to_numpy(float) if CLIENT_COLUMN in trace.columns else None
+    seconds = (trace["end_s"] - trace["start_s"]).to_numpy(float) - (0.0 if client is None else client)
     request_s, tool_s = float(seconds.sum()), float(folded["tool_s"].sum())
     subagent = (
         trace["parent_session"] != "" if "parent_session" in trace else pd.Series(False, index=trace.index)
@@ -183,6 +192,7 @@ def logged_figures(trace: pd.DataFrame) -> dict[str, float]:
         "tasks": float(len(tasks(folded))),
         "mean_request_s": float(seconds.mean()) if len(seconds) else math.nan,
         "median_request_s": float(np.median(seconds)) if len(seconds) else math.nan,
+        "client_s": float(client.sum()) if client is not None else math.nan,
         "tool_s": tool_s,
         "llm_share_of_agent_time": request_s / (request_s + tool_s) if request_s + tool_s > 0 else math.nan,
         "input_tokens": float(trace["input_tokens"].sum()),
