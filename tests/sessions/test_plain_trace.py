@@ -63,3 +63,41 @@ def test_optional_columns_default_and_iso_times_are_read() -> None:
 def test_a_missing_path_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no such file"):
         load_sessions([tmp_path / "nope.csv"])
+
+
+def _client_trace(client: list[object]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "session": ["s", "s", "s"],
+            "start_s": [0.0, 10.0, 20.0],
+            "end_s": [4.0, 12.0, 25.0],
+            "input_tokens": [1000, 1300, 1600],
+            "output_tokens": [100, 50, 80],
+            "client_s": client,
+        }
+    )
+
+
+def test_client_seconds_are_read_where_the_trace_has_them(tmp_path: Path) -> None:
+    """``client_s``: of a request's seconds, those before it was sent; an empty cell is 0 (sent at
+    ``start_s``); a trace without the column has none, and a load that mixes the two fills 0."""
+    path = tmp_path / "with.csv"
+    _client_trace(["1.5", "", "0.25"]).to_csv(path, index=False)
+    loaded = load_sessions([path])
+    assert not loaded.report.skipped
+    assert list(loaded.trace.columns) == [*TRACE_COLUMNS, *tr.EXTRA_COLUMNS]
+    assert list(loaded.trace["client_s"]) == [1.5, 0.0, 0.25]
+    without = tmp_path / "without.csv"
+    _client_trace([0.0, 0.0, 0.0]).drop(columns="client_s").assign(session="t").to_csv(without, index=False)
+    assert "client_s" not in load_sessions([without]).trace.columns
+    both = load_sessions([path, without]).trace
+    assert list(both.loc[both["session"] == "t", "client_s"]) == [0.0, 0.0, 0.0]
+    assert list(both.loc[both["session"] == "s", "client_s"]) == [1.5, 0.0, 0.25]
+
+
+def test_impossible_client_seconds_are_skipped_and_counted() -> None:
+    """Negative client seconds, or more than the request's (sent after its last token), are damage."""
+    report = LoadReport()
+    trace = normalize_trace(_client_trace([-0.5, 2.5, 5.0]), report)
+    assert report.skipped[tr.NEGATIVE] == 1 and report.skipped[tr.SENT_LATE] == 1
+    assert list(trace["start_s"]) == [20.0] and list(trace["client_s"]) == [5.0]  # all 5 s: allowed

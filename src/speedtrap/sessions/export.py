@@ -1,19 +1,24 @@
-"""A simulated run's agent sessions written as a trace (docs/sessions.md): the logs a developer
-would have, had the simulated week been real — for fitting round trips and replays."""
+"""Traces written in the plain trace format (docs/sessions.md): a simulated run's agent sessions
+(:func:`trace_from_result`: the logs a developer would have, had the simulated week been real — for
+fitting round trips and replays), and any loaded trace (:func:`plain_trace_table`,
+:func:`write_trace`: Claude Code or Codex logs converted once, read back by
+:func:`speedtrap.sessions.load_sessions` as they were loaded, the client's seconds before sending
+included)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from speedtrap.sessions.plain_trace import TRACE_COLUMNS
+from speedtrap.sessions.plain_trace import EXTRA_COLUMNS, TRACE_COLUMNS
 
 if TYPE_CHECKING:
     from speedtrap.models.results import RunResult
 
-__all__ = ["trace_from_result"]
+__all__ = ["plain_trace_table", "trace_from_result", "write_trace"]
 
 _KEY = ["developer", "task", "attempt"]
 
@@ -74,5 +79,29 @@ def trace_from_result(result: RunResult, *, complete_only: bool = True) -> pd.Da
             "backend": merged["backend"].astype(str).to_numpy(),
         }
     )
-    columns = {c: t for c, t in TRACE_COLUMNS.items() if c in out.columns}
+    return plain_trace_table(out)
+
+
+def plain_trace_table(trace: pd.DataFrame) -> pd.DataFrame:
+    """The plain-trace columns of ``trace`` (:data:`~speedtrap.sessions.plain_trace.TRACE_COLUMNS`,
+    then :data:`~speedtrap.sessions.plain_trace.EXTRA_COLUMNS`, each where ``trace`` has it), in
+    order and with their dtypes: what a loader reads back as ``trace``. ``client_s`` (a Codex
+    trace's client seconds before sending) is written with the rest, its missing values as 0 (sent
+    at ``start_s``; a trace concatenated from Codex and other logs has them for the others)."""
+    columns = {c: t for c, t in {**TRACE_COLUMNS, **EXTRA_COLUMNS}.items() if c in trace.columns}
+    out = pd.DataFrame({c: trace[c] for c in columns})
+    if "client_s" in out.columns:
+        out["client_s"] = out["client_s"].fillna(0.0)
     return pd.DataFrame({c: out[c].astype(t) for c, t in columns.items()}).reset_index(drop=True)
+
+
+def write_trace(trace: pd.DataFrame, path: Path) -> Path:
+    """Write ``trace`` (a loaded or simulated one) as a plain trace file, Parquet if ``path`` ends in
+    ``.parquet``, else CSV (:func:`plain_trace_table`'s columns; times in seconds, floats in their
+    shortest exact form). Returns ``path``."""
+    table = plain_trace_table(trace)
+    if path.suffix.lower() == ".parquet":
+        table.to_parquet(path, index=False)
+    else:
+        table.to_csv(path, index=False)
+    return path

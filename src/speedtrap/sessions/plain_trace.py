@@ -27,10 +27,16 @@ Columns (documented in docs/sessions.md):
                              1 token per 4 characters: ``output`` (only a mid-stream count was
                              written) or ``input+output`` (no count at all); empty: as logged
                              (optional)
+``client_s``       float     of the seconds from ``start_s`` to ``end_s``, those before the request
+                             was sent: ``start_s`` is then its trigger (prompt or tool result) and
+                             it was sent ``client_s`` later (a Codex trace's column; optional;
+                             absent or empty: 0, sent at ``start_s``)
 =================  ========  ======================================================================
 
 ``start_s`` and ``end_s`` may also be ISO 8601 timestamps. Only timings and counts are read; any
-other column is ignored. Rows that cannot be used are skipped and counted by kind
+other column is ignored. ``client_s`` is kept only by a trace that has it (:data:`EXTRA_COLUMNS`):
+a trace without it says nothing about the client, and every reader takes its requests as sent at
+``start_s``. Rows that cannot be used are skipped and counted by kind
 (:class:`LoadReport`), never raised; a load that leaves no request raises :class:`NoRequestsError`,
 which carries the report.
 """
@@ -52,6 +58,7 @@ __all__ = [
     "BOUNDARIES",
     "DEFAULT_DEVELOPER",
     "ESTIMATES",
+    "EXTRA_COLUMNS",
     "OPTIONAL_COLUMNS",
     "REQUIRED_COLUMNS",
     "REWORK_SIGNALS",
@@ -82,6 +89,11 @@ TRACE_COLUMNS: dict[str, str] = {
     "estimated": "str",
 }
 """Columns of a normalized trace, in order, with their dtypes."""
+EXTRA_COLUMNS: dict[str, str] = {"client_s": "float64"}
+"""Optional columns a normalized trace keeps, after :data:`TRACE_COLUMNS`, only where its input has
+them (empty cells: 0): ``client_s``, the client's seconds before a request was sent (module
+docstring; :data:`speedtrap.sessions.codex.CLIENT_COLUMN`). Where a trace has none, nothing is known
+of them and every reader takes them as 0."""
 REQUIRED_COLUMNS = ("session", "start_s", "end_s", "input_tokens", "output_tokens")
 OPTIONAL_COLUMNS = {
     "developer": None,
@@ -123,6 +135,7 @@ MISSING_COLUMNS = "files without the required columns"
 UNREADABLE = "files that could not be read"
 ZERO_OUTPUT = "requests with no output tokens (counted as 1 token)"
 UNKNOWN_VALUE = "rows with an unknown boundary, rework or estimated value (read as empty)"
+SENT_LATE = "requests sent after their last token (client_s longer than the request; clock skew)"
 
 
 @dataclass
@@ -265,11 +278,16 @@ def normalize_trace(
     raw: pd.DataFrame, report: LoadReport, *, developer: str = DEFAULT_DEVELOPER
 ) -> pd.DataFrame:
     """Validate and clean a trace table: fill optional columns, skip (and count) unusable rows,
-    order by developer, session and start; keep only the trace columns."""
+    order by developer, session and start; keep only the trace columns (and those of
+    :data:`EXTRA_COLUMNS` that ``raw`` has)."""
     df = raw.copy()
     for column, default in OPTIONAL_COLUMNS.items():
         if column not in df.columns:
             df[column] = developer if column == "developer" else default
+    extra = [c for c in EXTRA_COLUMNS if c in df.columns]
+    client = "client_s" in extra
+    if client:  # empty: sent at start_s
+        df["client_s"] = pd.to_numeric(df["client_s"].replace("", np.nan), errors="coerce").fillna(0.0)
     for column in TEXT_COLUMNS:
         df[column] = _text(df[column])
     df.loc[df["developer"] == "", "developer"] = developer
@@ -286,6 +304,8 @@ def normalize_trace(
     df = df[~bad]
     values = df[["start_s", "end_s", "input_tokens", "cached_tokens", "output_tokens", "tool_s"]]
     infinite = ~np.isfinite(values.to_numpy()).all(axis=1) | np.isinf(df["human_gap_s"].to_numpy())
+    if client:
+        infinite |= np.isinf(df["client_s"].to_numpy(float))
     late = ((df["start_s"] == math.inf) | (df["end_s"] == math.inf)).to_numpy()
     report.skip(HUGE, int((infinite & late).sum()))
     report.skip(NOT_FINITE, int((infinite & ~late).sum()))
@@ -295,6 +315,8 @@ def normalize_trace(
         | (df["human_gap_s"] < 0)
         | (df["cached_tokens"] > df["input_tokens"])
     )
+    if client:
+        negative |= df["client_s"] < 0
     report.skip(NEGATIVE, int(negative.sum()))
     df = df[~negative]
     huge = (
@@ -307,6 +329,10 @@ def normalize_trace(
     backwards = df["end_s"] < df["start_s"]
     report.skip(SKEW_ORDER, int(backwards.sum()))
     df = df[~backwards]
+    if client:
+        sent_late = df["client_s"] > df["end_s"] - df["start_s"]
+        report.skip(SENT_LATE, int(sent_late.sum()))
+        df = df[~sent_late]
     dup = df.duplicated(["developer", "session", "start_s", "end_s", "input_tokens", "output_tokens"])
     report.skip(DUPLICATE, int(dup.sum()))
     df = df[~dup]
@@ -327,8 +353,8 @@ def normalize_trace(
     df.loc[zero, "output_tokens"] = 1
     for column in ("input_tokens", "cached_tokens", "output_tokens"):
         df[column] = np.floor(df[column])
-    out = pd.DataFrame({c: df[c].astype(t) for c, t in TRACE_COLUMNS.items()}).reset_index(drop=True)
-    return out
+    columns = {**TRACE_COLUMNS, **{c: EXTRA_COLUMNS[c] for c in extra}}
+    return pd.DataFrame({c: df[c].astype(t) for c, t in columns.items()}).reset_index(drop=True)
 
 
 def _overlaps(df: pd.DataFrame) -> np.ndarray:
