@@ -12,6 +12,7 @@ from speedtrap.models.workflow import simulate
 from speedtrap.sessions import load_sessions, trace_from_result
 from speedtrap.sessions.fit import MIN_SAMPLES
 from speedtrap.sessions.plain_trace import LoadReport, normalize_trace
+from speedtrap.sessions.retime import logged_figures
 from speedtrap.sessions.team_statistics import STATISTIC_COLUMNS, TEAM_STATISTICS, team_statistics
 
 
@@ -70,3 +71,41 @@ def test_the_same_seed_gives_the_same_table(simulated: pd.DataFrame) -> None:
     pd.testing.assert_frame_equal(
         team_statistics(simulated, n_boot=50, seed=2), team_statistics(simulated, n_boot=50, seed=2)
     )
+
+
+def test_the_clients_seconds_before_sending_are_not_the_models() -> None:
+    """Requests of 5 s with 2 s of tools after each give a tools' share of 2/7; when 1 s of each
+    request passed before it was sent (``client_s``, as a Codex trace records), the model had 4 s of
+    it and the share is 2/6, as the replay re-times them (from sending); the agent stretch keeps the
+    client's seconds (the agent's time, from the human turn to its last tool call)."""
+    trace = pd.DataFrame(
+        {
+            "session": ["a"] * 6,
+            "developer": "d",
+            "start_s": [0, 10, 20, 100, 110, 120],
+            "end_s": [5, 15, 25, 105, 115, 125],
+            "input_tokens": 1000,
+            "output_tokens": 100,
+            "tool_s": 2.0,
+            "human_gap_s": [math.nan, 0, 0, 60, 0, 0],
+        }
+    )
+    plain = team_statistics(normalize_trace(trace, LoadReport()), n_boot=20).set_index("statistic")
+    client = team_statistics(normalize_trace(trace.assign(client_s=1.0), LoadReport()), n_boot=20)
+    client = client.set_index("statistic")
+    assert plain.loc["tool_share_of_agent_time", "value"] == pytest.approx(2.0 / 7.0)
+    assert client.loc["tool_share_of_agent_time", "value"] == pytest.approx(2.0 / 6.0)
+    stretch = ["agent_stretch_median", "agent_stretch_p90"]
+    pd.testing.assert_frame_equal(plain.loc[stretch], client.loc[stretch])
+
+
+def test_the_tools_share_of_real_codex_logs_is_the_logged_figures(real) -> None:
+    """On the vendored Codex 0.104 rollout (7.3 s of client time before its requests were sent) the
+    tools' share is one less the model's share of :func:`~speedtrap.sessions.retime.logged_figures`,
+    which times requests from sending, and not the share with the client's seconds as the model's."""
+    trace = load_sessions([real / "codex"]).trace
+    share = team_statistics(trace, n_boot=20).set_index("statistic").loc["tool_share_of_agent_time", "value"]
+    assert share == pytest.approx(1.0 - logged_figures(trace)["llm_share_of_agent_time"], rel=1e-12)
+    tool = trace["tool_s"].sum()
+    as_the_models = tool / (tool + (trace["end_s"] - trace["start_s"]).sum())
+    assert as_the_models == pytest.approx(0.567, abs=1e-3) and share == pytest.approx(0.613, abs=1e-3)

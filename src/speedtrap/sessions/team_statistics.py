@@ -12,6 +12,14 @@ of :data:`TEAM_STATISTICS`:
   request seconds) and the median output tokens per request (requests whose output count the log
   gave; estimated counts left out).
 
+**The client's seconds before sending** (``client_s``, a Codex trace's column: from a request's
+trigger to its sending) are neither the tools' nor the model's. The tools' share leaves them out of
+both sides: its request seconds run from sending to the last token, as a replay re-times them (it
+takes the client's seconds from the log and sends the request after them) and as
+:func:`~speedtrap.sessions.retime.logged_figures` and the fit check's tools' share count them; a
+simulated run sends every request at its trigger and has none. They stay in the agent stretch (from
+the human turn to the agent's last activity), whose seconds the developer waited on the agent.
+
 ``interruptions_per_stretch`` is not one: the model has no interruption of a running agent.
 
 **Observation error.** Each statistic's standard deviation ``sd`` is the larger of two estimates
@@ -39,6 +47,7 @@ import numpy as np
 import pandas as pd
 
 from speedtrap.analysis.signatures import SIGNATURE_STATISTICS
+from speedtrap.sessions.codex import CLIENT_COLUMN
 from speedtrap.sessions.fit import MIN_SAMPLES
 from speedtrap.sessions.structure import LONG_GAP_S, fold_subagents, tasks, with_structure
 from speedtrap.sessions.targets import trace_targets
@@ -166,7 +175,7 @@ def _extras(trace: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> list[
         )
     )
     df = with_structure(folded, LONG_GAP_S)
-    request_s = (df["end_s"] - df["start_s"]).to_numpy(float)
+    request_s = (df["end_s"] - df["start_s"]).to_numpy(float) - _client_s(df)  # from sending
     tool_s = df["tool_s"].fillna(0.0).to_numpy(float)
     pair = np.column_stack([tool_s, request_s])
     skeys = (df["developer"].astype(str) + "/" + df["session"].astype(str)).to_numpy()
@@ -198,6 +207,13 @@ def _extras(trace: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> list[
         )
     )
     return rows
+
+
+def _client_s(df: pd.DataFrame) -> np.ndarray:
+    """Per request, the client's seconds before it was sent (0 where ``df`` records none)."""
+    if CLIENT_COLUMN not in df.columns:
+        return np.zeros(len(df))
+    return np.clip(df[CLIENT_COLUMN].fillna(0.0).to_numpy(float), 0.0, None)
 
 
 def _row(
