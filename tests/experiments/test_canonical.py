@@ -174,6 +174,8 @@ def test_fleet_outcomes_split_tiers_groups_and_provider() -> None:
     assert out["fast_decode_tok_s"] > 0 and out["standard_decode_tok_s"] > 0
     assert out["fast_tasks_per_dev_day"] >= 0 and out["standard_tasks_per_dev_day"] >= 0
     assert result_cost > 0 and out["provider_tok_s_per_gpu"] > 0
+    # it names its engine as simulate_summary does (fast_share routes by developer: the Mesa model)
+    assert out.engine == "mesa" and "fast_share" in (out.engine_reason or "")
     none = fleet_outcomes(scenario.with_overrides({"policy.share": 0.0}), 1)
     assert math.isnan(none["fast_ttft_s"]) and math.isnan(none["fast_tasks_per_dev_day"])
     assert math.isnan(none["fast_usd_per_dev_day"])

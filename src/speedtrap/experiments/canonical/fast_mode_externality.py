@@ -33,7 +33,8 @@ from speedtrap.config.ledger import WAITING_CATEGORIES
 from speedtrap.config.scenario import Scenario
 from speedtrap.experiments.canonical import Contrast, Report
 from speedtrap.models.latency import request_metrics
-from speedtrap.models.results import COMPLETED_OUTCOMES
+from speedtrap.models.results import COMPLETED_OUTCOMES, RunSummary
+from speedtrap.models.typed_core import Engine
 from speedtrap.models.workflow import simulate
 from speedtrap.plots import LOG_CUT_NOTE, band_handle, interval_note, plot_lines, save_figure
 from speedtrap.policies.fast_share import FastShareSpec
@@ -49,8 +50,10 @@ def _mean(values: pd.Series) -> float:
     return float(values.mean()) if len(values) else math.nan
 
 
-def fleet_outcomes(scenario: Scenario, seed: int) -> dict[str, float]:
-    """Per-tier, per-group and provider outcomes of one run of a ``fast_share`` scenario.
+def fleet_outcomes(scenario: Scenario, seed: int) -> RunSummary:
+    """Per-tier, per-group and provider outcomes of one run of a ``fast_share`` scenario, naming the
+    engine that ran it (a :class:`~speedtrap.models.results.RunSummary` of these keys, so the sweep
+    store and ``claim.json`` record it as they do for :func:`~speedtrap.models.simulate_summary`).
 
     Keys: ``<tier>_queue_wait_s``, ``<tier>_ttft_s``, ``<tier>_decode_tok_s`` (mean per request;
     NaN when the tier served nothing), ``<group>_tasks_per_dev_day`` (tasks completed, as the run
@@ -100,7 +103,7 @@ def fleet_outcomes(scenario: Scenario, seed: int) -> dict[str, float]:
     gpu_s = backend.replicas * ReplicaPhysics.from_backend(backend).counted_chips * result.horizon_s
     out["provider_tok_s_per_gpu"] = float(requests["output_tokens"].sum()) / gpu_s
     out["revenue_usd_per_gpu_hour"] = summary["usd_total"] / (gpu_s / SECONDS_PER_HOUR)
-    return out
+    return RunSummary(out, Engine(result.engine, result.engine_reason))
 
 
 MODEL = fleet_outcomes
