@@ -109,3 +109,23 @@ def test_bench_break_even_runs(capsys: pytest.CaptureFixture[str]) -> None:
     load("bench_break_even").main(["--repeat", "1"])
     out = capsys.readouterr().out
     assert "model evaluations" in out and "largest difference between the two" in out
+
+
+def test_bench_history_matching_reference_is_the_cut() -> None:
+    """The benchmark's reference (two calls per target, every candidate) keeps what Wave.survives and
+    Wave.cut keep, on a small wave (the benchmark itself refits the stored calibration's wave 1:
+    minutes, so it is not run here)."""
+    from speedtrap.analysis.emulator import training_sample
+    from speedtrap.analysis.history_matching import Parameter, Target, history_matching_wave
+
+    bench = load("bench_history_matching")
+    unit = training_sample(32, 3, seed=1)
+    outputs = {"a": unit[:, 0] + unit[:, 1], "b": np.exp(2 * unit[:, 2])}
+    targets = [Target("a", 1.0, 0.05, 0.02), Target("b", 3.0, 0.2, 0.1, scale="log")]
+    parameters = [Parameter(f"p{j}", 0.0, 1.0) for j in range(3)]
+    wave = history_matching_wave(unit, outputs, targets, parameters, candidates=500, restarts=0)
+    points = np.random.default_rng(2).random((4000, 3))
+    kept = bench.reference_kept(wave, points)
+    assert 0 < kept.sum() < len(points)
+    assert np.array_equal(kept, wave.survives(points)) and np.array_equal(kept, wave.cut(points)[0])
+    assert bench.WAVE1.exists()  # the stored runs it refits
