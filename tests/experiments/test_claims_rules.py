@@ -230,3 +230,31 @@ def test_a_fit_at_its_bound_that_every_sample_moves_off_is_not_identified() -> N
     identified = [f.model_copy(update={"identified": True}) for f in spec.uncertainties]
     (part,) = judge_claim(spec.model_copy(update={"uncertainties": identified}), runs(gaps, samples=30)).parts
     assert part.verdict == "depends"
+
+
+def three_arms(expected: dict[str, str] | None) -> ClaimSpec:
+    data = claim().model_dump(mode="python")
+    data["compare"] = {
+        "path": "backend",
+        "values": ["gpu-batched", "wafer-distilled", "gpu-fast"],
+        "labels": ["b", "w", "f"],
+    }
+    data.update(combine="each", expected=expected)
+    return ClaimSpec.model_validate(data)
+
+
+def test_a_claim_that_states_a_verdict_per_arm_holds_when_each_arm_has_it() -> None:
+    """Claim 2's form, "fast mode is X, not Y": arm w holds (−1 task everywhere), arm f does not (+1):
+    stated as w true and f false the claim is true, stated the other way false, unstated depends."""
+    base = runs(-1.0, samples=30)
+    other = base[base[ARM] == 1].assign(**{ARM: 2})
+    other["tasks_per_dev_day"] = base[base[ARM] == 0]["tasks_per_dev_day"].to_numpy() + 1.0
+    table = pd.concat([base, other], ignore_index=True)
+    stated = judge_claim(three_arms({"w": "true", "f": "false"}), table)
+    assert stated.arm_verdicts == {"w": "true", "f": "false"} and stated.verdict == "true"
+    assert judge_claim(three_arms({"w": "false", "f": "false"}), table).verdict == "false"
+    assert judge_claim(three_arms(None), table).verdict == "depends"
+    with pytest.raises(ValueError, match="one stated verdict per judged arm"):
+        three_arms({"w": "true"})
+    with pytest.raises(ValueError, match="combine = 'each'"):
+        ClaimSpec.model_validate({**claim().model_dump(mode="python"), "expected": {"w": "true"}})

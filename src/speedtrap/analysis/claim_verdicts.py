@@ -57,7 +57,9 @@ tasks", a difference of exactly 0 is no effect, not fewer.
 verdict (``combine = "all"``): ``false`` when any part is false, else ``not identified`` when any
 part is, else ``depends`` when any part depends, else ``true``. With ``combine = "each"`` the same rule
 gives each arm's verdict, printed beside the claim's, which is the arms' common verdict, or
-``depends`` when they differ.
+``depends`` when they differ; where the claim states a verdict per arm (``expected``: claim 2 says
+fast mode *is* low batch and is *not* the other mechanisms), the claim's verdict is the conjunction,
+by the same rule, of "this arm's verdict is the stated one" (:func:`as_stated`).
 
 Pure: DataFrames and specs in, plain results out.
 """
@@ -497,6 +499,16 @@ def combine(verdicts: Sequence[str]) -> str:
     return "true"
 
 
+def as_stated(verdict: str, stated: str) -> str:
+    """Whether an arm's ``verdict`` is the one the claim ``stated`` for it ("true" or "false"), as a
+    verdict: the same for a stated true, true and false swapped for a stated false; depends and not
+    identified stay what they are."""
+    if stated not in ("true", "false"):
+        raise ValueError(f"a stated verdict is true or false, got {stated!r}")
+    swap = {"true": "false", "false": "true"}
+    return verdict if stated == "true" else swap.get(verdict, verdict)
+
+
 def tested_arms(claim: ClaimSpec, test: ClaimTest) -> list[int]:
     """The arms a test judges: its ``arms``, else every arm for a level and the others than the
     baseline for a difference or a ratio."""
@@ -524,6 +536,8 @@ def judge_claim(
     arm_verdicts = {arm: combine(v) for arm, v in by_arm.items()}
     if claim.combine == "all":
         verdict = combine([p.verdict for p in parts])
+    elif claim.expected is not None:
+        verdict = combine([as_stated(v, claim.expected[arm]) for arm, v in arm_verdicts.items()])
     else:
         distinct = set(arm_verdicts.values())
         verdict = distinct.pop() if len(distinct) == 1 else "depends"

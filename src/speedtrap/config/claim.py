@@ -204,6 +204,12 @@ class ClaimSpec(Spec):
         default="all",
         description="all: the claim holds when every test holds for every arm; each: a verdict per arm.",
     )
+    expected: dict[str, Literal["true", "false"]] | None = Field(
+        default=None,
+        description="With combine = each: the verdict the claim states for each judged arm, by label "
+        "(claim 2: low batch true, every other mechanism false); the claim holds when every arm's "
+        "verdict is the stated one. Without it, the claim's verdict is the arms' common one.",
+    )
     compare: Compare
     tests: list[ClaimTest] = Field(min_length=1)
     report: list[str] = Field(default_factory=list)
@@ -262,6 +268,25 @@ class ClaimSpec(Spec):
                     raise ValueError(
                         f"tests.{i}.arms: a {test.statistic} compares an arm with the baseline (0)"
                     )
+        return self
+
+    @model_validator(mode="after")
+    def _expected_names_the_judged_arms(self) -> Self:
+        if self.expected is None:
+            return self
+        if self.combine != "each":
+            raise ValueError("expected: the arms' stated verdicts need combine = 'each'")
+        judged = {
+            self.compare.labels[arm]
+            for test in self.tests
+            for arm in (test.arms or range(0 if test.statistic == "level" else 1, len(self.compare.values)))
+        }
+        if set(self.expected) != judged:
+            missing, extra = sorted(judged - set(self.expected)), sorted(set(self.expected) - judged)
+            raise ValueError(
+                f"expected: one stated verdict per judged arm (missing: {', '.join(missing) or 'none'}; "
+                f"not a judged arm: {', '.join(extra) or 'none'})"
+            )
         return self
 
     @model_validator(mode="after")
