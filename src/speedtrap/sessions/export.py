@@ -29,8 +29,9 @@ def trace_from_result(result: RunResult, *, complete_only: bool = True) -> pd.Da
     next request or the agent's stop), ``human_gap_s`` the human time before the first request of
     each agent stretch (the prompt for a task's first session, else the gap from the agent's stop
     to the hand-back). ``complete_only`` drops the tasks still open at the horizon. A simulation has
-    no subagents, task boundaries or rework signals in its logs: those optional columns are left
-    out (a loader reads them as empty)."""
+    no subagents, task boundaries or rework signals in its logs, and sends every request at its
+    trigger (no client seconds before sending): those optional columns are left out (a loader reads
+    them as empty, ``client_s`` as 0)."""
     st = result.stretches
     assert st is not None
     req = result.requests.sort_values(["developer", "task", "attempt", "turn"], kind="stable")
