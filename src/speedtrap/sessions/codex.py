@@ -93,8 +93,9 @@ ESTIMATED_COUNTS = (
 CLIENT_COLUMN = "client_s"
 """The extra trace column of a Codex trace: of each request's logged seconds, those before Codex
 sent it (from its trigger to the ``turn_context`` line written just before sending; module
-docstring). Not a plain-trace column: a trace written out and read back has none (then every
-request's time is the request's, as for other logs)."""
+docstring). An optional column of the plain trace too (``speedtrap.sessions.plain_trace``,
+``EXTRA_COLUMNS``): ``speedtrap.sessions.export.write_trace`` writes it and a read-back trace keeps
+it; a trace without it counts every request's seconds as the request's, as for other logs."""
 CLIENT_TIME = (
     "Codex requests sent after their trigger (the client's seconds from the prompt or tool result "
     "to the turn_context line written before sending; the client_s column, taken from the log in a "
