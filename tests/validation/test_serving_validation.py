@@ -25,6 +25,7 @@ from speedtrap.validation.serving_fit import (
     fit_factors,
     log_errors,
     prepare_rows,
+    profile_factor,
 )
 from speedtrap.validation.serving_table import group_of, row_spec
 
@@ -216,3 +217,17 @@ def test_error_by_vendor_and_stack_summarises_the_held_out_rows(check) -> None:
     assert set(by_stack.index) <= {"TensorRT-LLM", "vLLM", "SGLang", "ATOM"}
     assert by_stack["rows"].sum() == sum(stack_of(str(i)) is not None for i in held["id"])
     assert (table["worst_abs_error"] >= table["median_abs_error"]).all()
+
+
+def test_the_profile_bounds_the_gemm_half_point_the_fit_puts_at_zero() -> None:
+    """The free fit puts M½ at its lower bound 0; its profile over the table keeps values up to about
+    55 tokens at 95% and rules out 64 (claim 2 samples 0–55: experiments/claims/c2_what_fast_mode_is.toml)."""
+    table = load_measurements()
+    profile = profile_factor(table, "gpu_gemm_half_tokens", [0.0, 16.0, 54.0, 64.0])
+    assert profile["statistic"].iloc[0] == pytest.approx(0.0, abs=0.01)
+    assert profile["statistic"].is_monotonic_increasing
+    assert profile["inside"].tolist() == [True, True, True, False]
+    held = fit_factors(table, fixed={"gpu_gemm_half_tokens": 16.0})
+    assert held.gpu_gemm_half_tokens == 16.0
+    with pytest.raises(ValueError, match="no factor"):
+        fit_factors(table, fixed={"gpu_gemm_half": 1.0})

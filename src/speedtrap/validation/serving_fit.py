@@ -18,6 +18,7 @@ each predicted at the row's concurrency (:func:`predict_at_concurrency`).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -54,6 +55,7 @@ from speedtrap.validation.serving_table import RowSpec, measured, row_spec, ttft
 
 __all__ = [
     "FACTOR_BOUNDS",
+    "PROFILE_LEVEL",
     "Factors",
     "factors_of_fit",
     "fit_factors",
@@ -62,6 +64,7 @@ __all__ = [
     "physics_of",
     "predict_at_concurrency",
     "prepare_rows",
+    "profile_factor",
 ]
 
 METRICS = ("tok_s_per_user", "tok_s_per_gpu", "ttft_s")
@@ -277,20 +280,29 @@ def log_errors(factors: Factors, prepared: list[_Prepared]) -> NDArray[np.float6
     return np.array(out, dtype=float)
 
 
-def fit_factors(table: pd.DataFrame) -> Factors:
+def fit_factors(table: pd.DataFrame, *, fixed: Mapping[str, float] | None = None) -> Factors:
     """Least squares on the log errors of ``table``'s measured figures (module docstring), from the
-    fixed start of :data:`FACTOR_BOUNDS`."""
+    fixed start of :data:`FACTOR_BOUNDS`; ``fixed``: factors held at these values (names of
+    :meth:`Factors.names`; a decode η_f as its ratio to the prefill η), the others fitted."""
     from scipy.optimize import least_squares
 
-    names = Factors.names()
+    fixed = dict(fixed or {})
+    unknown = sorted(set(fixed) - set(Factors.names()))
+    if unknown:
+        raise ValueError(f"fixed: no factor {', '.join(unknown)} (factors: {', '.join(Factors.names())})")
+    names = [n for n in Factors.names() if n not in fixed]
     lower = np.array([_fit_bounds(n)[0] for n in names])
     upper = np.array([_fit_bounds(n)[1] for n in names])
     scale = np.array([_fit_bounds(n)[2] for n in names])
     x0 = np.array([_fit_bounds(n)[3] for n in names])
     prepared = prepare_rows(table)
 
+    def full(vector: NDArray[np.float64]) -> list[float]:
+        free = dict(zip(names, (float(v) for v in vector), strict=True))
+        return [fixed[n] if n in fixed else free[n] for n in Factors.names()]
+
     def errors(vector: NDArray[np.float64]) -> NDArray[np.float64]:
-        return log_errors(factors_of_fit(vector), prepared)
+        return log_errors(factors_of_fit(full(vector)), prepared)
 
     result = least_squares(
         errors,
@@ -304,4 +316,34 @@ def fit_factors(table: pd.DataFrame) -> Factors:
         loss=FIT_LOSS,
         f_scale=FIT_LOSS_SCALE,
     )
-    return factors_of_fit(result.x)
+    return factors_of_fit(full(result.x))
+
+
+PROFILE_LEVEL = 3.841458820694124
+"""The χ² quantile with one degree of freedom at 95%: a profiled value whose statistic exceeds it is
+ruled out by the table at the 95% level (Wilks' theorem)."""
+
+
+def profile_factor(table: pd.DataFrame, name: str, values: Sequence[float]) -> pd.DataFrame:
+    """The fit's profile over one factor: for each of ``values``, every other factor refitted with
+    ``name`` held there (:func:`fit_factors` ``fixed``), the plain sum of squared log errors ``sse``
+    and the likelihood-ratio statistic ``(sse − sse_free) / s²`` with ``s² = sse_free / (n − p)`` from
+    the free fit (a Gaussian approximation of the log errors; the fit itself minimises the robust
+    :data:`FIT_LOSS`), ``inside`` when it is at most :data:`PROFILE_LEVEL`. This bounds a factor that
+    the free fit puts at a bound of its range (``gpu_gemm_half_tokens`` at 0) by what the table still
+    allows."""
+    prepared = prepare_rows(table)
+
+    def sse(factors: Factors) -> tuple[float, int]:
+        errors = log_errors(factors, prepared)
+        return float(np.sum(errors**2)), len(errors)
+
+    free, n = sse(fit_factors(table))
+    s2 = free / (n - len(Factors.names()))
+    rows = []
+    for value in values:
+        at, _ = sse(fit_factors(table, fixed={name: float(value)}))
+        statistic = (at - free) / s2
+        inside = statistic <= PROFILE_LEVEL
+        rows.append({"value": float(value), "sse": at, "statistic": statistic, "inside": inside})
+    return pd.DataFrame(rows)
