@@ -73,14 +73,20 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from speedtrap.analysis.emulator import CV_FOLDS, CV_MAX_ITER, Emulator, emulator_inputs, fit_emulator
-from speedtrap.analysis.space_filling import BOX_MARGIN, bounding_box, candidate_sample, space_filling_subset
-from speedtrap.config.experiment import Factor
+from speedtrap.analysis.space_filling import (
+    BOX_MARGIN,
+    Parameter,
+    Scale,
+    bounding_box,
+    candidate_sample,
+    space_filling_subset,
+)
 
 __all__ = [
     "BOX_MARGIN",
@@ -125,9 +131,6 @@ space left is estimated from them: a binomial standard error of at most 0.16% of
 MIN_RUNS = 4
 """Runs an emulator needs (:func:`speedtrap.analysis.emulator.fit_emulator`'s minimum); checking it
 by cross-validation needs one more."""
-
-
-Scale = Literal["linear", "log"]
 
 
 @dataclass(frozen=True)
@@ -191,50 +194,6 @@ class Target:
             return np.asarray(np.where(inside, 0.0, math.inf), dtype=float)
         nearest = np.clip(m, self.low, self.high)
         return implausibility(nearest, m, 0.0, self.discrepancy_sd**2, var_em)
-
-
-@dataclass(frozen=True)
-class Parameter:
-    """An uncertain input: ``name`` (a scenario path), its range ``[low, high]`` on a ``linear`` or
-    ``log`` scale, whether it takes whole numbers only, and where the range comes from."""
-
-    name: str
-    low: float
-    high: float
-    scale: Scale = "linear"
-    integer: bool = False
-    source: str = ""
-
-    def __post_init__(self) -> None:
-        if self.scale not in ("linear", "log"):
-            raise ValueError(f"parameter {self.name!r}: scale must be linear or log, got {self.scale!r}")
-        if not (math.isfinite(self.low) and math.isfinite(self.high) and self.low < self.high):
-            raise ValueError(f"parameter {self.name!r}: need low < high, got [{self.low}, {self.high}]")
-        if self.scale == "log" and self.low <= 0.0:
-            raise ValueError(f"parameter {self.name!r}: a log scale needs low > 0, got {self.low}")
-        if self.integer and (self.low != int(self.low) or self.high != int(self.high)):
-            raise ValueError(f"parameter {self.name!r}: an integer range needs whole-number bounds")
-
-    @property
-    def factor(self) -> Factor:
-        """The same range as an experiment factor (its mapping from unit coordinates is this one's)."""
-        return Factor(
-            path=self.name, range=(self.low, self.high), log=self.scale == "log", integer=self.integer
-        )
-
-    def from_unit(self, u: np.ndarray) -> np.ndarray:
-        """Values at unit coordinates ``u`` (uniform, log-uniform, integers by equal stretches)."""
-        return np.asarray(self.factor.from_unit(np.asarray(u, dtype=float)), dtype=float)
-
-    def to_unit(self, value: np.ndarray) -> np.ndarray:
-        """Unit coordinates of ``value`` (the inverse of :meth:`from_unit` for a continuous range;
-        an integer's coordinate is the middle of its stretch)."""
-        v = np.asarray(value, dtype=float)
-        if self.integer and self.scale == "linear":
-            return (v - self.low + 0.5) / (self.high - self.low + 1.0)
-        if self.scale == "log":
-            return np.asarray(np.log(v / self.low) / math.log(self.high / self.low), dtype=float)
-        return (v - self.low) / (self.high - self.low)
 
 
 def implausibility(

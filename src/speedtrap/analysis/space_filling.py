@@ -1,14 +1,22 @@
-"""Where history matching draws and spreads its points (pure functions; no Mesa): a Latin hypercube
-of candidates in a box, the box around the points a wave kept, and a space-filling subset of them
-(:mod:`speedtrap.analysis.history_matching` uses all three)."""
+"""Where history matching draws and spreads its points (pure functions; no Mesa): the uncertain
+inputs and their unit coordinates (:class:`Parameter`), a Latin hypercube of candidates in a box, the
+box around the points a wave kept, and a space-filling subset of them
+(:mod:`speedtrap.analysis.history_matching` uses them all)."""
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
-__all__ = ["BOX_MARGIN", "bounding_box", "candidate_sample", "space_filling_subset"]
+from speedtrap.config.experiment import Factor
+
+__all__ = ["BOX_MARGIN", "Parameter", "Scale", "bounding_box", "candidate_sample", "space_filling_subset"]
+
+Scale = Literal["linear", "log"]
+"""How a range is spread over the unit interval: uniformly, or uniformly in its logarithm."""
 
 BOX_MARGIN = 0.1
 """The next wave's candidates are drawn in the bounding box of the kept candidates, widened on
@@ -78,3 +86,47 @@ def space_filling_subset(
         chosen.append(nxt)
         nearest = np.minimum(nearest, np.sum((points - points[nxt]) ** 2, axis=1))
     return np.asarray(chosen, dtype=int)
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """An uncertain input: ``name`` (a scenario path), its range ``[low, high]`` on a ``linear`` or
+    ``log`` scale, whether it takes whole numbers only, and where the range comes from."""
+
+    name: str
+    low: float
+    high: float
+    scale: Scale = "linear"
+    integer: bool = False
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if self.scale not in ("linear", "log"):
+            raise ValueError(f"parameter {self.name!r}: scale must be linear or log, got {self.scale!r}")
+        if not (math.isfinite(self.low) and math.isfinite(self.high) and self.low < self.high):
+            raise ValueError(f"parameter {self.name!r}: need low < high, got [{self.low}, {self.high}]")
+        if self.scale == "log" and self.low <= 0.0:
+            raise ValueError(f"parameter {self.name!r}: a log scale needs low > 0, got {self.low}")
+        if self.integer and (self.low != int(self.low) or self.high != int(self.high)):
+            raise ValueError(f"parameter {self.name!r}: an integer range needs whole-number bounds")
+
+    @property
+    def factor(self) -> Factor:
+        """The same range as an experiment factor (its mapping from unit coordinates is this one's)."""
+        return Factor(
+            path=self.name, range=(self.low, self.high), log=self.scale == "log", integer=self.integer
+        )
+
+    def from_unit(self, u: np.ndarray) -> np.ndarray:
+        """Values at unit coordinates ``u`` (uniform, log-uniform, integers by equal stretches)."""
+        return np.asarray(self.factor.from_unit(np.asarray(u, dtype=float)), dtype=float)
+
+    def to_unit(self, value: np.ndarray) -> np.ndarray:
+        """Unit coordinates of ``value`` (the inverse of :meth:`from_unit` for a continuous range;
+        an integer's coordinate is the middle of its stretch)."""
+        v = np.asarray(value, dtype=float)
+        if self.integer and self.scale == "linear":
+            return (v - self.low + 0.5) / (self.high - self.low + 1.0)
+        if self.scale == "log":
+            return np.asarray(np.log(v / self.low) / math.log(self.high / self.low), dtype=float)
+        return (v - self.low) / (self.high - self.low)
