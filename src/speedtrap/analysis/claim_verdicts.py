@@ -510,12 +510,8 @@ def as_stated(verdict: str, stated: str) -> str:
 
 
 def tested_arms(claim: ClaimSpec, test: ClaimTest) -> list[int]:
-    """The arms a test judges: its ``arms``, else every arm for a level and the others than the
-    baseline for a difference or a ratio."""
-    if test.arms is not None:
-        return list(test.arms)
-    first = 0 if test.statistic == "level" else 1
-    return list(range(first, len(claim.compare.values)))
+    """The arms a test judges (:meth:`ClaimSpec.judged_arms`)."""
+    return claim.judged_arms(test)
 
 
 def judge_claim(

@@ -270,17 +270,20 @@ class ClaimSpec(Spec):
                     )
         return self
 
+    def judged_arms(self, test: ClaimTest) -> list[int]:
+        """The arms ``test`` judges: its ``arms``, else every arm for a level and the others than the
+        baseline (arm 0) for a difference or a ratio."""
+        if test.arms is not None:
+            return list(test.arms)
+        return list(range(0 if test.statistic == "level" else 1, len(self.compare.values)))
+
     @model_validator(mode="after")
     def _expected_names_the_judged_arms(self) -> Self:
         if self.expected is None:
             return self
         if self.combine != "each":
             raise ValueError("expected: the arms' stated verdicts need combine = 'each'")
-        judged = {
-            self.compare.labels[arm]
-            for test in self.tests
-            for arm in (test.arms or range(0 if test.statistic == "level" else 1, len(self.compare.values)))
-        }
+        judged = {self.compare.labels[arm] for test in self.tests for arm in self.judged_arms(test)}
         if set(self.expected) != judged:
             missing, extra = sorted(judged - set(self.expected)), sorted(set(self.expected) - judged)
             raise ValueError(

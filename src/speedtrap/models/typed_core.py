@@ -160,15 +160,17 @@ def backend_stats(core: Any, scenario: Scenario) -> pd.DataFrame:
     routed = core.backend_stats_frame()
     if len(scenario.backends) == 1:
         return routed
+    route, _ = _route(scenario)
     rows = []
     for name, spec in scenario.backends.items():
-        if name == _route(scenario)[0]:
+        if name == route:
             rows.append(routed.iloc[0].to_dict())
             continue
         rows.append(
             {
                 "backend": name,
                 "replicas": spec.replicas,
+                # as ServingPool.capacity_streams: replicas × the largest tier cap
                 "capacity_streams": spec.replicas * max(t.batch_cap for t in spec.tiers),
                 "mean_in_service": 0.0,
                 "mean_waiting": 0.0,

@@ -71,6 +71,7 @@ __all__ = [
     "client_seconds",
     "is_codex_rollout",
     "load_codex",
+    "seconds_before_sending",
 ]
 
 NOT_JSON = "Codex lines that are not JSON (e.g. a truncated last line) or nested too deeply"
@@ -96,6 +97,17 @@ sent it (from its trigger to the ``turn_context`` line written just before sendi
 docstring). An optional column of the plain trace too (``speedtrap.sessions.plain_trace``,
 ``EXTRA_COLUMNS``): ``speedtrap.sessions.export.write_trace`` writes it and a read-back trace keeps
 it; a trace without it counts every request's seconds as the request's, as for other logs."""
+
+
+def seconds_before_sending(trace: pd.DataFrame) -> np.ndarray:
+    """Per request of a normalized trace, the client's seconds before it was sent: its
+    :data:`CLIENT_COLUMN` (0 where the trace has none or a cell is empty; never below 0). Every
+    figure that times a request from its sending subtracts these from ``end_s − start_s``."""
+    if CLIENT_COLUMN not in trace.columns:
+        return np.zeros(len(trace))
+    return np.clip(trace[CLIENT_COLUMN].fillna(0.0).to_numpy(float), 0.0, None)
+
+
 CLIENT_TIME = (
     "Codex requests sent after their trigger (the client's seconds from the prompt or tool result "
     "to the turn_context line written before sending; the client_s column, taken from the log in a "

@@ -43,7 +43,7 @@ from speedtrap.config.scenario import Scenario
 from speedtrap.models.results import RunResult
 from speedtrap.models.workflow import WorkflowModel
 from speedtrap.serving.request import Request
-from speedtrap.sessions.codex import CLIENT_COLUMN
+from speedtrap.sessions.codex import CLIENT_COLUMN, seconds_before_sending
 from speedtrap.sessions.structure import LONG_GAP_S, fold_subagents, task_starts, tasks
 
 if TYPE_CHECKING:
@@ -110,11 +110,7 @@ def recorded_sessions(trace: pd.DataFrame) -> dict[str, list[RecordedSession]]:
             if "estimated" in session.columns
             else np.zeros(len(session), dtype=bool)
         )
-        client = (
-            np.clip(session[CLIENT_COLUMN].fillna(0.0).to_numpy(float), 0.0, None)
-            if CLIENT_COLUMN in session.columns
-            else np.zeros(len(session))
-        )
+        client = seconds_before_sending(session)
         for k, (a, b) in enumerate(zip(starts, [*starts[1:], len(session)], strict=True)):
             g = session.iloc[a:b]
             gaps = g["human_gap_s"].to_numpy(float)
@@ -415,12 +411,11 @@ def replay_pair(
             "replayed": [rows[backend][key] for key, _ in REPLAY_MEASURES],
         }
     )
-    client = trace[CLIENT_COLUMN].fillna(0.0) if CLIENT_COLUMN in trace.columns else None
-    sent = trace["start_s"] + (0.0 if client is None else client)
+    client = seconds_before_sending(trace)
     logged = {
-        "mean_request_s": float((trace["end_s"] - sent).mean()),
+        "mean_request_s": float((trace["end_s"] - trace["start_s"] - client).mean()),
         "tasks_per_dev_day": logged_tasks_per_day(trace),
-        "mean_client_s": float(client.mean()) if client is not None else math.nan,
+        "mean_client_s": float(client.mean()) if CLIENT_COLUMN in trace.columns else math.nan,
     }
     out.insert(2, "logged", [logged.get(key, math.nan) for key, _ in REPLAY_MEASURES])
     out["change"] = out["replayed"] - out["recorded"]

@@ -27,7 +27,7 @@ import pandas as pd
 from scipy import stats
 
 from speedtrap.config.scenario import Scenario
-from speedtrap.sessions.codex import CLIENT_COLUMN
+from speedtrap.sessions.codex import CLIENT_COLUMN, seconds_before_sending
 from speedtrap.sessions.fit import MIN_SAMPLES
 from speedtrap.sessions.replay import ReplayRun, replay, request_timing_error
 from speedtrap.sessions.structure import fold_subagents, tasks
@@ -178,8 +178,8 @@ def logged_figures(trace: pd.DataFrame) -> dict[str, float]:
     (request seconds / (request + tool seconds)), input, cached and output tokens, and rework
     signals."""
     folded, _ = fold_subagents(trace)
-    client = trace[CLIENT_COLUMN].fillna(0.0).to_numpy(float) if CLIENT_COLUMN in trace.columns else None
-    seconds = (trace["end_s"] - trace["start_s"]).to_numpy(float) - (0.0 if client is None else client)
+    client = seconds_before_sending(trace)
+    seconds = (trace["end_s"] - trace["start_s"]).to_numpy(float) - client
     request_s, tool_s = float(seconds.sum()), float(folded["tool_s"].sum())
     subagent = (
         trace["parent_session"] != "" if "parent_session" in trace else pd.Series(False, index=trace.index)
@@ -192,7 +192,7 @@ def logged_figures(trace: pd.DataFrame) -> dict[str, float]:
         "tasks": float(len(tasks(folded))),
         "mean_request_s": float(seconds.mean()) if len(seconds) else math.nan,
         "median_request_s": float(np.median(seconds)) if len(seconds) else math.nan,
-        "client_s": float(client.sum()) if client is not None else math.nan,
+        "client_s": float(client.sum()) if CLIENT_COLUMN in trace.columns else math.nan,
         "tool_s": tool_s,
         "llm_share_of_agent_time": request_s / (request_s + tool_s) if request_s + tool_s > 0 else math.nan,
         "input_tokens": float(trace["input_tokens"].sum()),

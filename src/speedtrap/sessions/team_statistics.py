@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from speedtrap.analysis.signatures import SIGNATURE_STATISTICS
-from speedtrap.sessions.codex import CLIENT_COLUMN
+from speedtrap.sessions.codex import seconds_before_sending
 from speedtrap.sessions.fit import MIN_SAMPLES
 from speedtrap.sessions.structure import LONG_GAP_S, fold_subagents, tasks, with_structure
 from speedtrap.sessions.targets import trace_targets
@@ -175,7 +175,7 @@ def _extras(trace: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> list[
         )
     )
     df = with_structure(folded, LONG_GAP_S)
-    request_s = (df["end_s"] - df["start_s"]).to_numpy(float) - _client_s(df)  # from sending
+    request_s = (df["end_s"] - df["start_s"]).to_numpy(float) - seconds_before_sending(df)  # from sending
     tool_s = df["tool_s"].fillna(0.0).to_numpy(float)
     pair = np.column_stack([tool_s, request_s])
     skeys = (df["developer"].astype(str) + "/" + df["session"].astype(str)).to_numpy()
@@ -207,13 +207,6 @@ def _extras(trace: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> list[
         )
     )
     return rows
-
-
-def _client_s(df: pd.DataFrame) -> np.ndarray:
-    """Per request, the client's seconds before it was sent (0 where ``df`` records none)."""
-    if CLIENT_COLUMN not in df.columns:
-        return np.zeros(len(df))
-    return np.clip(df[CLIENT_COLUMN].fillna(0.0).to_numpy(float), 0.0, None)
 
 
 def _row(
