@@ -36,6 +36,7 @@ def test_every_statistic_has_an_interval_and_its_sessions(simulated) -> None:
     assert ((finite["low"] <= finite["value"] + 1e-12) & (finite["value"] <= finite["high"] + 1e-12)).all()
     every = trace.groupby(["developer", "session"]).ngroups
     conditional = [name for name in SIGNATURE_STATISTICS if name != "response_stretch_rank_correlation"]
+    conditional.append("cached_share_after_long_gap")  # the sessions with a request after a 5–30 min gap
     assert (table.drop(index=conditional)["sessions"] == every).all()
     assert (table.loc[conditional, "sessions"] <= every).all()  # the sessions with such a stretch
     shares = table.loc[
@@ -68,7 +69,8 @@ def test_the_recorded_figures_name_their_source_and_how_few_sessions_they_rest_o
     assert set(table["tool"]) == {"claude_code", "codex", "pooled"}
     for tool in ("claude_code", "codex"):
         assert list(table.loc[table["tool"] == tool, "statistic"]) == list(TARGET_STATISTICS)
-    assert list(table.loc[table["tool"] == "pooled", "statistic"]) == list(SIGNATURE_STATISTICS)
+    pooled = [*SIGNATURE_STATISTICS, "cached_share_after_long_gap"]  # the statistics written as target rows
+    assert list(table.loc[table["tool"] == "pooled", "statistic"]) == pooled
     for column in ("repository", "commit", "licence", "files", "how_computed", "note"):
         assert table[column].notna().all(), column
     assert table["commit"].str.fullmatch(r"[0-9a-f]{40}(; [0-9a-f]{40})*").all()

@@ -20,6 +20,7 @@ from speedtrap.analysis.signatures import (
     signature_bootstrap,
     signature_values,
 )
+from speedtrap.analysis.trace_structure import CACHE_STATISTICS
 from speedtrap.models.results import RunResult
 from speedtrap.models.workflow import simulate
 from speedtrap.sessions import trace_from_result
@@ -170,7 +171,8 @@ def test_the_proposed_target_rows_fit_the_targets_table_and_the_logs_figures() -
     assert list(rows.columns) == [c for c in table_columns if c in rows.columns]  # its columns, in order
     assert {"id", "published", "obs_sd", "discrepancy_sd", "error_note", "role"} <= set(rows.columns)
     assert (rows["role"] == "calibration").all()
-    assert set(rows["statistic"]) <= set(SIGNATURE_STATISTICS) and len(rows) >= 3
+    units = SIGNATURE_STATISTICS | CACHE_STATISTICS  # the cache signature is written beside them
+    assert set(rows["statistic"]) <= set(units) and len(rows) >= 3
     assert (rows["scenario"] == "headline").all()
     assert rows["id"].is_unique
     assert (rows["obs_sd"] > 0).all() and (rows["discrepancy_sd"] > 0).all()
@@ -185,7 +187,7 @@ def test_the_proposed_target_rows_fit_the_targets_table_and_the_logs_figures() -
     pooled = logs[logs["tool"] == "pooled"].set_index("statistic")
     for row in rows.itertuples():
         assert row.published == pytest.approx(pooled.loc[row.statistic, "value"], rel=1e-3)
-        assert row.unit == SIGNATURE_STATISTICS[row.statistic]
+        assert row.unit == units[row.statistic]
 
 
 def test_the_signatures_move_with_patience() -> None:

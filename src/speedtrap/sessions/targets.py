@@ -21,6 +21,12 @@ _stretch_rank_correlation       response after stretches < 60 s and > 300 s, and
 interruptions_per_stretch       human messages while the agent still worked, per agent stretch:
                                 requests the human interrupted (``rework == "interrupted"``) and
                                 messages sent within 1 s of the agent's stop (typed during it)
+zero_tool_call_span_share,      the tool calls per agent stretch (its requests less one) of
+tool_calls_per_nonzero_span_    :mod:`speedtrap.analysis.trace_structure`: the share of stretches
+mean, session_max_tool_calls_   with none, the mean over those with any, the median over sessions
+median                          of the most in one stretch
+cached_share_after_long_gap     cached share of the input tokens of requests sent after a human gap
+                                of 5–30 min (:mod:`speedtrap.analysis.trace_structure`)
 ==============================  ====================================================================
 
 Each comes with a percentile bootstrap 95% interval over sessions (resampled with replacement;
@@ -40,6 +46,12 @@ import numpy as np
 import pandas as pd
 
 from speedtrap.analysis.signatures import MIN_RESPONSE_S, SIGNATURE_STATISTICS, signature_bootstrap
+from speedtrap.analysis.trace_structure import (
+    CACHE_STATISTICS,
+    TOOL_CALL_STATISTICS,
+    cached_share_after_gap,
+    tool_call_values,
+)
 from speedtrap.sessions.structure import LONG_GAP_S, concurrency, fold_subagents, stretches, with_structure
 
 __all__ = ["TARGET_STATISTICS", "trace_targets"]
@@ -55,6 +67,8 @@ TARGET_STATISTICS: dict[str, str] = {
     "concurrent_sessions_3plus": "fraction",
     **SIGNATURE_STATISTICS,
     "interruptions_per_stretch": "count",
+    **TOOL_CALL_STATISTICS,
+    **CACHE_STATISTICS,
 }
 """The statistics :func:`trace_targets` computes, with their units."""
 
@@ -184,7 +198,74 @@ def trace_targets(
     per_stretch = _interruptions(df, st)
     stretch_groups = per_stretch["developer"].astype(str) + "/" + per_stretch["session"].astype(str)
     add("interruptions_per_stretch", per_stretch["interrupted"], stretch_groups, _mean)
+    calls = (st["turns"] - 1).clip(lower=0).to_numpy(float)
+    labels = st_groups.to_numpy(str)
+    rows += _session_bootstrap(
+        labels,
+        lambda pick: tool_call_values(calls[pick], labels[pick]),
+        TOOL_CALL_STATISTICS,
+        n_boot,
+        rng,
+        counts=lambda _name, pick: len(pick),
+    )
+    gaps, cached, inputs = (df[c].to_numpy(float) for c in ("human_gap_s", "cached_tokens", "input_tokens"))
+    request_labels = sessions.to_numpy(str)
+    rows += _session_bootstrap(
+        request_labels,
+        lambda pick: {
+            "cached_share_after_long_gap": cached_share_after_gap(gaps[pick], cached[pick], inputs[pick])[0]
+        },
+        CACHE_STATISTICS,
+        n_boot,
+        rng,
+        counts=lambda _name, pick: cached_share_after_gap(gaps[pick], cached[pick], inputs[pick])[1],
+        behind=lambda pick: cached_share_after_gap(gaps[pick], cached[pick], inputs[pick])[1] > 0,
+    )
     return pd.DataFrame(rows)
+
+
+def _session_bootstrap(
+    labels: np.ndarray,
+    values: Callable[[np.ndarray], dict[str, float]],
+    statistics: dict[str, str],
+    n_boot: int,
+    rng: np.random.Generator,
+    *,
+    counts: Callable[[str, np.ndarray], int],
+    behind: Callable[[np.ndarray], bool] | None = None,
+) -> list[dict[str, object]]:
+    """Rows of ``statistics`` whose ``values`` are computed from the items (stretches, requests) at an
+    index array, each with its percentile bootstrap 95% interval when the sessions (``labels``, one
+    per item) are resampled with replacement (NaN with one session), the sessions behind it (those
+    with an item the statistic uses: all, or where ``behind`` of the session's items holds) and
+    ``counts`` of its values."""
+    everything = np.arange(len(labels))
+    point = values(everything)
+    keys, codes = np.unique(labels, return_inverse=True)
+    members = [np.flatnonzero(codes == k) for k in range(len(keys))]
+    draws: dict[str, list[float]] = {name: [] for name in statistics}
+    for _ in range(n_boot if len(keys) > 1 else 0):
+        pick = np.concatenate([members[i] for i in rng.integers(0, len(keys), len(keys))])
+        for name, v in values(pick).items():
+            draws[name].append(v)
+    sessions = sum(1 for m in members if behind is None or behind(m))
+    out: list[dict[str, object]] = []
+    for name, unit in statistics.items():
+        d = np.asarray(draws[name], dtype=float)
+        d = d[np.isfinite(d)]
+        low, high = (float(q) for q in np.quantile(d, [0.025, 0.975])) if len(d) else (math.nan, math.nan)
+        out.append(
+            {
+                "statistic": name,
+                "value": point[name],
+                "low": low,
+                "high": high,
+                "unit": unit,
+                "sessions": sessions,
+                "n": int(counts(name, everything)),
+            }
+        )
+    return out
 
 
 def _mean(x: np.ndarray) -> float:

@@ -28,6 +28,7 @@ from speedtrap.config.scenario import Scenario
 from speedtrap.models.results import ACCEPTED_OUTCOMES, RunResult
 from speedtrap.models.workflow import simulate
 from speedtrap.validation.signatures import signature_statistics
+from speedtrap.validation.trace_statistics import structure_statistics
 
 __all__ = [
     "CALIBRATION_SCENARIOS",
@@ -136,25 +137,41 @@ def headline_statistics(result: RunResult) -> dict[str, float]:
         ),
         **concurrency_shares(st),
         **signature_statistics(result),
+        **structure_statistics(result),
     }
     summary = result.summary()
     return out | {name: float(summary[key]) for name, key in HEADLINE_SHARES.items()}
 
 
-def effort_ratio(with_ai: RunResult, by_hand: RunResult) -> float:
+def effort_ratio(with_ai: RunResult, by_hand: RunResult, half: str | None = None) -> float:
     """METR's statistic: the geometric mean, over tasks accepted in both arms, of the developer's
     effort on a task with AI over its effort by hand — effort as a time-tracking study logs it
     (``human_s``: every second the developer spends on the task, review, fixes and the rework of
     escaped defects that surfaced included; under parallel sessions each second goes to the one
     task attended; idle time and switching into other work while sessions are open go in equal
-    parts to their tasks), not wall-clock lead time."""
-    done = ["developer", "task", "human_s"]
+    parts to their tasks), not wall-clock lead time. ``half`` (``"short"`` or ``"long"``) keeps the
+    tasks whose size (``effort_s``, the time by hand they were drawn with, known before the work as
+    METR's forecasts are) is at most, or above, the median size of the tasks paired: METR's
+    statistic on each half of its issues split at the median forecast (:data:`HALVES`)."""
+    done = ["developer", "task", "effort_s", "human_s"]
     a = with_ai.tasks[with_ai.tasks["outcome"].isin(ACCEPTED_OUTCOMES)][done]
-    m = by_hand.tasks[by_hand.tasks["outcome"].isin(ACCEPTED_OUTCOMES)][done]
+    m = by_hand.tasks[by_hand.tasks["outcome"].isin(ACCEPTED_OUTCOMES)][done].drop(columns="effort_s")
     both = a.merge(m, on=["developer", "task"], suffixes=("_ai", "_manual"))
     both = both[(both["human_s_ai"] > 0) & (both["human_s_manual"] > 0)]
+    if half is not None:
+        if half not in HALVES:
+            raise ValueError(f"half must be one of {', '.join(HALVES)}, got {half!r}")
+        median = both["effort_s"].median()
+        both = both[both["effort_s"] <= median] if half == "short" else both[both["effort_s"] > median]
     log_ratio = np.log(both["human_s_ai"].to_numpy()) - np.log(both["human_s_manual"].to_numpy())
     return float(np.exp(log_ratio.mean())) if len(both) else math.nan
+
+
+HALVES = ("short", "long")
+"""The halves of METR's issues split at the median forecast time without AI (90 min): the time
+ratio of each is a calibration target (``metr_time_ratio_short_half``, ``…_long_half``: METR's
+regression on each half of its released data, ``scripts/metr_halves.py``), which says how the
+effect of AI changes with the task's size — what the era model's success curve sets."""
 
 
 def metr_statistics(with_ai: RunResult, by_hand: RunResult) -> dict[str, float]:
@@ -168,6 +185,7 @@ def metr_statistics(with_ai: RunResult, by_hand: RunResult) -> dict[str, float]:
     ai_output, manual_output = output_per_dev_day(ai), output_per_dev_day(manual)
     return {
         "ai_vs_manual_time_ratio": effort_ratio(with_ai, by_hand),
+        **{f"ai_vs_manual_time_ratio_{half}_half": effort_ratio(with_ai, by_hand, half) for half in HALVES},
         "waiting_share_of_task_time": _task_time_share(with_ai, "waiting"),
         "reviewing_share_of_task_time": _task_time_share(with_ai, "reviewing"),
         "fixing_share_of_task_time": _task_time_share(with_ai, "fixing"),
