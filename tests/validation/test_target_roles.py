@@ -56,3 +56,12 @@ def test_validate_workflow_reports_in_and_out_of_sample_apart() -> None:
     assert set(by_role) == set(ROLES)
     assert sum(v["targets"] for v in by_role.values()) == len(payload["targets"])
     assert {row["role"] for row in payload["targets"]} == set(ROLES)
+    studies = pd.DataFrame(payload["held_out_studies"])
+    held = load_targets()
+    held = held[held["role"] == "validation"]
+    assert list(studies["study"]) == list(dict.fromkeys(held["study"]))  # each once, in the table's order
+    validation = pd.DataFrame([row for row in payload["targets"] if row["role"] == "validation"])
+    for row in studies.itertuples():
+        rows = validation[validation["study"] == row.study]
+        assert row.targets == len(rows) and row.passed == int(rows["passed"].sum())
+        assert row.predicted == bool(rows["passed"].all())  # predicted only if every row passes

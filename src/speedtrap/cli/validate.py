@@ -209,6 +209,10 @@ def validate_workflow_command(
                 "passed_by_role": {
                     role: {"passed": p, "targets": n} for role, (p, n) in check.passed_by_role().items()
                 },
+                "held_out_studies": [
+                    {k: json_number(v) for k, v in row.items()}
+                    for row in check.held_out_studies().to_dict("records")
+                ],
                 "targets": [{k: json_number(v) for k, v in row.items()} for row in table.to_dict("records")],
                 "eras": [
                     {k: json_number(v) for k, v in row.items()} for row in check.eras.to_dict("records")
@@ -234,6 +238,16 @@ def validate_workflow_command(
             "interval over every run])",
             ["target", "published", "simulated", "error", "tolerance", "result"],
             rows,
+        )
+    studies = check.held_out_studies()
+    if len(studies):
+        names = "; ".join(
+            f"{r.study} ({r.passed} of {r.targets}{', predicted' if r.predicted else ''})"
+            for r in studies.itertuples()
+        )
+        typer.echo(
+            f"Held-out studies predicted (every row of the study within tolerance): "
+            f"{int(studies['predicted'].sum())} of {len(studies)} — {names}"
         )
     eras = check.eras
 

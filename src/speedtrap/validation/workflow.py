@@ -316,6 +316,15 @@ class WorkflowCheck:
                 out[role] = (int(rows["passed"].sum()), len(rows))
         return out
 
+    def held_out_studies(self) -> pd.DataFrame:
+        """One row per held-out study (``role = validation``), in the targets table's order:
+        ``study``, ``passed`` and ``targets`` (its rows within tolerance, and all), and ``predicted``:
+        every row of it within tolerance (the rule docs/heldout_studies.md fixes before each run)."""
+        rows = self.table[self.table["role"] == "validation"]
+        grouped = rows.groupby("study", sort=False)["passed"].agg(["sum", "size"]).reset_index()
+        grouped.columns = ["study", "passed", "targets"]
+        return grouped.assign(predicted=grouped["passed"] == grouped["targets"])
+
 
 def _passes(row: pd.Series, value: float) -> bool:
     if not math.isfinite(value):
@@ -375,6 +384,7 @@ def validate_workflow(
                 "accept_high": accepted_range(row)[1],
                 "passed": _passes(row, mean),
                 "role": row.get("role", "calibration"),
+                "study": row.get("study", ""),
                 "source": row["source"],
             }
         )
