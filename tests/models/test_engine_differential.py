@@ -8,8 +8,12 @@ Each random scenario starts from the headline on a random backend preset with 1-
 0.1-0.75 developer-day, then changes fields of CORE_READS in a seeded round robin (each field drawn
 at least once in the normal run, many times in the slow one) with a value the spec accepts: a
 float scaled by a log-normal factor or drawn in [0, 1) for a probability, an integer moved, a flag
-flipped, a choice drawn among its values, an optional part switched on or off. 100 scenarios run in
-the normal suite, 600 more under ``make test-slow``. ``scripts/mutants.py`` checks that Mesa-only rule
+flipped, a choice drawn among its values, an optional part switched on or off. A quarter of them
+then route by tier instead (``fast_share`` with a random share, ``background_slow`` or
+``interactive_fast`` over random tiers of the backend, a tier the policy needs added with a random
+priority, cap and price; half of them crowded onto one replica with small caps, so that priority
+levels queue and reserve replicas). 100 scenarios run in the normal suite, 600 more under
+``make test-slow``. ``scripts/mutants.py`` checks that Mesa-only rule
 changes fail this module (docs/performance.md, "Mutation check").
 """
 
@@ -47,10 +51,22 @@ SLOW = 600
 CORE = core_module()
 needs_core = pytest.mark.skipif(CORE is None, reason="the typed core is not built or not in use here")
 
-SET_APART = frozenset({"developers", "horizon_s", "workday_s", "backends[*].tiers[*].name"})
+TIER_POLICY_FIELDS = frozenset(
+    f"policy.{name}"
+    for name in ("share", "fast_tier", "standard_tier", "interactive_tier", "background_tier")
+)
+"""Fields of the policies that route by tier (``fast_share``, ``interactive_fast``, ``background_slow``),
+drawn with the policy (:func:`with_tier_policy`)."""
+
+SET_APART = frozenset(
+    {"developers", "horizon_s", "workday_s", "backends[*].tiers[*].name", *TIER_POLICY_FIELDS}
+)
 """Fields of CORE_READS the round robin leaves alone: the team and horizon are drawn small for every
-scenario (the run's size), a day's length only rescales the summary, and a tier's name is a
-reference (the policy's tier draws the route)."""
+scenario (the run's size), a day's length only rescales the summary, a tier's name is a reference
+(the policy's tier draws the route), and the tier policies' fields are drawn with their policy."""
+
+TIER_POLICIES = ("fast_share", "background_slow", "interactive_fast")
+"""The policies that route a backend's tiers, drawn for a share of the random scenarios."""
 
 ROUND_ROBIN = sorted(CORE_READS - SET_APART)
 PER_SCENARIO = 8
@@ -243,9 +259,59 @@ def random_scenario(index: int, seed: int = SEED) -> tuple[Scenario, list[str]]:
     if "manual" in MESA_ONLY["policy.kind"] and rng.random() < 0.1:  # a policy the core runs, drawn too
         with contextlib.suppress(ValidationError, ValueError):  # the manual policy needs effort sizing
             scenario = scenario.with_backend("manual")
+    if rng.random() < 0.25:  # routed by tier: several tiers of the backend in use at once
+        scenario, drawn = with_tier_policy(scenario, rng)
+        changed.extend(drawn)
     if rng.random() < 0.25:  # backends no session is routed to, idle beside the routed one
         scenario = with_idle_backends(scenario, rng)
     return scenario, changed
+
+
+def _tier(name: str, rng: np.random.Generator, crowded: bool) -> dict[str, Any]:
+    return {
+        "name": name,
+        "priority": int(rng.integers(-2, 3)),
+        "batch_cap": int(rng.integers(1, 5)) if crowded else int(rng.choice([2, 3, 8, 64, 128])),
+        "price_multiplier": float(rng.choice([0.5, 1.0, 2.0, 6.0])),
+    }
+
+
+def with_tier_policy(scenario: Scenario, rng: np.random.Generator) -> tuple[Scenario, list[str]]:
+    """``scenario`` under a policy of :data:`TIER_POLICIES` and the policy fields drawn: the tiers it
+    names drawn among the backend's, a tier it needs by default added (random priority, cap, price);
+    half the time crowded (one replica, no background traffic, every tier capped at 1-4 streams)."""
+    if scenario.policy.kind == "manual":
+        return scenario, []
+    data = scenario.model_dump(mode="python")
+    name, backend = next(iter(data["backends"].items()))
+    kind = TIER_POLICIES[int(rng.integers(len(TIER_POLICIES)))]
+    crowded = bool(rng.random() < 0.5)
+    needed = {"fast_share": ("fast",), "background_slow": ("standard", "slow"), "interactive_fast": ("fast",)}
+    names = [t["name"] for t in backend["tiers"]]
+    backend["tiers"] += [_tier(n, rng, crowded) for n in needed[kind] if n not in names]
+    if crowded:
+        backend["replicas"] = 1
+        backend["background_streams_per_replica"] = 0
+        for tier in backend["tiers"]:
+            tier["batch_cap"] = int(rng.integers(1, 5))
+        backend["typical_batch"] = 1  # the serving command's load (no engine reads it), within the caps
+    names = [t["name"] for t in backend["tiers"]]
+    policy: dict[str, Any] = {"kind": kind, "backend": name if rng.random() < 0.5 else None}
+    if kind == "background_slow":
+        policy["interactive_tier"] = str(rng.choice(names)) if rng.random() < 0.5 else "standard"
+        policy["background_tier"] = str(rng.choice(names)) if rng.random() < 0.5 else "slow"
+    else:
+        policy["fast_tier"] = str(rng.choice(names)) if rng.random() < 0.3 else "fast"
+        policy["standard_tier"] = str(rng.choice(names)) if rng.random() < 0.5 else None
+        if kind == "fast_share":
+            policy["share"] = float(rng.choice([0.0, 1.0])) if rng.random() < 0.2 else float(rng.uniform())
+    data["policy"] = policy
+    try:
+        tiered = Scenario.model_validate(data)
+    except (ValidationError, ValueError):
+        return scenario, []
+    drawn = [f"policy.{k}" for k, v in policy.items() if k != "kind" and v is not None]
+    return tiered, ["policy.kind", *drawn]
 
 
 def with_idle_backends(scenario: Scenario, rng: np.random.Generator) -> Scenario:
@@ -312,6 +378,26 @@ def test_the_round_robin_draws_every_field_the_core_reads() -> None:
         assert not_covered(scenario) is None
         changed.update(paths)
     assert set(ROUND_ROBIN) - changed == set()
+
+
+def test_the_tier_policies_are_drawn_with_their_fields() -> None:
+    """Over the normal run's scenarios each tier policy is drawn, crowded and not, with every one of its
+    fields, and the policy fields of CORE_READS are all drawn by them."""
+    kinds: dict[str, int] = {}
+    fields: set[str] = set()
+    crowded = 0
+    for index in range(NORMAL):
+        scenario, paths = random_scenario(index)
+        assert not_covered(scenario) is None
+        if scenario.policy.kind in TIER_POLICIES:
+            kinds[scenario.policy.kind] = kinds.get(scenario.policy.kind, 0) + 1
+            fields.update(paths)
+            backend = scenario.backends[next(iter(scenario.backends))]
+            crowded += backend.replicas == 1 and max(t.batch_cap for t in backend.tiers) <= 4
+    assert set(kinds) == set(TIER_POLICIES) and min(kinds.values()) >= 3, kinds
+    assert crowded >= 3
+    assert fields >= TIER_POLICY_FIELDS
+    assert {p for p in CORE_READS if p.startswith("policy.")} <= fields | set(ROUND_ROBIN)
 
 
 @needs_core
@@ -476,6 +562,37 @@ BRANCHES: dict[str, tuple[dict[str, Any], Callable[[RunResult], bool]]] = {
     "no-away-episodes": (  # away until something needs them (AttentionRule.away_episode_s: inf)
         {"developer.attention.away_s": None},
         lambda r: len(_stretches(r)) > 0,
+    ),
+    "fast-share-both-tiers-queue": (  # priority levels, the fast tier's cap and its reserved replica
+        {
+            "developers": 24,
+            "horizon_s": 0.2 * DAY_S,
+            "backends.gpu-batched.replicas": 1,
+            "backends.gpu-batched.background_streams_per_replica": 0,
+            "policy": {"kind": "fast_share", "share": 0.5},
+        },
+        lambda r: (
+            bool((r.requests.groupby("tier")["queue_wait_s"].max() > 0.0).all())
+            and set(r.requests["tier"]) == {"fast", "standard"}
+        ),
+    ),
+    "background-slow-switches-tiers": (  # a turn's tier follows the developer's attention
+        {
+            "backends.gpu-batched.tiers": [
+                {"name": "standard", "priority": 0, "batch_cap": 64},
+                {"name": "slow", "priority": -1, "batch_cap": 128, "price_multiplier": 0.5},
+            ],
+            "developer.attention.parallel_sessions_probs": [0.0, 0.5, 0.5],
+            "policy": {"kind": "background_slow"},
+        },
+        lambda r: bool(r.tasks["tier"].isin(["standard+slow", "slow+standard"]).any()),
+    ),
+    "interactive-fast-switches-tiers": (
+        {
+            "developer.attention.parallel_sessions_probs": [0.0, 0.5, 0.5],
+            "policy": {"kind": "interactive_fast"},
+        },
+        lambda r: bool(r.tasks["tier"].isin(["standard+fast", "fast+standard"]).any()),
     ),
     "no-breaks-fixed-resumption": (
         {"developer.attention.other_work_prob": 0.0, "developer.attention.resumption_random": False},

@@ -33,16 +33,21 @@ def _container(annotation: Any) -> str:
     return "[*]" if origins & {dict, list} else ""
 
 
+CORE_POLICIES = tuple(k for k in MESA_ONLY["policy.kind"] if k != "manual")
+"""The policy kinds the core routes (``manual`` has no fields); other kinds run on the Mesa model by
+their kind."""
+
+
 def spec_leaves(model: type[BaseModel], prefix: str = "") -> set[str]:
     """Every leaf field path under ``model`` (``[*]`` for a dict's values or a list's items); the
-    policy as the ``always`` spec (other kinds run on the Mesa model by their kind)."""
+    policy as each spec of :data:`CORE_POLICIES`, their fields together."""
     leaves: set[str] = set()
     for name, field in model.model_fields.items():
         path = f"{prefix}{name}"
         annotation = field.annotation
         models = _models(annotation)
         if models and models[0] is PolicySpec:
-            models = [policy_spec_class("always")]
+            models = [policy_spec_class(kind) for kind in CORE_POLICIES]
         if not models:
             leaves.add(path)
         for sub in models:
@@ -95,7 +100,18 @@ def test_a_mesa_only_field_off_its_value_names_itself(path: str, value: Any) -> 
 
 def test_a_policy_kind_the_core_does_not_run_names_itself() -> None:
     fleet = Scenario.from_toml(ROOT / "experiments" / "scenarios" / "shared_fleet.toml")
-    assert (not_covered(fleet) or "").startswith("policy.kind = 'fast_share' (the typed core runs only")
+    routes = {"first": {"backend": "fleet"}, "then": {"backend": "fleet", "tier": "fast"}}
+    escalate = fleet.with_overrides({"policy": {"kind": "escalate", **routes}})
+    assert (not_covered(escalate) or "").startswith("policy.kind = 'escalate' (the typed core runs only")
+
+
+def test_the_tier_policies_are_the_cores() -> None:
+    """fast_share, interactive_fast and background_slow route one backend's tiers: the core's."""
+    fleet = Scenario.from_toml(ROOT / "experiments" / "scenarios" / "shared_fleet.toml")
+    assert fleet.policy.kind == "fast_share" and not_covered(fleet) is None
+    slow = HEADLINE.with_backend("gpu-slow")
+    for kind in ("background_slow", "interactive_fast"):
+        assert not_covered(slow.with_overrides({"policy": {"kind": kind}})) is None
 
 
 def test_hand_work_and_the_manual_policy_are_the_cores() -> None:

@@ -134,7 +134,8 @@ def test_what_the_core_does_not_cover_is_named() -> None:
     routed = two.with_overrides({"policy": routes})
     assert (not_covered(routed) or "").startswith("policy.kind = 'by_difficulty'")
     fleet = Scenario.from_toml(SHARED_FLEET)
-    assert not_covered(fleet) is not None
+    assert not_covered(fleet) is None  # fast_share: two tiers of one backend
+    assert not_covered(fleet.with_overrides({"policy": {"kind": "best_of_n"}})) is not None
 
 
 def test_runs_the_core_does_not_cover_take_the_mesa_model(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,27 +1,61 @@
-# The typed core's serving pool (speedtrap.serving.pool, admission, replica_clock), one tier.
+# The typed core's serving pool (speedtrap.serving.pool, admission, replica_clock): one backend's
+# tiers, their priority levels, caps, reservations and prices.
 # Included by _typed_core.pyx (its declarations and imports come first); compiled as part of it.
 
 cdef struct Replica:
     int index, streams, decoding, dirty
     long ndec, npre
     long kv_used
-    double cap                # effective cap: the tier's cap while it holds streams, else inf
+    double cap                # effective cap: the smallest cap among its streams' tiers, else inf
+    bint reserved             # reserved for a priority level (Admission._reserve)
+    long reserved_for         # that level's priority (ReplicaState.reserved_for)
+    long* tier_streams        # own streams of each tier (ReplicaState.cap_counts, by tier)
     double v_tok, v_time, rate, due_s, due_mark, event_s, prefill_free_s, sum_input, sum_vstart
     long version, fold        # the live wake-up's version; a folded prefill's request (-1: none)
     Mark* dec                 # finish marks (cap entries)
     Mark* pre                 # prefill ends (cap entries)
 
 
+cdef struct Level:            # a priority level (speedtrap.serving.admission.PriorityLevel)
+    long priority
+    int reserved              # the replica it has reserved (-1: none)
+    long* queue               # FIFO of its waiting request ids (a ring)
+    long qhead, qlen, qcap
+
+
+cdef struct TierInfo:         # a tier's admission data and prices (TierAdmission)
+    int batch_cap
+    long priority
+    int level                 # its priority level's index (levels highest first)
+    double usd_uncached, usd_cached, usd_output
+
+
+cdef long CAPPED_PENALTY = 1L << 40   # speedtrap.serving.admission._CAPPED_PENALTY
+
+
+cdef void grow_queue(Level* lv) noexcept:
+    """A level's waiting ring, doubled (storage only: ``PriorityLevel``'s deque in the Mesa model)."""
+    cdef long* q = <long*> malloc(2 * lv.qcap * sizeof(long))
+    cdef long k
+    for k in range(lv.qlen):
+        q[k] = lv.queue[(lv.qhead + k) % lv.qcap]
+    free(lv.queue)
+    lv.queue = q
+    lv.qhead = 0
+    lv.qcap *= 2
+
+
 cdef class Pool:
-    """ServingPool for one tier (speedtrap.serving.pool, admission, replica_clock) over C arrays."""
+    """ServingPool over C arrays (speedtrap.serving.pool, admission, replica_clock): the backend's
+    tiers (``TierAdmission``: cap, priority, prices), their priority levels (``PriorityLevel``: FIFO
+    queues and reserved replicas) and the replicas."""
     cdef EventLoop loop
     cdef Requests reqs
     cdef Replica* reps
-    cdef int nrep, batch_cap, bg
+    cdef int nrep, max_cap, bg, ntiers, nlevels
     cdef double kv_capacity, overhead_s
-    cdef double usd_uncached, usd_cached, usd_output
-    cdef long* queue          # FIFO of waiting request ids (a ring)
-    cdef long qhead, qlen, qcap
+    cdef TierInfo* tiers
+    cdef Level* levels
     cdef long* loads          # placement heap: streams << 20 | index (stale entries included)
     cdef long nloads
     cdef int loads_limit, loads_cap
@@ -40,15 +74,36 @@ cdef class Pool:
     cdef long ntally
     cdef object tally           # a RequestTally (summary-only runs), else None
 
-    def __cinit__(self, EventLoop loop, Requests reqs, speed, int replicas, info, int bg):
-        cdef int i
+    def __cinit__(self, EventLoop loop, Requests reqs, speed, int replicas, infos, int bg):
+        """ServingPool.__init__: ``infos`` the backend's tiers' ``TierAdmission`` in the spec's order,
+        each with its ``PriorityLevel`` (one per distinct priority, highest first)."""
+        cdef int i, k
+        cdef TierInfo* t
         self.loop = loop
         self.reqs = reqs
         self.nrep = replicas
-        self.batch_cap = info.batch_cap
-        self.usd_uncached = info.usd_per_uncached
-        self.usd_cached = info.usd_per_cached
-        self.usd_output = info.usd_per_output
+        self.ntiers = len(infos)
+        self.tiers = <TierInfo*> malloc(self.ntiers * sizeof(TierInfo))
+        priorities = sorted({info.priority for info in infos}, reverse=True)
+        self.nlevels = len(priorities)
+        self.levels = <Level*> malloc(self.nlevels * sizeof(Level))
+        for k in range(self.nlevels):
+            self.levels[k].priority = priorities[k]
+            self.levels[k].reserved = -1
+            self.levels[k].qcap = 1024
+            self.levels[k].queue = <long*> malloc(1024 * sizeof(long))
+            self.levels[k].qhead = self.levels[k].qlen = 0
+        self.max_cap = 0
+        for k, info in enumerate(infos):
+            t = &self.tiers[k]
+            t.batch_cap = info.batch_cap
+            t.priority = info.priority
+            t.level = priorities.index(info.priority)
+            t.usd_uncached = info.usd_per_uncached
+            t.usd_cached = info.usd_per_cached
+            t.usd_output = info.usd_per_output
+            if t.batch_cap > self.max_cap:
+                self.max_cap = t.batch_cap
         self.bg = bg
         self.kv_capacity = float(speed.kv_capacity_tokens)
         self.overhead_s = float(getattr(speed, "ttft_overhead_s", 0.0))
@@ -69,11 +124,13 @@ cdef class Pool:
             self.reps[i].sum_input = self.reps[i].sum_vstart = 0.0
             self.reps[i].version = 0
             self.reps[i].fold = -1
-            self.reps[i].dec = <Mark*> malloc((self.batch_cap + 1) * sizeof(Mark))
-            self.reps[i].pre = <Mark*> malloc((self.batch_cap + 1) * sizeof(Mark))
-        self.qcap = 1024
-        self.queue = <long*> malloc(self.qcap * sizeof(long))
-        self.qhead = self.qlen = 0
+            self.reps[i].reserved = 0
+            self.reps[i].reserved_for = 0
+            self.reps[i].tier_streams = <long*> malloc(self.ntiers * sizeof(long))
+            for k in range(self.ntiers):
+                self.reps[i].tier_streams[k] = 0
+            self.reps[i].dec = <Mark*> malloc((self.max_cap + 1) * sizeof(Mark))
+            self.reps[i].pre = <Mark*> malloc((self.max_cap + 1) * sizeof(Mark))
         self.loads_limit = 8 * replicas + 64
         self.loads_cap = self.loads_limit + 2
         self.loads = <long*> malloc(self.loads_cap * sizeof(long))
@@ -91,7 +148,7 @@ cdef class Pool:
         self.events_scheduled = self.events_cancelled = 0
         self.tally = None
         self.tally_buf = <double*> malloc(4 * TALLY_BLOCK * sizeof(double))
-        self.done_buf = <long*> malloc((self.batch_cap + 1) * sizeof(long))
+        self.done_buf = <long*> malloc((self.max_cap + 1) * sizeof(long))
         self.ntally = 0
 
     def __dealloc__(self):
@@ -100,8 +157,13 @@ cdef class Pool:
             for i in range(self.nrep):
                 free(self.reps[i].dec)
                 free(self.reps[i].pre)
+                free(self.reps[i].tier_streams)
             free(self.reps)
-        free(self.queue); free(self.loads); free(self.dirty); free(self.notes); free(self.tally_buf)
+        if self.levels != NULL:
+            for i in range(self.nlevels):
+                free(self.levels[i].queue)
+            free(self.levels)
+        free(self.tiers); free(self.loads); free(self.dirty); free(self.notes); free(self.tally_buf)
         free(self.done_buf)
 
     cdef double prefill_s(self, long uncached) except? -1:
@@ -132,12 +194,19 @@ cdef class Pool:
         else:
             self.loads_push(i)
 
-    cdef int place(self, long kv_need) noexcept:
-        """The replica to admit a request to now (-1: none): Admission._place and _scan, one tier."""
+    cdef int place(self, Req* q) noexcept:
+        """The replica to admit ``q`` to now (-1: none): Admission._place, its fast path (the least
+        loaded replica, when uncapped for the request's tier and open to its priority), else _scan:
+        among the replicas open to its priority, with a slot under its tier's cap (or under their own
+        smaller cap, after the others: ``_CAPPED_PENALTY``) and KV room, the least loaded, lowest index
+        first."""
         cdef long key, streams
         cdef int i, best = -1
         cdef long best_key = 0
-        cdef double kv_limit = self.kv_capacity - kv_need
+        cdef TierInfo* t = &self.tiers[q.tier]
+        cdef int cap_req = t.batch_cap
+        cdef long prio = t.priority
+        cdef double kv_limit = self.kv_capacity - (q.input_tokens + q.output_tokens)
         cdef Replica* r
         while True:
             key = self.loads[0]
@@ -147,23 +216,59 @@ cdef class Pool:
                 break
             heap_pop(self.loads, &self.nloads)
         r = &self.reps[i]
-        if r.cap >= self.batch_cap:
-            if streams >= self.batch_cap:
+        if r.cap >= cap_req and (not r.reserved or prio >= r.reserved_for):
+            if streams >= cap_req:
                 return -1
             if r.kv_used <= kv_limit:
                 return i
-        for i in range(self.nrep):  # the scan
+        for i in range(self.nrep):  # Admission._scan
             r = &self.reps[i]
-            if r.streams >= self.batch_cap:
+            if r.reserved and prio < r.reserved_for:
                 continue
+            streams = r.streams
+            if r.cap < cap_req:
+                if streams >= r.cap:
+                    continue
+                key = streams + CAPPED_PENALTY
+            else:
+                if streams >= cap_req:
+                    continue
+                key = streams
             if r.kv_used > kv_limit:
                 continue
-            if best < 0 or r.streams < best_key:
+            if best < 0 or key < best_key:
                 best = i
-                best_key = r.streams
-                if best_key == 0:
+                best_key = key
+                if key == 0:
                     break
         return best
+
+    cdef void reserve(self, int lv, Req* q) noexcept:
+        """Admission._reserve: reserve for level ``lv`` the unreserved replica that will soonest fit its
+        head ``q`` (fewest streams, then least KV, in excess of what it needs; lowest index first)."""
+        cdef long need_kv = q.input_tokens + q.output_tokens, k1, best_k1 = 0
+        cdef double k2, best_k2 = 0.0
+        cdef int i, best = -1
+        cdef int cap_req = self.tiers[q.tier].batch_cap
+        cdef Replica* r
+        for i in range(self.nrep):
+            r = &self.reps[i]
+            if r.reserved:
+                continue
+            k1 = r.streams + 1 - cap_req
+            if k1 < 0:
+                k1 = 0
+            k2 = <double> (r.kv_used + need_kv) - self.kv_capacity
+            if not k2 > 0.0:
+                k2 = 0.0
+            if best < 0 or k1 < best_k1 or (k1 == best_k1 and k2 < best_k2):
+                best = i
+                best_k1 = k1
+                best_k2 = k2
+        if best >= 0:
+            self.reps[best].reserved = 1
+            self.reps[best].reserved_for = self.levels[lv].priority
+            self.levels[lv].reserved = best
 
     # -- statistics ----------------------------------------------------------------------------
 
@@ -193,13 +298,17 @@ cdef class Pool:
 
     # -- submit, admit, re-time, wake ----------------------------------------------------------
 
-    cdef long submit(self, double now, long input_tokens, long cached_tokens, long output_tokens,
+    cdef long submit(self, double now, int tier, long input_tokens, long cached_tokens, long output_tokens,
                      long session, long dev, long task, long attempt, long turn) except -1:
-        """ServingPool.submit (speedtrap.serving.pool): a request arrives; refused as the pool refuses
-        one no replica could hold; admitted where ``Admission._place`` finds room, else queued FIFO."""
+        """ServingPool.submit (speedtrap.serving.pool): a request of ``tier`` arrives, priced by its tier;
+        refused as the pool refuses one no replica could hold; admitted at once where its level's queue
+        is empty and ``Admission._place`` finds room, else queued FIFO in its level (a blocked new head
+        reserves a replica for the level, ``Admission._reserve``, unless the level is the lowest)."""
         cdef long i
         cdef Req* q
         cdef int r
+        cdef TierInfo* t = &self.tiers[tier]
+        cdef Level* lv = &self.levels[t.level]
         if input_tokens + output_tokens > self.kv_capacity:
             raise ValueError(
                 f"request needs {input_tokens + output_tokens} KV tokens, more than a replica holds "
@@ -214,8 +323,9 @@ cdef class Pool:
         q.output_tokens = output_tokens
         q.arrival_s = now
         q.admitted_s = q.first_token_s = q.done_s = NAN
-        q.cost_usd = ((input_tokens - cached_tokens) * self.usd_uncached + cached_tokens * self.usd_cached
-                      + output_tokens * self.usd_output)
+        q.tier = tier
+        q.cost_usd = ((input_tokens - cached_tokens) * t.usd_uncached + cached_tokens * t.usd_cached
+                      + output_tokens * t.usd_output)
         q.replica = -1
         q.done_seq = -1
         q.session = session
@@ -225,29 +335,20 @@ cdef class Pool:
         q.turn = turn
         self.integrate(now)
         self.in_system += 1
-        if self.qlen == 0:
-            r = self.place(input_tokens + output_tokens)
+        if lv.qlen == 0:
+            r = self.place(q)
             if r >= 0:
                 self.admit(i, r, now)
                 self.retime(r, now)
                 return i
+            if t.level != self.nlevels - 1 and lv.reserved < 0:
+                self.reserve(t.level, q)
         self.waiting += 1
-        if self.qlen == self.qcap:
-            self.grow_queue()
-        self.queue[(self.qhead + self.qlen) % self.qcap] = i
-        self.qlen += 1
+        if lv.qlen == lv.qcap:
+            grow_queue(lv)
+        lv.queue[(lv.qhead + lv.qlen) % lv.qcap] = i
+        lv.qlen += 1
         return i
-
-    cdef void grow_queue(self) noexcept:
-        """The waiting queue's ring, doubled (storage only: ``Admission``'s deque in the Mesa model)."""
-        cdef long* q = <long*> malloc(2 * self.qcap * sizeof(long))
-        cdef long k
-        for k in range(self.qlen):
-            q[k] = self.queue[(self.qhead + k) % self.qcap]
-        free(self.queue)
-        self.queue = q
-        self.qhead = 0
-        self.qcap *= 2
 
     cdef void unfold(self, Replica* r, long i) noexcept:
         """ReplicaClock._unfold (speedtrap.serving.replica_clock): a folded prefill end taken out."""
@@ -289,6 +390,7 @@ cdef class Pool:
         cdef Req* q = &self.reqs.r[i]
         cdef long fold = r.fold
         cdef double prefill, overhead, start, end
+        cdef int cap
         cdef Mark m
         if fold >= 0:
             r.fold = -1
@@ -301,8 +403,10 @@ cdef class Pool:
         r.streams += 1
         self.note_load(ri)
         r.kv_used += q.input_tokens + q.output_tokens
-        if self.batch_cap < r.cap:
-            r.cap = self.batch_cap
+        cap = self.tiers[q.tier].batch_cap
+        r.tier_streams[q.tier] += 1
+        if cap < r.cap:
+            r.cap = cap
         if prefill > 0:
             overhead = self.overhead_s if self.overhead_s < prefill else prefill
             start = now + overhead
@@ -431,8 +535,9 @@ cdef class Pool:
                 r.streams -= 1
                 self.note_load(ri)
                 r.kv_used -= q.input_tokens + q.output_tokens
-                if r.streams == 0:
-                    r.cap = INF
+                r.tier_streams[q.tier] -= 1
+                if r.tier_streams[q.tier] == 0 and self.tiers[q.tier].batch_cap == r.cap:
+                    self.lowest_cap(r)
                 q.done_s = now
                 q.done_seq = self.completed + ndone
                 if self.tally is not None:
@@ -457,6 +562,16 @@ cdef class Pool:
         for k in range(ndone):
             core.request_done(done_ids[k])
 
+    cdef void lowest_cap(self, Replica* r) noexcept:
+        """The replica's effective cap once a tier's last stream left it (``ServingPool._on_wake``): the
+        smallest cap among the tiers of the streams still on it, else inf."""
+        cdef int k
+        cdef double cap = INF
+        for k in range(self.ntiers):
+            if r.tier_streams[k] and self.tiers[k].batch_cap < cap:
+                cap = self.tiers[k].batch_cap
+        r.cap = cap
+
     cdef void tally_add(self, Req* q) except *:
         """RequestTally.add's values of a finished request, handed over every TALLY_BLOCK requests."""
         cdef double tokens = <double> q.output_tokens - 1.0, seconds = q.done_s - q.first_token_s
@@ -476,24 +591,37 @@ cdef class Pool:
         self.ntally = 0
 
     cdef void dispatch(self, double now) except *:
-        """Admission._dispatch: waiting requests admitted in FIFO order while a replica has room."""
+        """Admission._dispatch: waiting requests admitted, priority levels high to low, FIFO within a
+        level; a level's blocked head reserves a replica for it (``_reserve``, but in the lowest level),
+        and a level whose queue empties releases its reservation."""
         cdef long i
-        cdef int ri
+        cdef int ri, k
+        cdef bint blocked
         cdef Req* q
-        while self.qlen:
-            i = self.queue[self.qhead]
-            q = &self.reqs.r[i]
-            ri = self.place(q.input_tokens + q.output_tokens)
-            if ri < 0:
-                break
-            self.qhead = (self.qhead + 1) % self.qcap
-            self.qlen -= 1
-            self.waiting -= 1
-            self.admit(i, ri, now)
-            if not self.reps[ri].dirty:
-                self.reps[ri].dirty = 1
-                self.dirty[self.ndirty] = ri
-                self.ndirty += 1
+        cdef Level* lv
+        for k in range(self.nlevels):
+            lv = &self.levels[k]
+            blocked = False
+            while lv.qlen:
+                i = lv.queue[lv.qhead]
+                q = &self.reqs.r[i]
+                ri = self.place(q)
+                if ri < 0:
+                    if k != self.nlevels - 1 and lv.reserved < 0:
+                        self.reserve(k, q)
+                    blocked = True
+                    break
+                lv.qhead = (lv.qhead + 1) % lv.qcap
+                lv.qlen -= 1
+                self.waiting -= 1
+                self.admit(i, ri, now)
+                if not self.reps[ri].dirty:
+                    self.reps[ri].dirty = 1
+                    self.dirty[self.ndirty] = ri
+                    self.ndirty += 1
+            if not blocked and lv.reserved >= 0:
+                self.reps[lv.reserved].reserved = 0
+                lv.reserved = -1
 
     cdef void flush(self, double now) except *:
         """ReplicaClock._flush: every dirty replica retimed at ``now``."""

@@ -110,6 +110,7 @@ cdef struct Req:
     long input_tokens, cached_tokens, output_tokens
     double arrival_s, admitted_s, first_token_s, done_s, cost_usd
     long replica
+    int tier              # its tier's index among the backend's tiers (the spec's order)
     long session          # the session waiting on it
     long done_seq         # its place in completion order (-1: not finished)
     long dev, task, attempt, turn

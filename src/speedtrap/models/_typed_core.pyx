@@ -10,7 +10,10 @@ developer's estimate of the wait and their patience, the ledger's wait split) ru
 
 It follows the Python model rule for rule (``speedtrap.agents.session``, ``developer``,
 ``attention``; ``speedtrap.serving.pool``, ``admission``, ``replica_clock``, ``decode_rate``), for
-the rules the headline scenario uses: one backend with one tier in use, routing ``always``, the
+the rules the headline scenario uses: one backend in use, its tiers routed by ``always``,
+``fast_share`` (a tier per developer), ``interactive_fast`` or ``background_slow`` (a tier per turn,
+as the developer attends the session or not), and admitted as the pool admits several tiers (priority
+levels, per-tier batch caps, reservations and prices); the
 ``expected_wait`` attention rule, every task delegated (``delegated_fraction`` 1), random
 check-in stretches split into transcripts, review and repair, hand fixes and escaped defects.
 The draws are the model's own, stream for stream and in the same order: the tasks come from
@@ -101,7 +104,9 @@ cdef class CTask:
     cdef long context_tokens, cache_prefix_tokens, requests, turns, input_tokens, cached_tokens
     cdef long output_tokens, attempts, wrong_attempts, outputs, outputs_rejected, initial_context
     cdef double cache_time_s, cost_usd, tool_s, human_s
-    cdef bint cached_key     # the conversation's prompt-cache key is the session's (else None)
+    cdef int cache_tier      # the conversation's prompt-cache key: a tier's index (-1: None)
+    cdef long tier_mask      # the tiers its requests ran on (bits, the first 63), and in the order first used
+    cdef list tiers_used
 
     def flush(self):
         t = self.task
@@ -126,6 +131,7 @@ cdef class CSession:
     """An agent session's state (speedtrap.agents.session.Session): turns, stretches, check-ins."""
     cdef long id, attempt, planned_turns, turns_done, checkins_done, output_tokens, need
     cdef long stretches, stretch_start, next_checkin, transcript, transcript_left, req
+    cdef int tier            # the current turn's tier (Session._tier, its estimate and cache key)
     cdef bint wrong, new_transcript, random_stretches, has_left
     cdef double tool_error_prob, left_at, idle_at_leave_s, turn_start_s, tool_end_s
     cdef double checkin_every, stretch_sigma, per_transcript  # per_transcript 0: not split
@@ -151,9 +157,8 @@ cdef class CDev:
     """A developer's state (speedtrap.agents.developer.Developer): activity, focus, sessions, what
     waits for them, and their AttentionRule."""
     cdef long index, activity, max_sessions, then, away_version
-    cdef double since, idle_total_s, other_left_s, episode_patience_s, estimate
-    cdef double prompt_cache_s
-    cdef bint has_estimate, has_other_left, away_pending, hybrid_pending
+    cdef double since, idle_total_s, other_left_s, episode_patience_s
+    cdef bint has_other_left, away_pending, hybrid_pending
     cdef long hybrid_version
     cdef CTask hybrid_task
     cdef str outcome_in_hand
@@ -165,6 +170,14 @@ cdef class CDev:
     cdef double patience_s
     cdef double* seconds
     cdef list closed_stretches
+    # Session.estimate_key and the prompt-cache key are (backend, tier): per tier of the backend
+    cdef double* estimates      # AttentionRule._turn_estimate by tier (NaN: none learnt yet)
+    cdef double* prompt_cache   # Developer.prompt_cache by tier (-inf: never)
+    cdef int tier_session, tier_attending, tier_away   # the developer's policy's routes (tier indices)
+
+    def __dealloc__(self):
+        free(self.estimates)
+        free(self.prompt_cache)
 
 
 cdef inline bint interruptible(CDev d) noexcept:
@@ -186,7 +199,9 @@ cdef class Core:
     cdef long next_task, turns
     cdef object task_tally, request_tally
     cdef double* ledger
-    cdef object mix, spec, quality, tasks_list, backend_name, tier
+    cdef object mix, spec, quality, tasks_list, backend_name
+    cdef list tier_names
+    cdef int ntiers
     cdef long capacity_streams
     # specs read once
     cdef double compact_at, ttl, turn_memory, turn_prior, detect_prob, hand_fix_prob
@@ -203,9 +218,14 @@ cdef class Core:
     cdef double episode_sigma
     cdef bint away_on, resumption_random
 
-    def __cinit__(self, scenario, seed, str name, str tier, speed, info, bint tables=True):
-        """WorkflowModel.__init__: the streams spawned from the root ``seed``, the backend, the
-        developers (Developer.__init__, each with its TaskSource and AttentionRule) and their start."""
+    def __cinit__(self, scenario, seed, str name, list tiers, list routes, speed, list infos,
+                  bint tables=True):
+        """WorkflowModel.__init__: the streams spawned from the root ``seed``, the backend ``name`` with
+        its ``tiers`` (names, the spec's order) and their ``TierAdmission`` ``infos``, the developers
+        (Developer.__init__, each with its TaskSource and AttentionRule, and its policy's routes:
+        ``routes[i]``, the tier indices of developer ``i``'s sessions, of a turn they attend and of one
+        they do not, from ``RoutingPolicy.for_developer``, ``for_session`` and ``for_turn``) and their
+        start."""
         cdef CDev d
         cdef long i, k
         from speedtrap.agents import task as task_module
@@ -215,9 +235,10 @@ cdef class Core:
         bspec = scenario.backends[name]
         self.loop = EventLoop()
         self.reqs = Requests()
-        self.pool = Pool(self.loop, self.reqs, speed, bspec.replicas, info, bspec.background_streams_per_replica)
+        self.pool = Pool(self.loop, self.reqs, speed, bspec.replicas, infos, bspec.background_streams_per_replica)
         self.backend_name = name
-        self.tier = tier
+        self.tier_names = tiers
+        self.ntiers = len(tiers)
         self.capacity_streams = bspec.replicas * max(t.batch_cap for t in bspec.tiers)
         self.mix = mix = scenario.task_mix
         self.spec = spec = scenario.developer
@@ -295,8 +316,12 @@ cdef class Core:
             d.since = 0.0
             d.idle_total_s = 0.0
             d.has_other_left = False
-            d.has_estimate = False
-            d.prompt_cache_s = -INF
+            d.estimates = <double*> malloc(self.ntiers * sizeof(double))
+            d.prompt_cache = <double*> malloc(self.ntiers * sizeof(double))
+            for k in range(self.ntiers):
+                d.estimates[k] = NAN
+                d.prompt_cache[k] = -INF
+            d.tier_session, d.tier_attending, d.tier_away = routes[i]
             d.sessions = []
             d.pending = deque()
             d.then = THEN_NONE
@@ -375,8 +400,8 @@ cdef class Core:
             self.charge(d, now)
         for t in self.ctasks:
             (<CTask> t).flush()
-            if (<CTask> t).requests:
-                (<CTask> t).task.tiers.append(self.tier)
+            if (<CTask> t).tiers_used:  # Session._on_request_done: each tier in the order first used
+                (<CTask> t).task.tiers.extend([self.tier_names[k] for k in (<CTask> t).tiers_used])
 
     # -- sessions (speedtrap.agents.session) ---------------------------------------------------
 
@@ -404,6 +429,7 @@ cdef class Core:
         s.turn_start_s = self.loop.now
         s.req = -1
         s.tool_end_s = INF
+        s.tier = d.tier_session  # Session.__init__: the session's route (RoutingPolicy.for_session)
         seed_stream(&s.agent, &self.root, self.agent_stream, t.dev, t.index, attempt)
         seed_stream(&s.checkin, &self.root, self.checkin_stream, t.dev, t.index, attempt)
         seed_stream(&s.stretch, &self.root, self.stretch_stream, t.dev, t.index, attempt)
@@ -494,25 +520,32 @@ cdef class Core:
         self.start_turn(s, now)
 
     cdef void start_turn(self, CSession s, double now) except *:
-        """Session._start_turn: one agent turn's request (context, prompt cache, compaction) submitted."""
+        """Session._start_turn: one agent turn's request (its tier, context, prompt cache, compaction)
+        submitted. The tier is the policy's ``for_turn``: the attending route while the developer's focus
+        is the session, else the other one (the same under ``always`` and ``fast_share``); it is the
+        turn's estimate key and, with ``cache_per_tier``, its prompt-cache key."""
         cdef long k = s.turns_done, out, context, cached = 0
         cdef CTask t = s.task
+        cdef CDev d = s.dev
+        cdef int tier
         if k >= s.drawn:
             self.draw_turns(s, k)
         out = s.out[k]
+        tier = d.tier_attending if d.focus is s else d.tier_away
         context = t.context_tokens
         if context + out > self.compact_at:
             context = t.context_tokens = self.compact_to
-            t.cached_key = False
-        if t.cached_key and now - t.cache_time_s <= self.ttl and t.cache_prefix_tokens <= context:
+            t.cache_tier = -1
+        s.tier = tier
+        if t.cache_tier == tier and now - t.cache_time_s <= self.ttl and t.cache_prefix_tokens <= context:
             cached = t.cache_prefix_tokens
         elif self.shared_prefix:
-            if now - s.dev.prompt_cache_s <= self.ttl:
+            if now - d.prompt_cache[tier] <= self.ttl:
                 cached = self.shared_prefix if self.shared_prefix < context else context
         s.turn_start_s = now
         s.tool_end_s = INF
         try:
-            s.req = self.pool.submit(now, context, cached, out, s.id, s.dev.index, t.index, s.attempt, k)
+            s.req = self.pool.submit(now, tier, context, cached, out, s.id, d.index, t.index, s.attempt, k)
         except ValueError as exc:  # a request no replica could ever hold (Session._start_turn)
             raise ValueError(
                 f"backends.{self.backend_name}: {exc} (requests are sized by "
@@ -526,11 +559,17 @@ cdef class Core:
         cdef CTask t = s.task
         cdef long k = s.turns_done
         cdef double now = q.done_s, tool_s
-        t.cached_key = True
+        t.cache_tier = s.tier
         t.cache_prefix_tokens = q.input_tokens
         t.cache_time_s = now
         if self.shared_prefix:
-            s.dev.prompt_cache_s = now
+            s.dev.prompt_cache[s.tier] = now
+        if s.tier < 63:  # Session._on_request_done: the tier noted the first time it is used
+            if not t.tier_mask & (1L << s.tier):
+                t.tier_mask |= 1L << s.tier
+                t.tiers_used.append(s.tier)
+        elif s.tier not in t.tiers_used:
+            t.tiers_used.append(s.tier)
         t.context_tokens = q.input_tokens + q.output_tokens + <long> s.result[k]
         t.requests += 1
         t.turns += 1
@@ -594,7 +633,7 @@ cdef class Core:
             s.new_transcript = False
             s.transcript += 1
             s.task.context_tokens = s.task.initial_context
-            s.task.cached_key = False
+            s.task.cache_tier = -1
             return lognormal_draw(self.prompt_d, &s.review.bg)  # prompt_s.draw(TurnDraws.review_rng())
         v = lognormal_draw(self.checkin_d, &s.checkin.bg)  # TurnDraws.checkin_s(checkins_done)
         s.checkins_done += 1
@@ -610,16 +649,15 @@ cdef class Core:
             turns = s.checkin_every  # the mean of a random stretch (memoryless)
         else:
             turns = s.checkin_every - s.turns_done % (<long> s.checkin_every)
-        return turns * (d.estimate if d.has_estimate else self.turn_prior)
+        cdef double estimate = d.estimates[s.tier]  # by the session's estimate key (its current tier)
+        return turns * (estimate if estimate == estimate else self.turn_prior)
 
     cdef void note_turn_end(self, CDev d, CSession s, double turn_s, double now) noexcept:
-        """Developer.note_turn_end and AttentionRule.learn_turn: the turn time learnt (``turn_memory``),
-        and ``Developer.reconsider`` while waiting."""
-        if d.has_estimate:
-            d.estimate = d.estimate + self.turn_memory * (turn_s - d.estimate)
-        else:
-            d.estimate = turn_s
-            d.has_estimate = True
+        """Developer.note_turn_end and AttentionRule.learn_turn: the turn time learnt (``turn_memory``)
+        on the session's estimate key (the tier of the turn that ended), and ``Developer.reconsider``
+        while waiting."""
+        cdef double old = d.estimates[s.tier]
+        d.estimates[s.tier] = old + self.turn_memory * (turn_s - old) if old == old else turn_s
         if d.focus is s and d.activity == WAITING:
             self.charge(d, now)
 
@@ -810,7 +848,9 @@ cdef class Core:
         t.index = task.index
         t.dev = d.index
         t.context_tokens = t.initial_context = task.initial_context_tokens
-        t.cached_key = False
+        t.cache_tier = -1
+        t.tier_mask = 0
+        t.tiers_used = []
         t.cache_prefix_tokens = 0
         t.cache_time_s = -INF
         t.requests = t.turns = t.input_tokens = t.cached_tokens = t.output_tokens = 0
@@ -1108,11 +1148,11 @@ cdef class Core:
         cdef Req* q
         cols = {c: np.empty(m, dtype=np.int64) for c in
                 ("id", "replica", "input_tokens", "cached_tokens", "output_tokens", "developer", "task",
-                 "attempt", "turn")}
+                 "attempt", "turn", "tier")}
         fcols = {c: np.empty(m) for c in ("arrival_s", "admitted_s", "first_token_s", "done_s", "cost_usd")}
         cdef long[:] cid = cols["id"], crep = cols["replica"], cin = cols["input_tokens"]
         cdef long[:] cca = cols["cached_tokens"], cou = cols["output_tokens"], cde = cols["developer"]
-        cdef long[:] cta = cols["task"], cat = cols["attempt"], ctu = cols["turn"]
+        cdef long[:] cta = cols["task"], cat = cols["attempt"], ctu = cols["turn"], cti = cols["tier"]
         cdef double[:] far = fcols["arrival_s"], fad = fcols["admitted_s"], ffi = fcols["first_token_s"]
         cdef double[:] fdo = fcols["done_s"], fco = fcols["cost_usd"]
         for i in range(n):
@@ -1122,6 +1162,7 @@ cdef class Core:
             k = q.done_seq
             cid[k] = q.id; crep[k] = q.replica; cin[k] = q.input_tokens; cca[k] = q.cached_tokens
             cou[k] = q.output_tokens; cde[k] = q.dev; cta[k] = q.task; cat[k] = q.attempt; ctu[k] = q.turn
+            cti[k] = q.tier
             far[k] = q.arrival_s; fad[k] = q.admitted_s; ffi[k] = q.first_token_s; fdo[k] = q.done_s
             fco[k] = q.cost_usd
         # stably sorted by arrival here, column by column (the permutation sort_values(kind="stable")
@@ -1133,7 +1174,7 @@ cdef class Core:
         return pd.DataFrame(
             {
                 "backend": pd.Series([self.backend_name] * m, dtype="str"),
-                "id": cols["id"], "tier": pd.Series([self.tier] * m, dtype="str"),
+                "id": cols["id"], "tier": pd.Series(np.array(self.tier_names, dtype=object)[cols["tier"]], dtype="str"),
                 "replica": cols["replica"], "input_tokens": cols["input_tokens"],
                 "cached_tokens": cols["cached_tokens"], "output_tokens": cols["output_tokens"],
                 "arrival_s": a, "admitted_s": b, "first_token_s": f, "done_s": d,

@@ -15,9 +15,10 @@ the suite passes:
 * :data:`NEITHER`: no engine's run reads it (labels, dates, the serving command's typical load, the
   value of a developer's time): it cannot make the engines differ.
 
-The policy is classified by kind: ``policy.kind`` is :data:`MESA_ONLY` (the core routes ``always``
-and runs ``manual``, which has no fields), and the fields of the ``always`` spec are
-:data:`CORE_READS`; the fields of other kinds need no entry, as any other kind already runs on the
+The policy is classified by kind: ``policy.kind`` is :data:`MESA_ONLY` (the core routes ``always``,
+``fast_share``, ``interactive_fast`` and ``background_slow``, which keep one backend and choose its
+tier by developer or by turn, and runs ``manual``, which has no fields), and the fields of those specs
+are :data:`CORE_READS`; the fields of other kinds need no entry, as any other kind already runs on the
 Mesa model.
 """
 
@@ -200,8 +201,16 @@ CORE_READS: frozenset[str] = frozenset(
             "autonomy",
             "tool_error_prob",
         ),
-        "policy.backend",
-        "policy.tier",
+        *_under(  # the routes (AlwaysSpec, FastShareSpec, InteractiveFastSpec, BackgroundSlowSpec)
+            "policy",
+            "backend",
+            "tier",
+            "share",
+            "fast_tier",
+            "standard_tier",
+            "interactive_tier",
+            "background_tier",
+        ),
     )
 )
 """Fields the typed core reads (module docstring)."""
@@ -209,7 +218,8 @@ CORE_READS: frozenset[str] = frozenset(
 MESA_ONLY: dict[str, tuple[Any, ...]] = {
     "developer.attention.rule": ("expected_wait",),  # the threshold rule's decisions
     "task_mix.cache_per_tier": (True,),  # the prompt cache's key under several tiers
-    "policy.kind": ("always", "manual"),  # every other routing policy
+    # every other routing policy (a session's route depends on its task, or fans out)
+    "policy.kind": ("always", "manual", "fast_share", "interactive_fast", "background_slow"),
 }
 """Fields only the Mesa model reads, each with the values the typed core runs, the spec's default
 first (module docstring)."""

@@ -11,14 +11,18 @@ finds nothing it lacks; everything else — and every run when it is not built, 
 its agents, traces, replays).
 
 What it covers (:func:`not_covered` names the first thing a scenario needs beyond it): the one
-backend a run's sessions are routed to (a scenario may hold others, idle under ``always`` or
-``manual``: :func:`backend_stats` gives their rows as the Mesa model's idle pools do), and every
-field of the scenario that :mod:`speedtrap.models.core_fields` lists as read by the core;
-each field only the Mesa model reads (``MESA_ONLY``: the routing policy's kind, ``always`` or
-``manual``; the attention rule; a prompt cache per tier) at a value the core runs. Hybrid hand work
-beside the agent (``delegated_fraction`` below 1) and the manual policy are the core's (issue 41).
-Every run names its engine (:class:`Engine`, recorded in ``RunResult``, the summary, the JSON
-outputs, the sweep store's rows, ``claim.json`` and the provenance record).
+backend a run's sessions are routed to, every tier of it (a scenario may hold other backends, idle
+under the policies the core runs: :func:`backend_stats` gives their rows as the Mesa model's idle
+pools do), and every field of the scenario that :mod:`speedtrap.models.core_fields` lists as read by
+the core; each field only the Mesa model reads (``MESA_ONLY``: the routing policy's kind, ``always``,
+``manual``, or one that routes one backend's tiers, ``fast_share`` by developer, ``interactive_fast``
+and ``background_slow`` by turn; the attention rule; a prompt cache per tier) at a value the core
+runs. The core's pool admits several tiers as :class:`~speedtrap.serving.pool.ServingPool` does
+(priority levels, per-tier batch caps and prices, reservations), and each developer's routes come
+from the policy's own ``for_developer``, ``for_session`` and ``for_turn`` (:func:`_developer_routes`).
+Hybrid hand work beside the agent (``delegated_fraction`` below 1) and the manual policy are the
+core's (issue 41). Every run names its engine (:class:`Engine`, recorded in ``RunResult``, the
+summary, the JSON outputs, the sweep store's rows, ``claim.json`` and the provenance record).
 
 The Mesa model is the reference: every rule is written there first, and each function of the core
 names, in its docstring, the Mesa method it mirrors. The randomised differential test
@@ -142,17 +146,18 @@ def engines_of(scenarios: Mapping[str, Scenario]) -> dict[str, dict[str, str | N
 def not_covered(scenario: Scenario) -> str | None:
     """Why the typed core does not run ``scenario``, or ``None``: the first field only the Mesa model
     reads (:data:`~speedtrap.models.core_fields.MESA_ONLY`) set to another value than the one the core
-    runs, named by its path (a routing policy other than ``always`` or ``manual`` among them, which
-    alone could send sessions to more than one of several backends). Every other field of the spec is
-    one the core reads or one no engine reads (:mod:`speedtrap.models.core_fields`)."""
+    runs, named by its path (a routing policy the core does not run among them: one that could send
+    sessions to more than one backend, route a session by its task, or fan it out). Every other field
+    of the spec is one the core reads or one no engine reads (:mod:`speedtrap.models.core_fields`)."""
     return mesa_only_field(scenario)
 
 
 def backend_stats(core: Any, scenario: Scenario) -> pd.DataFrame:
     """The run's backend statistics as :meth:`WorkflowModel.backend_stats_frame
     <speedtrap.models.workflow.WorkflowModel.backend_stats_frame>` gives them: a row per backend of
-    ``scenario`` in its order, the routed one's from the core, every other one idle (no session of an
-    ``always`` or ``manual`` run can reach it: its pool serves nothing, so 0 streams in service and
+    ``scenario`` in its order, the routed one's from the core (every tier's requests together, as the
+    Mesa model's pool counts them), every other one idle (no session of a run the core covers can
+    reach it: its pool serves nothing, so 0 streams in service and
     waiting, utilization 0 and 0 requests, on its own replicas and slot capacity, as the Mesa model's
     idle :class:`~speedtrap.serving.pool.ServingPool` reports them)."""
     import pandas as pd
@@ -182,8 +187,9 @@ def backend_stats(core: Any, scenario: Scenario) -> pd.DataFrame:
 
 
 def _route(scenario: Scenario) -> tuple[str, str]:
-    """The backend and tier the run's sessions take (``always``'s route); under ``manual``, which opens
-    none, the only backend and its default tier (its pool stays idle, as the Mesa model's does)."""
+    """The backend the run's sessions take and a session's tier (``for_session``'s route: every policy
+    the core runs keeps one backend); under ``manual``, which opens none, the only backend and its
+    default tier (its pool stays idle, as the Mesa model's does)."""
     from speedtrap.policies.base import build_policy
 
     if scenario.policy.kind == "manual":
@@ -191,6 +197,35 @@ def _route(scenario: Scenario) -> tuple[str, str]:
         return name, backend.default_tier
     route = build_policy(scenario.policy, scenario.backends).for_session("medium", 0)
     return route.backend, route.tier
+
+
+def _developer_routes(scenario: Scenario, backend: str) -> list[tuple[str, str, str]]:
+    """Each developer's tiers on ``backend`` as the Mesa model's developers ask their policy
+    (``RoutingPolicy.for_developer``; every policy kind the core runs routes a session alike whatever
+    its task's difficulty and attempt): the session's route (``for_session``, the tier of its
+    estimate key until a turn moves it), a turn's while the developer attends the session
+    (``for_turn(..., attending=True)``) and while not (``attending=False``). Under ``manual``, which
+    opens no session, the backend's default tier."""
+    from speedtrap.policies.base import build_policy
+
+    n = scenario.developers
+    if scenario.policy.kind == "manual":
+        tier = scenario.backends[backend].default_tier
+        return [(tier, tier, tier)] * n
+    shared = build_policy(scenario.policy, scenario.backends)
+    tiers = []
+    for index in range(n):
+        policy = shared.for_developer(index, n)
+        session = policy.for_session("medium", 0)
+        routes = (session, policy.for_turn(session, True), policy.for_turn(session, False))
+        for route in routes:
+            if route.backend != backend:  # Session._start_turn's rule: a session keeps its backend
+                raise ValueError(
+                    f"policy moved a turn from backend {backend!r} to {route.backend!r}; "
+                    "a session keeps its backend (only the tier may change per turn)"
+                )
+        tiers.append((session.tier, routes[1].tier, routes[2].tier))
+    return tiers
 
 
 def run_core(
@@ -212,17 +247,20 @@ def run_core(
     from speedtrap.serving.admission import PriorityLevel, TierAdmission
     from speedtrap.serving.replica import ReplicaPhysics
 
-    name, tier_name = _route(scenario)
+    name, _ = _route(scenario)
     spec = scenario.backends[name]
     speed = ReplicaPhysics.from_backend(spec)
     kv_capacity = float(speed.kv_capacity_tokens)
     if not kv_capacity > 0:  # as ServingPool refuses it
         raise ValueError(f"speed.kv_capacity_tokens must be positive, got {kv_capacity}")
-    tier = next(t for t in spec.tiers if t.name == tier_name)
+    tiers = [t.name for t in spec.tiers]
     price = spec.price.for_cache_ttl(scenario.task_mix.cache_ttl_s)
-    info = TierAdmission(tier, PriorityLevel(tier.priority), price, spec.cache_writes)
+    # ServingPool.__init__: a PriorityLevel per distinct priority, a TierAdmission per tier
+    levels = {p: PriorityLevel(p) for p in {t.priority for t in spec.tiers}}
+    infos = [TierAdmission(t, levels[t.priority], price, spec.cache_writes) for t in spec.tiers]
+    routes = [tuple(tiers.index(tier) for tier in route) for route in _developer_routes(scenario, name)]
     with fewer_collections():  # the sessions and tasks are Python objects: collect as the Mesa model does
-        core = module.Core(scenario, seed, name, tier_name, speed, info, tables)
+        core = module.Core(scenario, seed, name, tiers, routes, speed, infos, tables)
         horizon = scenario.horizon_s
         if progress is None:
             core.run_until(horizon)
