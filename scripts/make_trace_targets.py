@@ -10,7 +10,10 @@ directory that holds its logs::
         --logs claude_code=<spotter>/test/fixtures/transcripts \\
         --logs codex=<localpush>/src-tauri/tests/fixtures/codex/2026-02-23/raw/sessions
 
-Every ``*.jsonl`` under a directory is read (``6c2214d7…`` of marot/spotter, over 4 MiB, was never
+The two sources of tests/sessions/data/real-more/ (Entire checkpoint branches of
+JanDeDobbeleer/oh-my-posh and EntityProcess/agentv, SOURCES.md there) are vendored whole, and read
+from there unless ``--logs claude_code_oh_my_posh=DIR`` or ``--logs codex_agentv=DIR`` names another
+copy. Every ``*.jsonl`` under a directory is read (``6c2214d7…`` of marot/spotter, over 4 MiB, was never
 read and must be left out of the copy). Each source's statistics come from
 ``speedtrap.sessions.targets.trace_targets`` (n_boot = 4000, seed 0); the signatures also from all
 sources pooled (tool ``pooled``: every source's developer kept apart, the bootstrap over the
@@ -71,7 +74,29 @@ SOURCES = {
         "MIT (src-tauri/Cargo.toml)",
         "Codex Desktop 0.104.0-alpha.1, one developer, 2026-02-23 to 2026-02-24",
     ),
+    "claude_code_oh_my_posh": Source(
+        "claude_code_oh_my_posh",
+        "https://github.com/JanDeDobbeleer/oh-my-posh",
+        "0d1116c02814bec7231dbe3c3b9661106418a724",
+        "branch entire/checkpoints/v1: its 44 sessions in tests/sessions/data/real-more/claude-code/",
+        "MIT (COPYING on main)",
+        "Claude Code 2.1.205–2.1.219 (Claude Desktop), one developer, 2026-07-10 to 2026-08-01",
+    ),
+    "codex_agentv": Source(
+        "codex_agentv",
+        "https://github.com/EntityProcess/agentv",
+        "47dca0eea369e545808f72dd9473c846f66dd79f",
+        "branch entire/checkpoints/v1: the 11 sessions vendored in tests/sessions/data/real-more/codex/",
+        "MIT (LICENSE on main)",
+        "Codex CLI 0.140.0–0.142.1, one developer, 2026-06-17 to 2026-06-26",
+    ),
 }
+VENDORED = {
+    "claude_code_oh_my_posh": ROOT / "tests" / "sessions" / "data" / "real-more" / "claude-code",
+    "codex_agentv": ROOT / "tests" / "sessions" / "data" / "real-more" / "codex",
+}
+"""Sources whose logs are vendored whole in the repository: read from there unless ``--logs`` names
+another copy."""
 
 
 def _note(what: str, row: pd.Series) -> str:
@@ -189,6 +214,11 @@ HOW_MODEL = {
 }
 
 
+def _developers(pooled: pd.DataFrame) -> int:
+    """How many sources (one developer each) the pooled rows rest on."""
+    return len(str(pooled["repository"].iloc[0]).split("; "))
+
+
 def _items(statistic: str) -> str:
     return "check-ins" if statistic in SIGNATURE_STATISTICS else "requests"
 
@@ -216,7 +246,7 @@ def target_rows(pooled: pd.DataFrame) -> pd.DataFrame:
                 "tolerance_kind": kind,
                 "tolerance": tolerance,
                 "source": (
-                    "Claude Code and Codex session logs (two developers, 2026; "
+                    f"Claude Code and Codex session logs ({_developers(pooled)} developers, 2026; "
                     f"{int(r['sessions'])} sessions, {n} {_items(statistic)} behind it; "
                     "src/speedtrap/validation/data/session_trace_targets.csv, tool pooled)"
                 ),
@@ -228,8 +258,8 @@ def target_rows(pooled: pd.DataFrame) -> pd.DataFrame:
                 "obs_sd": float(f"{obs_sd:.3g}"),
                 "discrepancy_sd": float(f"{disc:.3g}"),
                 "error_note": (
-                    f"obs: {obs_how}; discrepancy: assumption, the tolerance read as 3 sd (two developers' "
-                    "logs against a simulated population of developers)"
+                    f"obs: {obs_how}; discrepancy: assumption, the tolerance read as 3 sd "
+                    f"({_developers(pooled)} developers' logs against a simulated population of developers)"
                 ),
                 "role": "calibration",
                 "declared": DECLARED[statistic],
@@ -249,13 +279,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=DATA / "session_trace_targets.csv")
     parser.add_argument("--rows", type=Path, default=DATA / "signature_target_rows.csv")
     args = parser.parse_args(argv)
-    traces: dict[str, pd.DataFrame] = {}
+    directories = {tool: str(path) for tool, path in VENDORED.items()}
     for item in args.logs:
         tool, _, directory = item.partition("=")
         if tool not in SOURCES:
             parser.error(f"unknown tool {tool!r}")
-        files = sorted(str(p) for p in Path(directory).rglob("*.jsonl"))
-        traces[tool] = load_sessions(files).trace
+        directories[tool] = directory
+    traces: dict[str, pd.DataFrame] = {}
+    for tool in SOURCES:  # the sources' order, whatever the command line's
+        if tool in directories:
+            files = sorted(str(p) for p in Path(directories[tool]).rglob("*.jsonl"))
+            traces[tool] = load_sessions(files).trace
     tables = [_table(trace, SOURCES[tool]) for tool, trace in traces.items()]
     pooled_trace, pooled_source = _pooled(traces)
     pooled = _table(pooled_trace, pooled_source, list(POOLED))
