@@ -15,7 +15,7 @@ def report_identification(ensemble: Path | None, as_json: bool) -> None:
     one by default), widest first, and how many span at least 80% of it."""
     import pandas as pd
 
-    from speedtrap.analysis.identification import UNIDENTIFIED_SPAN, parameter_spans
+    from speedtrap.analysis.identification import CONCENTRATED_P, UNIDENTIFIED_SPAN, parameter_spans
     from speedtrap.experiments.ensemble import resolve_ensemble
     from speedtrap.validation.parameters import load_parameters
 
@@ -24,6 +24,7 @@ def report_identification(ensemble: Path | None, as_json: bool) -> None:
         members = pd.DataFrame(choice.members or [])
         table = parameter_spans(members, load_parameters())
     count, total = int(table["unidentified"].sum()), len(table)
+    concentrated = int(table["concentrated"].sum())
     if as_json:
         rows = [
             {k: json_number(v) if isinstance(v, float) else v for k, v in r.items()}
@@ -35,6 +36,8 @@ def report_identification(ensemble: Path | None, as_json: bool) -> None:
                 "members": len(members),
                 "threshold": UNIDENTIFIED_SPAN,
                 "unidentified": count,
+                "concentrated_p": CONCENTRATED_P,
+                "concentrated": concentrated,
                 "parameters": rows,
             }
         )
@@ -42,13 +45,14 @@ def report_identification(ensemble: Path | None, as_json: bool) -> None:
     print_table(
         f"Identification over {len(members)} members: each parameter's span over its sourced range "
         "(on its own scale, log or linear; 1 = the members cover all of it)",
-        ["parameter", "sourced range", "members' range", "span"],
+        ["parameter", "sourced range", "members' range", "span", "P(uniform ≤ span)"],
         [
             (
                 r.path + (" (unidentified)" if r.unidentified else ""),
                 f"{r.low:g}–{r.high:g} ({r.scale})",
                 f"{r.member_min:.4g}–{r.member_max:.4g}",
                 f"{r.span:.2f}",
+                f"{r.p_uniform:.3f}" + (" concentrated" if r.concentrated else ""),
             )
             for r in table.itertuples()
         ],
@@ -58,4 +62,9 @@ def report_identification(ensemble: Path | None, as_json: bool) -> None:
         f"range over {len(members)} members: the published targets leave them open "
         '(docs/validation.md, "What the data leave open", says why). With few members the spans '
         "understate what a larger ensemble would show."
+    )
+    typer.echo(
+        f"{concentrated} of the {total} are concentrated: their members span less than {len(members)} draws "
+        f"uniform over the sourced range would with probability {CONCENTRATED_P:.0%} (a test that does not "
+        f"depend on the member count); {total - concentrated} are not."
     )
