@@ -60,6 +60,18 @@ def test_gpu_fast_time_to_first_token_is_not_better() -> None:
     assert fast >= (1.0 - TOLERANCE) * batched
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="measured: 1.246 s against gpu-batched's 1.320 s under the steady-load rule (5.6% sooner): the "
+    "fast tier's 2 streams per replica queue fewer prompts for the shared prefill pool than the standard "
+    "tier's 33",
+)
+def test_gpu_fast_time_to_first_token_is_no_better_without_tolerance() -> None:
+    # The same signature taken literally (docs/design.md §2: "TTFT not better"): the same fleet's two
+    # tiers, each at its own load, and the fast tier's first token no sooner at all
+    assert _steady_ttft_s("gpu-fast") >= _steady_ttft_s("gpu-batched")
+
+
 def test_gpu_fast_costs_six_times_as_much() -> None:
     batched, fast = backend_preset("gpu-batched"), backend_preset("gpu-fast")
     multiplier = fast.tier().price_multiplier / batched.tier().price_multiplier
@@ -150,7 +162,9 @@ def test_cerebras_published_llama_speeds_in_the_ballpark() -> None:
     "wafer hop, fitted over all the wafer rows (speedtrap validate serving), leave this row that far",
 )
 def test_cerebras_405b_within_the_band_of_the_8b_row() -> None:
-    # Cerebras (2024-11): Llama-3.1-405B at 969 tok/s, one stream; the ±25% band of the 8B row above
+    # Cerebras (2024-11): Llama-3.1-405B at 969 tok/s. The source states no uncertainty (a vendor
+    # figure; one stream and 1000/1000 tokens assumed, validation/data/serving_measurements.csv), so the
+    # band is the ±25% the 8B row above is held to, fixed before this row was compared
     rate_405b, _ = _single_stream_rate("llama-3.1-405b", "wse-3")
     assert _within(rate_405b, 969, tolerance=0.25)
 
