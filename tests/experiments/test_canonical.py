@@ -18,6 +18,7 @@ from speedtrap.analysis.latency import LATENCY_KEYS
 from speedtrap.cli import app
 from speedtrap.config.experiment import Experiment
 from speedtrap.experiments.canonical import CANONICAL, EXPERIMENTS_DIR, experiment_file, load_spec
+from speedtrap.models.typed_core import engine_for
 
 runner = CliRunner()
 
@@ -174,8 +175,9 @@ def test_fleet_outcomes_split_tiers_groups_and_provider() -> None:
     assert out["fast_decode_tok_s"] > 0 and out["standard_decode_tok_s"] > 0
     assert out["fast_tasks_per_dev_day"] >= 0 and out["standard_tasks_per_dev_day"] >= 0
     assert result_cost > 0 and out["provider_tok_s_per_gpu"] > 0
-    # it names its engine as simulate_summary does (fast_share routes by developer: the Mesa model)
-    assert out.engine == "mesa" and "fast_share" in (out.engine_reason or "")
+    # it names its engine as simulate_summary does (fast_share's tiers: the typed core where it is built)
+    engine = engine_for(scenario)
+    assert (out.engine, out.engine_reason) == (engine.name, engine.reason)
     none = fleet_outcomes(scenario.with_overrides({"policy.share": 0.0}), 1)
     assert math.isnan(none["fast_ttft_s"]) and math.isnan(none["fast_tasks_per_dev_day"])
     assert math.isnan(none["fast_usd_per_dev_day"])
