@@ -1,5 +1,6 @@
 """``speedtrap validate workflow --identification``: how far the calibrated ensemble pins each
-behaviour parameter (:mod:`speedtrap.analysis.identification`)."""
+behaviour parameter (:mod:`speedtrap.analysis.identification`); and ``--study-holdout``: whether the
+calibration's other studies predict each one."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ from pathlib import Path
 
 import typer
 
-from speedtrap.cli.common import JSON_SCHEMA_VERSION, bad_input_exits, json_number, print_json, print_table
+from speedtrap.cli.common import (
+    JSON_SCHEMA_VERSION,
+    bad_input_exits,
+    fail,
+    json_number,
+    print_json,
+    print_table,
+)
 
 
 def report_identification(ensemble: Path | None, as_json: bool) -> None:
@@ -67,4 +75,47 @@ def report_identification(ensemble: Path | None, as_json: bool) -> None:
         f"{concentrated} of the {total} are concentrated: their members span less than {len(members)} draws "
         f"uniform over the sourced range would with probability {CONCENTRATED_P:.0%} (a test that does not "
         f"depend on the member count); {total - concentrated} are not."
+    )
+
+
+def report_study_holdout(calibration: Path | None, as_json: bool) -> None:
+    """``validate workflow --study-holdout``: each fitted study's targets as the checked sets every other
+    study keeps predict them (the calibration's final check in ``calibration``, default
+    ``experiments/calibration/``)."""
+    import pandas as pd
+
+    from speedtrap.experiments.calibration_outputs import study_holdout
+    from speedtrap.experiments.files import experiments_dir
+    from speedtrap.validation.workflow import load_targets
+
+    path = (calibration if calibration is not None else experiments_dir() / "calibration") / "check.csv"
+    if not path.is_file():
+        fail(f"{path}: no final check (run python experiments/calibrate.py first)")
+    with bad_input_exits():
+        table = study_holdout(pd.read_csv(path), load_targets())
+    if as_json:
+        rows = [{k: json_number(v) for k, v in row.items()} for row in table.to_dict("records")]
+        print_json({"schema_version": JSON_SCHEMA_VERSION, "check": str(path), "studies": rows})
+        return
+    print_table(
+        f"Leave one study out ({path}): each study's targets predicted by the checked sets every other "
+        "study keeps; predicted = the members' mean [their central 95%]",
+        ["study", "target", "sets without / with", "published", "predicted", "accepted", "result"],
+        [
+            (
+                r.study,
+                r.target,
+                f"{r.members_without} / {r.members_with}",
+                f"{r.published:.4g}",
+                f"{r.predicted:.4g} [{r.member_low:.4g}, {r.member_high:.4g}]",
+                f"[{r.accept_low:.4g}, {r.accept_high:.4g}]",
+                "predicted" if r.predicted_within else "NOT predicted",
+            )
+            for r in table.itertuples()
+        ],
+    )
+    typer.echo(
+        "The waves' emulators saw every study, so the checked sets were drawn where each study is matched: "
+        "a study called not predicted here is not predicted; one called predicted would need a whole "
+        "calibration without it to be sure."
     )

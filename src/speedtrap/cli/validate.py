@@ -154,7 +154,9 @@ def validate_workflow_command(
         _sensitivity(quick, calibration, results_dir, markdown, csv, sobol_n, bootstrap, as_json)
         return
     if study_holdout:
-        _study_holdout(calibration, as_json)
+        from speedtrap.cli.identification import report_study_holdout
+
+        report_study_holdout(calibration, as_json)
         return
     if identification:
         from speedtrap.cli.identification import report_identification
@@ -284,47 +286,6 @@ ROLE_TITLES = {
     "validation": "Out of sample (held-out studies the calibration never saw; docs/heldout_studies.md)",
 }
 """The title of each role's table in ``validate workflow``."""
-
-
-def _study_holdout(calibration: Path | None, as_json: bool) -> None:
-    """``validate workflow --study-holdout`` (see its help)."""
-    import pandas as pd
-
-    from speedtrap.experiments.calibration_outputs import study_holdout
-    from speedtrap.experiments.files import experiments_dir
-    from speedtrap.validation.workflow import load_targets
-
-    path = (calibration if calibration is not None else experiments_dir() / "calibration") / "check.csv"
-    if not path.is_file():
-        fail(f"{path}: no final check (run python experiments/calibrate.py first)")
-    with bad_input_exits():
-        table = study_holdout(pd.read_csv(path), load_targets())
-    if as_json:
-        rows = [{k: json_number(v) for k, v in row.items()} for row in table.to_dict("records")]
-        print_json({"schema_version": JSON_SCHEMA_VERSION, "check": str(path), "studies": rows})
-        return
-    print_table(
-        f"Leave one study out ({path}): each study's targets predicted by the checked sets every other "
-        "study keeps; predicted = the members' mean [their central 95%]",
-        ["study", "target", "sets without / with", "published", "predicted", "accepted", "result"],
-        [
-            (
-                r.study,
-                r.target,
-                f"{r.members_without} / {r.members_with}",
-                f"{r.published:.4g}",
-                f"{r.predicted:.4g} [{r.member_low:.4g}, {r.member_high:.4g}]",
-                f"[{r.accept_low:.4g}, {r.accept_high:.4g}]",
-                "predicted" if r.predicted_within else "NOT predicted",
-            )
-            for r in table.itertuples()
-        ],
-    )
-    typer.echo(
-        "The waves' emulators saw every study, so the checked sets were drawn where each study is matched: "
-        "a study called not predicted here is not predicted; one called predicted would need a whole "
-        "calibration without it to be sure."
-    )
 
 
 def _era_curve(name: str, scenario: Any) -> list[str]:
