@@ -175,7 +175,7 @@ def main() -> None:
     )
     args.out.mkdir(parents=True, exist_ok=True)
     csv = args.out / "team_log_hours.csv"
-    table.to_csv(csv, index=False, float_format="%.6g")
+    table.to_csv(csv, index=False)  # full precision: the width stays the ends' difference
     figure = args.out / "figures" / "team_log_hours.png"
     plot(table, figure)
     print(f"wrote {csv} and {figure} in {time.monotonic() - started:.0f} s")
