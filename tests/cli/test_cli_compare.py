@@ -134,8 +134,10 @@ def test_sweep_cells_and_the_headline_finding_flag_unreliable_intervals() -> Non
 
 
 def test_compare_without_output_says_n_a_for_the_other_work_share(tmp_path: Path) -> None:
-    """Ten minutes of one developer: no task finishes, so the other-work share has nothing to divide
-    by; the table and the finding say "n/a" (they printed "nan%", found by the slow fuzz)."""
+    """Ten minutes of one developer who never goes to other work (the scenario's own behaviour,
+    ``--single``, with ``other_work_prob`` 0): no task finishes and nothing else is produced, so the
+    other-work share has nothing to divide by; the table and the finding say "n/a" (they printed
+    "nan%", found by the slow fuzz)."""
     scenario = tmp_path / "tiny.toml"
     scenario.write_text('name = "tiny"\ndevelopers = 1\nhorizon_s = 600.0\n', encoding="utf-8")
     args = [
@@ -147,6 +149,9 @@ def test_compare_without_output_says_n_a_for_the_other_work_share(tmp_path: Path
         "gpu-fast",
         "--replications",
         "2",
+        "--single",
+        "--set",
+        "developer.attention.other_work_prob=0",
     ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
