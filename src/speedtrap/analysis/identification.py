@@ -92,6 +92,7 @@ def parameter_spans(members: pd.DataFrame, parameters: pd.DataFrame) -> pd.DataF
             ends = _on_scale(np.array([low, high]), scale)
             covered = _on_scale(np.array([lo, hi]), scale)
             span = float(np.clip((covered[1] - covered[0]) / (ends[1] - ends[0]), 0.0, 1.0))
+        p_uniform = uniform_range_cdf(span, len(values)) if len(values) else math.nan
         rows.append(
             {
                 "path": path,
@@ -102,8 +103,8 @@ def parameter_spans(members: pd.DataFrame, parameters: pd.DataFrame) -> pd.DataF
                 "member_max": hi,
                 "span": span,
                 "unidentified": bool(span >= UNIDENTIFIED_SPAN),
-                "p_uniform": uniform_range_cdf(span, len(values)) if len(values) else math.nan,
-                "concentrated": bool(len(values) and uniform_range_cdf(span, len(values)) < CONCENTRATED_P),
+                "p_uniform": p_uniform,
+                "concentrated": bool(p_uniform < CONCENTRATED_P),
             }
         )
     table = pd.DataFrame(rows, columns=list(IDENTIFICATION_COLUMNS))
