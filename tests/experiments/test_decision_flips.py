@@ -74,7 +74,7 @@ def test_every_unfitted_constant_is_a_field_of_the_headline_with_its_value_insid
     headline = Scenario.from_toml(ROOT / "experiments" / "scenarios" / "headline.toml")
     table = parameters_and_constants()
     constants = table[table["kind"] == "unfitted constant"]
-    assert PATIENCE not in set(constants["path"]) and "developer.attention.patience_s.sigma" in set(
+    assert PATIENCE not in set(constants["path"]) and "developer.attention.patience_episode_sigma" in set(
         constants["path"]
     )
     assert not set(constants["path"]) & set(table[table["kind"] == "calibrated"]["path"])
