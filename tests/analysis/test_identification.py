@@ -50,9 +50,15 @@ def test_the_docs_state_the_stored_ensembles_count() -> None:
     count = int(table["unidentified"].sum())
     text = (ROOT / "docs" / "validation.md").read_text(encoding="utf-8")
     section = text[text.index("### What the data leave open") :]
-    stated = re.search(r"(\d+) of the (\d+) behaviour parameters still span at least 80%", section)
+    stated = re.search(r"(\d+) of the (\d+) behaviour parameters span at least 80%", section)
     assert stated, "the count is not stated"
     assert (int(stated.group(1)), int(stated.group(2))) == (count, len(table)), table
+    concentrated = re.search(r"(\d+) of the (\d+) are concentrated", section)
+    assert concentrated, "the concentrated count is not stated"
+    assert (int(concentrated.group(1)), int(concentrated.group(2))) == (
+        int(table["concentrated"].sum()),
+        len(table),
+    ), table
     assert UNIDENTIFIED_SPAN == 0.8
     assert np.isfinite(table["span"]).all()
 
