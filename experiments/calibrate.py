@@ -30,6 +30,7 @@ statistics (the final check's replications average them).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
@@ -50,14 +51,17 @@ from speedtrap.experiments.calibration import (
 )
 from speedtrap.experiments.calibration_outputs import (
     ENSEMBLE_AIM,
+    REFIT_FILE,
     calibration_finding,
+    refit_prediction,
     stored_members,
+    study_statistics,
     write_calibration,
 )
 from speedtrap.experiments.canonical import EXPERIMENTS_DIR
 from speedtrap.experiments.ensemble import DEFAULT_ENSEMBLE, ENSEMBLE_FILE, write_ensemble
 from speedtrap.experiments.executors import EXECUTOR_KINDS
-from speedtrap.validation.workflow import default_scenarios
+from speedtrap.validation.workflow import default_scenarios, load_targets
 
 OUT = Path(__file__).resolve().parent / "calibration"
 STORED = Path(__file__).resolve().parents[1] / "src" / "speedtrap" / "validation" / "data" / DEFAULT_ENSEMBLE
@@ -114,7 +118,19 @@ def main(argv: list[str] | None = None) -> int:
         help="judge the stored final check (check.csv in --out, default experiments/calibration/) again by "
         "today's targets table, without new runs; with --store keep the sets it accepts",
     )
+    parser.add_argument(
+        "--leave-out",
+        metavar="STUDY",
+        default=None,
+        help="calibrate without one fitted study's targets (its name in workflow_targets.csv, e.g. "
+        "'TraceLab 2026'), stored apart, and report whether the sets it keeps predict that study "
+        f"({REFIT_FILE} in --out, default experiments/calibration/leave-out/<study>/)",
+    )
     args = parser.parse_args(argv)
+    if args.leave_out is not None and (args.store or args.rejudge):
+        parser.error(
+            "--leave-out makes a calibration to test, never the stored one: drop --store / --rejudge"
+        )
     if args.rejudge:
         return rejudge(args.out or OUT, store=args.store)
     if args.store and args.quick:
@@ -159,7 +175,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.days is None
         else f"calibration-{args.days:g}d"
     )
-    out = args.out or (args.results_dir / name / "outputs" if quick else OUT)
+    targets, recorded, slug = load_targets(), [], ""
+    if args.leave_out is not None:
+        try:
+            recorded = study_statistics(targets, args.leave_out)
+        except ValueError as exc:
+            parser.error(str(exc))
+        slug = re.sub(r"[^a-z0-9]+", "-", args.leave_out.lower()).strip("-")
+        name = f"{name}-without-{slug}"
+    out = args.out or (
+        args.results_dir / name / "outputs" if quick else OUT / "leave-out" / slug if recorded else OUT
+    )
     scenarios = default_scenarios(EXPERIMENTS_DIR.parent)
     if quick:
         scenarios = {
@@ -199,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
         workers=args.workers,
         results_dir=args.results_dir,
         name=name,
+        targets=targets[targets["study"] != args.leave_out] if recorded else None,
+        also_record=recorded,
     )
     wall_s = time.perf_counter() - start
     written = write_calibration(result, out)
@@ -208,6 +236,16 @@ def main(argv: list[str] | None = None) -> int:
         print("Quick variant: a smoke run; its region and ensemble mean nothing.")
     print(f"Waves, emulators and the final check in {wall_s / 60:.1f} min wall ({executor}).")
     print("Wrote " + ", ".join(str(p) for p in written))
+    if recorded:
+        prediction = refit_prediction(result.check, targets, args.leave_out)
+        prediction.to_csv(out / REFIT_FILE, index=False)
+        hits = int(prediction["predicted_within"].sum())
+        print(
+            f"Without {args.leave_out}: {len(result.ensemble)} sets kept; they predict {hits} of its "
+            f"{len(prediction)} targets (the kept sets' mean inside each target's accepted range):"
+        )
+        print(prediction.round(4).to_string(index=False))
+        print(f"Wrote {out / REFIT_FILE}")
     if args.store:
         members, why = stored_members(result)
         print(f"Stored {write_ensemble(members, STORED)}: {why}.")

@@ -32,7 +32,7 @@ from speedtrap.experiments.ensemble import load_ensemble, write_ensemble
 from speedtrap.experiments.share_sensitivity import load_calibration_runs
 from speedtrap.models.workflow import simulate
 from speedtrap.validation.parameters import calibration_targets, load_parameters, scenario_value
-from speedtrap.validation.workflow import HEADLINE_SHARES, default_scenarios, load_targets
+from speedtrap.validation.workflow import HEADLINE_SHARES, accepted_range, default_scenarios, load_targets
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "experiments" / "calibrate.py"
@@ -329,3 +329,56 @@ def test_ensemble_file_round_trip_and_checks(tmp_path: Path) -> None:
         load_ensemble(tmp_path / "missing.csv")
     with pytest.raises(ValueError, match="first column"):
         write_ensemble(ensemble_frame()[[PATIENCE, "member"]], tmp_path / "w.csv")
+
+
+def test_a_calibration_without_one_study_records_its_statistics_unjudged_and_says_if_it_predicts_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from speedtrap.experiments.calibration_outputs import refit_prediction, study_statistics
+    from speedtrap.validation.workflow import load_targets
+
+    study, targets = "TraceLab 2026", load_targets()
+    left = targets[(targets["study"] == study) & (targets["role"] != "validation")]
+    recorded = study_statistics(targets, study)
+    assert recorded == list(left["statistic"])
+    result = run_history_matching(
+        tiny(developers=1, days=0.25),
+        **MICRO,
+        targets=targets[targets["study"] != study],
+        also_record=recorded,
+        results_dir=tmp_path,
+    )
+    assert not {t.name for t in result.setup.targets} & set(recorded)  # never fitted
+    assert len(result.setup.targets) == len(calibration_targets()) - len(left)
+    check = result.check
+    for statistic in recorded:  # recorded for the prediction, never judged
+        assert statistic in check.columns and f"se:{statistic}" in check.columns
+        assert f"I:{statistic}" not in check.columns
+    prediction = refit_prediction(check, targets, study)
+    assert list(prediction["target"]) == list(left["id"])
+    kept = check[check["kept"]]
+    for row in prediction.itertuples():
+        values = kept[row.statistic].dropna()
+        assert row.members == len(values)
+        if len(values):
+            assert row.predicted == pytest.approx(values.mean())
+            assert row.predicted_within == (row.accept_low <= row.predicted <= row.accept_high)
+        else:
+            assert not row.predicted_within
+    # a check whose kept set is known: the mean of the kept rows only, judged against the range
+    statistic, target = recorded[0], left.iloc[0]
+    low, high = accepted_range(target)
+    fake = pd.DataFrame({statistic: [low, high, 10 * high + 1.0], "kept": [True, True, False]})
+    row = refit_prediction(fake, targets, study).iloc[0]
+    assert row["members"] == 2 and row["predicted"] == pytest.approx((low + high) / 2)
+    assert row["predicted_within"]
+
+    module = runpy.run_path(str(SCRIPT), run_name="calibrate")
+    for bad, message in (
+        (["--leave-out", "No such study"], "no fitted study 'No such study'"),
+        (["--leave-out", study, "--store"], "--leave-out makes a calibration to test"),
+        (["--leave-out", "MPIsaac Claude Code corpus 2026"], "no fitted study"),  # held out, never fitted
+    ):
+        with pytest.raises(SystemExit):
+            module["main"](["--quick", *bad, "--results-dir", str(tmp_path)])
+        assert message in capsys.readouterr().err

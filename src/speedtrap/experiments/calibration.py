@@ -355,6 +355,7 @@ def run_history_matching(
     results_dir: str | Path = "results",
     name: str = "calibration",
     progress: bool = True,
+    also_record: Sequence[str] = (),
 ) -> HistoryMatchingResult:
     """History-match the workflow model to its targets (see the module docstring).
 
@@ -365,7 +366,8 @@ def run_history_matching(
     ``accepted_aim`` sets and ``grow_check_to`` is larger, the check grows once to that many points (as
     a rerun with more ``check_points`` would). Runs go through ``executor`` (a name
     with ``workers`` / ``scheduler``, or an executor object) and are stored under
-    ``<results_dir>/<name>/``; a rerun resumes.
+    ``<results_dir>/<name>/``; a rerun resumes. ``also_record``: statistics the runs compute that no
+    target fits (a study left out), recorded in the final check's means and standard errors, unjudged.
     """
     if waves < 1 or points < 4 or replications < 1 or check_points < 1 or check_replications < 2:
         raise ValueError(
@@ -473,7 +475,7 @@ def run_history_matching(
                     seed=seed,
                 )
                 table = run(f"check{k}", pts, check_replications, pool)
-                check, ensemble = _final_check(setup, pts, table, names, cutoff)
+                check, ensemble = _final_check(setup, pts, table, names, cutoff, also_record)
                 if len(ensemble) >= accepted_aim or grow_check_to is None or size >= grow_check_to:
                     break
                 size = grow_check_to  # too few accepted: the check grows once
@@ -558,9 +560,15 @@ def _emulator_check(wave: Wave, unit: np.ndarray, table: pd.DataFrame, names: Se
 
 
 def _final_check(
-    setup: CalibrationSetup, pts: pd.DataFrame, table: pd.DataFrame, names: Sequence[str], cutoff: float
+    setup: CalibrationSetup,
+    pts: pd.DataFrame,
+    table: pd.DataFrame,
+    names: Sequence[str],
+    cutoff: float,
+    also_record: Sequence[str] = (),
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    means, variances = _point_stats(table, _recorded(table, names), len(pts))
+    extra = [s for s in dict.fromkeys(also_record) if s in table.columns and s not in names]
+    means, variances = _point_stats(table, [*_recorded(table, names), *extra], len(pts))
     each = simulated_implausibility(
         setup.targets,
         {t: means[t].to_numpy(dtype=float) for t in names},
@@ -571,7 +579,7 @@ def _final_check(
         check[t] = means[t].to_numpy()
         check[f"se:{t}"] = np.sqrt(variances[t].to_numpy(dtype=float))
         check[f"I:{t}"] = each[:, j]
-    for share in HEADLINE_SHARES:
+    for share in [*HEADLINE_SHARES, *extra]:
         if share in means.columns:
             check[share] = means[share].to_numpy()
             check[f"se:{share}"] = np.sqrt(variances[share].to_numpy(dtype=float))

@@ -245,3 +245,55 @@ def calibration_finding(result: HistoryMatchingResult) -> str:
             )
             text += "."
     return text
+
+
+REFIT_FILE = "refit_prediction.csv"
+"""What a calibration without one study predicts for it (:func:`refit_prediction`), written beside
+that calibration's outputs (``experiments/calibration/leave-out/<study>/``)."""
+
+
+def study_statistics(targets: pd.DataFrame, study: str) -> list[str]:
+    """The statistics of ``study``'s fitted targets (calibration and consistency roles) in the targets
+    table; ``ValueError`` naming the fitted studies when it has none."""
+    from speedtrap.validation.workflow import FITTED_ROLES
+
+    fitted = targets[targets["role"].isin(FITTED_ROLES)]
+    rows = fitted[fitted["study"] == study]
+    if rows.empty:
+        known = ", ".join(sorted(fitted["study"].astype(str).unique()))
+        raise ValueError(f"no fitted study {study!r}: the fitted studies are {known}")
+    return list(dict.fromkeys(rows["statistic"].astype(str)))
+
+
+def refit_prediction(check: pd.DataFrame, targets: pd.DataFrame, study: str) -> pd.DataFrame:
+    """``study``'s fitted targets as predicted by a calibration that never saw them: per target, the
+    mean over the sets that calibration kept (``check``'s ``kept`` rows) of the statistic its final
+    check recorded unjudged, the kept sets' central 95%, the target's accepted range and whether the
+    mean lies inside it (``predicted``); NaN and not predicted when nothing was kept or recorded."""
+    import numpy as np
+
+    from speedtrap.validation.workflow import FITTED_ROLES, accepted_range
+
+    study_statistics(targets, study)
+    kept = check[check["kept"].astype(bool)] if "kept" in check else check.iloc[0:0]
+    rows = []
+    for _, row in targets[(targets["study"] == study) & targets["role"].isin(FITTED_ROLES)].iterrows():
+        values = kept[row["statistic"]].dropna().to_numpy(float) if row["statistic"] in kept else np.array([])
+        low, high = accepted_range(row)
+        mean = float(values.mean()) if len(values) else math.nan
+        rows.append(
+            {
+                "study": study,
+                "target": row["id"],
+                "statistic": row["statistic"],
+                "members": len(values),
+                "published": float(row["published"]),
+                "predicted": mean,
+                "member_low": float(np.quantile(values, 0.025)) if len(values) else math.nan,
+                "member_high": float(np.quantile(values, 0.975)) if len(values) else math.nan,
+                "accept_low": low,
+                "accept_high": high,
+                "predicted_within": bool(low <= mean <= high),
+            }
+        )
+    return pd.DataFrame(rows)
