@@ -81,21 +81,32 @@ def report_identification(ensemble: Path | None, as_json: bool) -> None:
 def report_study_holdout(calibration: Path | None, as_json: bool) -> None:
     """``validate workflow --study-holdout``: each fitted study's targets as the checked sets every other
     study keeps predict them (the calibration's final check in ``calibration``, default
-    ``experiments/calibration/``)."""
+    ``experiments/calibration/``), and, for each study refitted without (``experiments/calibrate.py
+    --leave-out STUDY``: ``leave-out/<study>/refit_prediction.csv`` there), what that refit predicts."""
     import pandas as pd
 
-    from speedtrap.experiments.calibration_outputs import study_holdout
+    from speedtrap.experiments.calibration_outputs import REFIT_FILE, study_holdout
     from speedtrap.experiments.files import experiments_dir
     from speedtrap.validation.workflow import load_targets
 
-    path = (calibration if calibration is not None else experiments_dir() / "calibration") / "check.csv"
+    folder = calibration if calibration is not None else experiments_dir() / "calibration"
+    path = folder / "check.csv"
     if not path.is_file():
         fail(f"{path}: no final check (run python experiments/calibrate.py first)")
     with bad_input_exits():
         table = study_holdout(pd.read_csv(path), load_targets())
+        refit_files = sorted((folder / "leave-out").glob(f"*/{REFIT_FILE}"))
+        refits = pd.concat([pd.read_csv(f) for f in refit_files], ignore_index=True) if refit_files else None
     if as_json:
         rows = [{k: json_number(v) for k, v in row.items()} for row in table.to_dict("records")]
-        print_json({"schema_version": JSON_SCHEMA_VERSION, "check": str(path), "studies": rows})
+        refit_rows = (
+            [{k: json_number(v) for k, v in row.items()} for row in refits.to_dict("records")]
+            if refits is not None
+            else []
+        )
+        print_json(
+            {"schema_version": JSON_SCHEMA_VERSION, "check": str(path), "studies": rows, "refits": refit_rows}
+        )
         return
     print_table(
         f"Leave one study out ({path}): each study's targets predicted by the checked sets every other "
@@ -117,5 +128,33 @@ def report_study_holdout(calibration: Path | None, as_json: bool) -> None:
     typer.echo(
         "The waves' emulators saw every study, so the checked sets were drawn where each study is matched: "
         "a study called not predicted here is not predicted; one called predicted would need a whole "
-        "calibration without it to be sure."
+        "calibration without it to be sure" + (": the refits below are that." if refits is not None else ".")
+    )
+    if refits is None:
+        typer.echo(
+            "No study has been refitted without: python experiments/calibrate.py --leave-out STUDY (with the "
+            "stored calibration's other options) makes one."
+        )
+        return
+    print_table(
+        "Refitted without each study (experiments/calibrate.py --leave-out STUDY): its targets as the sets "
+        "that calibration keeps predict them; predicted = their mean [their central 95%]",
+        ["study", "target", "sets kept", "published", "predicted", "accepted", "result"],
+        [
+            (
+                r.study,
+                r.target,
+                str(r.members),
+                f"{r.published:.4g}",
+                f"{r.predicted:.4g} [{r.member_low:.4g}, {r.member_high:.4g}]",
+                f"[{r.accept_low:.4g}, {r.accept_high:.4g}]",
+                "predicted" if r.predicted_within else "NOT predicted",
+            )
+            for r in refits.itertuples()
+        ],
+    )
+    studies = refits.groupby("study", sort=False)["predicted_within"].all()
+    typer.echo(
+        f"Studies predicted by a calibration that never saw them: {int(studies.sum())} of {len(studies)}"
+        + "".join(f"; {name}: {'predicted' if ok else 'not predicted'}" for name, ok in studies.items())
     )

@@ -101,7 +101,8 @@ def validate_workflow_command(
             "--study-holdout",
             help="Instead: leave-one-study-out on the calibration's final check (--calibration DIR, "
             "default experiments/calibration/): each fitted study's targets as predicted by the checked "
-            "sets that every other study keeps.",
+            "sets that every other study keeps, and what each calibration refitted without a study "
+            "(experiments/calibrate.py --leave-out STUDY) predicts for it.",
         ),
     ] = False,
     identification: Annotated[
@@ -401,9 +402,10 @@ def _sensitivity(
         typer.echo(f"table: {csv}")
 
 
-VALIDATE_SERVING_SCHEMA = 2
-"""JSON schema of ``validate serving`` (2: held out by configuration group, compared at equal
-interactivity; 1 had a fixed calibration/held-out split of rows)."""
+VALIDATE_SERVING_SCHEMA = 3
+"""JSON schema of ``validate serving`` (3: ``by_vendor_and_stack`` per headline metric, with each
+name's configuration groups; 2: held out by configuration group, compared at equal interactivity; 1
+had a fixed calibration/held-out split of rows)."""
 
 
 def validate_serving_command(
@@ -432,19 +434,20 @@ def validate_serving_command(
     where the predicted frontier has the measured tok/s per user, tok/s per user where it has the
     measured tok/s per GPU, time to first token at the stated concurrency (rows with only one speed:
     at their concurrency). Prints the held-out comparisons, the median and worst absolute error per
-    metric held out and in sample, the same at the stated concurrencies, and the acceptance targets;
+    metric held out and in sample, the same at the stated concurrencies, the held-out errors per
+    vendor and per serving stack (with their configuration groups), and the acceptance targets;
     writes the predicted-vs-measured figure (default results/validation/serving_validation.png). Takes
     about a minute (--in-sample-only: seconds).
 
-    JSON (schema_version 2): {"schema_version", "fit": {"date", "rows", factor: float, ...},
+    JSON (schema_version 3): {"schema_version", "fit": {"date", "rows", factor: float, ...},
     "sources": [str], "groups": [str], "targets": {"median_abs_error", "worst_abs_error",
     "ttft_median_abs_error"}, "rows": [{"id", "group", "source", "model", "hardware", "chips",
     "concurrency", "fit" ("held_out"|"in_sample"), "comparison" ("equal_interactivity"|
     "equal_throughput"|"at_concurrency"), "metric", "measured", "predicted", "error", "batch",
     "reached", "headline", "concurrency_derived"}], "summary": [{"fit", "metric", "rows",
     "median_abs_error", "worst_abs_error", "worst_id", "worst_error"}], "summary_at_concurrency": [same],
-    "by_vendor_and_stack": [{"by" ("vendor"|"stack"), "name", "fit", "rows", "median_abs_error",
-    "worst_abs_error", "worst_id", "worst_error"}] (tok/s per GPU at equal interactivity)};
+    "by_vendor_and_stack": [{"by" ("vendor"|"stack"), "name", "fit", "metric", "groups", "rows",
+    "median_abs_error", "worst_abs_error", "worst_id", "worst_error"}] (the headline comparisons)};
     errors are predicted/measured − 1, tok/s count output tokens only."""
     from dataclasses import asdict
 
@@ -542,21 +545,17 @@ def validate_serving_command(
                 for r in frame.itertuples()
             ],
         )
+    metrics = ("tok_s_per_gpu", "tok_s_per_user", "ttft_s")
+    cells: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in by_kind.itertuples():
+        entry = cells.setdefault((r.by, r.name), {"groups": 0})
+        entry["groups"] = max(entry["groups"], int(r.groups))
+        entry[r.metric] = f"{r.rows} rows: {100 * r.median_abs_error:.0f}% / {100 * r.worst_abs_error:.0f}%"
     print_table(
-        f"Absolute error of tok/s per GPU at equal interactivity, {fit.replace('_', ' ')}, per vendor and "
-        "per stack (where the row's id names one)",
-        ["by", "name", "rows", "median", "worst", "worst row"],
-        [
-            (
-                r.by,
-                r.name,
-                r.rows,
-                f"{100 * r.median_abs_error:.0f}%",
-                f"{100 * r.worst_abs_error:.0f}%",
-                r.worst_id,
-            )
-            for r in by_kind.itertuples()
-        ],
+        f"Absolute error {fit.replace('_', ' ')} per vendor and per serving stack (where the row's id "
+        "names one): median / worst, comparisons as above",
+        ["by", "name", "groups", "tok/s per GPU", "tok/s per user", "TTFT"],
+        [(by, name, str(c["groups"]), *(c.get(m, "—") for m in metrics)) for (by, name), c in cells.items()],
     )
     typer.echo(
         f"Targets (held out): median ≤ {100 * TARGET_MEDIAN_ABS_ERROR:.0f}% on tok/s per GPU and per user, "
