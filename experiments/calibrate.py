@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         "--store",
         action="store_true",
         help="keep the result as the stored calibrated ensemble that every command uses "
-        f"(src/speedtrap/validation/data/{DEFAULT_ENSEMBLE}): the accepted sets, else the "
+        f"(src/speedtrap/validation/data/{DEFAULT_ENSEMBLE}): the accepted sets (if at least 5), else the "
         f"{ENSEMBLE_AIM} least implausible as a stand-in, said so",
     )
     parser.add_argument(

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from speedtrap.analysis.intervals import MIN_MEMBERS
 from speedtrap.config.scenario import Scenario
 from speedtrap.experiments.calibration import (
     calibration_setup,
@@ -258,6 +259,9 @@ def test_write_calibration_and_the_finding_from_a_micro_run(tmp_path: Path) -> N
     many = pd.concat([members.iloc[:1]] * ENSEMBLE_AIM, ignore_index=True).assign(member=range(ENSEMBLE_AIM))
     members, why = stored_members(dataclasses.replace(result, ensemble=many))
     assert why == f"the {ENSEMBLE_AIM} parameter sets every target accepts" and len(members) == ENSEMBLE_AIM
+    few = many.iloc[:MIN_MEMBERS]  # at least the fewest a behavioural interval needs: kept alone
+    members, why = stored_members(dataclasses.replace(result, ensemble=few))
+    assert len(members) == MIN_MEMBERS and "no rejected set is added" in why
     # the recorded shares travel with the runs, and the outputs read back on their own ranges
     wave1 = pd.read_csv(tmp_path / "out" / "wave1.csv")
     for share in HEADLINE_SHARES:

@@ -58,34 +58,42 @@ def space_filling_subset(
     the farthest from those chosen, from a seeded random start; Johnson, Moore & Ylvisaker 1990) or
     a seeded random choice. All rows when there are at most ``n``. ``beside``: points chosen
     before (rows of the same coordinates; maximin only), which the new ones also keep away from, so
-    that a design can grow with the points it has; rows equal to one of them are never chosen, so
-    fewer than ``n`` come back when the rest are all among them."""
+    that a design can grow with the points it has. No point is chosen twice: rows equal to one chosen
+    before or already (copies) are skipped, so fewer than ``n`` come back when too few distinct rows
+    are left. Without ``beside``, all rows come back when there are at most ``n``."""
     points = np.asarray(points, dtype=float)
     if n < 1:
         raise ValueError(f"n must be ≥ 1, got {n}")
     rng = np.random.default_rng(seed)
-    if len(points) <= n:
+    before = np.zeros((0, points.shape[1])) if beside is None else np.asarray(beside, dtype=float)
+    if len(points) <= n and not len(before):
         return np.arange(len(points))
     if method == "random":
+        if len(before):
+            raise ValueError("beside needs the maximin method")
         return np.sort(rng.choice(len(points), size=n, replace=False))
     if method != "maximin":
         raise ValueError(f"method must be maximin or random, got {method!r}")
-    before = np.zeros((0, points.shape[1])) if beside is None else np.asarray(beside, dtype=float)
     if len(before):
         chosen: list[int] = []
         nearest = np.full(len(points), np.inf)
         for b in before:
             nearest = np.minimum(nearest, np.sum((points - b) ** 2, axis=1))
-        nearest[nearest <= 1e-24] = -np.inf  # a point chosen before is never chosen again
-        n = min(n, int(np.isfinite(nearest).sum()))
+        nearest[nearest <= SAME_POINT] = -np.inf  # a point chosen before is never chosen again
     else:
         chosen = [int(rng.integers(len(points)))]
         nearest = np.sum((points - points[chosen[0]]) ** 2, axis=1)
     while len(chosen) < n:
         nxt = int(np.argmax(nearest))
+        if not nearest[nxt] > SAME_POINT:  # only points chosen already (or their copies) are left
+            break
         chosen.append(nxt)
         nearest = np.minimum(nearest, np.sum((points - points[nxt]) ** 2, axis=1))
     return np.asarray(chosen, dtype=int)
+
+
+SAME_POINT = 1e-24
+"""Squared distance at or below which two rows are the same point: never chosen twice."""
 
 
 @dataclass(frozen=True)

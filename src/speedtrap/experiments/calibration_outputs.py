@@ -59,13 +59,22 @@ def least_implausible(result: HistoryMatchingResult, count: int = ENSEMBLE_AIM) 
 
 def stored_members(result: HistoryMatchingResult) -> tuple[pd.DataFrame, str]:
     """What ``experiments/calibrate.py --store`` keeps as the calibrated ensemble, and why: the
-    ensemble (the sets every target accepts) when it has :data:`ENSEMBLE_AIM` members or more; else
-    the :func:`least_implausible` :data:`ENSEMBLE_AIM` (``member`` and the parameters) — the accepted
+    ensemble (the sets every target accepts) when it has :data:`ENSEMBLE_AIM` members or more, or at
+    least :data:`~speedtrap.analysis.intervals.MIN_MEMBERS` (said to be fewer than aimed at: a stand-in
+    would put rejected sets, outside some hard interval, into every answer); else the
+    :func:`least_implausible` :data:`ENSEMBLE_AIM` (``member`` and the parameters) — the accepted
     sets first, topped up with the next least implausible — said as such (fewer members would leave
     the behavioural interval to one or a few parameter sets)."""
+    from speedtrap.analysis.intervals import MIN_MEMBERS
+
     kept = len(result.ensemble)
     if kept >= ENSEMBLE_AIM:
         return result.ensemble, f"the {kept} parameter sets every target accepts"
+    if kept >= MIN_MEMBERS:
+        return result.ensemble, (
+            f"the {kept} parameter sets every target accepts (fewer than the {ENSEMBLE_AIM} the method aims "
+            "at; no rejected set is added)"
+        )
     least = least_implausible(result)
     if least.empty:
         raise ValueError("the calibration has no final check: nothing to store")
