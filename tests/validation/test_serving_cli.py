@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from speedtrap.cli import app
 from speedtrap.config import hardware_preset, llm_preset
+from speedtrap.config.hardware import FITTED_ROWS
 from speedtrap.serving.pareto import pareto_frontier
 from speedtrap.serving.replica import ReplicaPhysics
 from speedtrap.validation.serving import load_measurements, validate_serving
@@ -25,9 +26,11 @@ def test_validate_serving_json_covers_every_row(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
-    assert payload["schema_version"] == 2
-    kinds = {(r["by"], r["name"]) for r in payload["by_vendor_and_stack"]}
-    assert ("vendor", "NVIDIA") in kinds and ("stack", "vLLM") in kinds
+    assert payload["schema_version"] == 3
+    kinds = {(r["by"], r["name"], r["metric"]) for r in payload["by_vendor_and_stack"]}
+    for metric in ("tok_s_per_gpu", "tok_s_per_user", "ttft_s"):
+        assert ("vendor", "NVIDIA", metric) in kinds and ("stack", "vLLM", metric) in kinds
+    assert all(r["groups"] >= 1 and r["rows"] >= r["groups"] for r in payload["by_vendor_and_stack"])
     table = load_measurements()
     assert {row["id"] for row in payload["rows"]} == set(table["id"])
     assert set(payload["groups"]) == set(table["group"]) and len(payload["sources"]) >= 6
@@ -41,7 +44,7 @@ def test_validate_serving_json_covers_every_row(tmp_path: Path) -> None:
         "equal_throughput",
         "at_concurrency",
     }
-    assert payload["fit"]["date"] and payload["fit"]["rows"] == len(table)
+    assert payload["fit"]["date"] and payload["fit"]["rows"] == FITTED_ROWS < len(table)
     assert payload["targets"]["worst_abs_error"] == 0.5
     assert figure.stat().st_size > 10_000
 
@@ -51,6 +54,7 @@ def test_validate_serving_table_prints_errors_and_medians() -> None:
     assert result.exit_code == 0, result.output
     assert "in_sample" in result.stdout and "median" in result.stdout and "%" in result.stdout
     assert "equal interactivity" in result.stdout and "Targets" in result.stdout
+    assert "per serving stack" in result.stdout and "SGLang" in result.stdout and "TTFT" in result.stdout
 
 
 @pytest.mark.parametrize(

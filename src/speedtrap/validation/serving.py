@@ -8,7 +8,9 @@ function the serving pool uses (:func:`speedtrap.serving.pareto.steady_load` ove
 (aggregated, or prefill/decode disaggregated). :func:`validate_serving` refits the factors
 (:mod:`speedtrap.validation.serving_fit`) once per group on every other group and predicts the group's
 rows with that fit (leave one group out), so no row is predicted from points of its own curve; it also
-reports each row against the fit on all groups (in sample).
+reports each row against the stored fit (``in_sample``: the factors of
+``speedtrap.config.hardware.FITTED_*``, fitted on the table's first ``FITTED_ROWS`` rows,
+:func:`stored_fit_table`; rows appended since the fit are predicted by it out of sample).
 
 **Compared at equal interactivity.** Where a source gives both output tok/s per user and per GPU, the
 predicted frontier (the steady load as a function of the batch) is interpolated at the measured tok/s
@@ -47,6 +49,7 @@ __all__ = [
     "compare_rows",
     "load_measurements",
     "stored_fit",
+    "stored_fit_table",
     "summarize",
     "validate_serving",
     "write_figure",
@@ -198,6 +201,15 @@ def error_summary(group: pd.DataFrame) -> dict[str, Any]:
 def stored_fit() -> tuple[Factors, str, int]:
     """The factors in use (``speedtrap.config.hardware.FITTED_*``), their fit date and row count."""
     return Factors(), FITTED_FIT_DATE, FITTED_ROWS
+
+
+def stored_fit_table(table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The rows the stored factors were fitted on: the table's first ``FITTED_ROWS`` rows. Rows are
+    appended after a fit and the backend presets run on the stored factors, so a larger table does
+    not move them until they are refitted (the InferenceX API rows of
+    ``scripts/serving_rows_from_inferencex.py`` came after the 2026-11-27 fit)."""
+    table = load_measurements() if table is None else table
+    return table.iloc[:FITTED_ROWS]
 
 
 def write_figure(check: pd.DataFrame, path: Path) -> Path:

@@ -222,20 +222,26 @@ def prediction_interval(
 
 
 def error_by_vendor_and_stack(check: pd.DataFrame) -> pd.DataFrame:
-    """Per vendor and per stack (where ids name one): the rows, median and worst absolute error of
-    tok/s per GPU at equal interactivity (predicted at the measured tok/s per user), held out (in
-    sample when ``check`` was not cross-validated). Columns: by (``vendor``/``stack``), name, fit, rows,
+    """Per vendor, per serving stack (where ids name one) and per headline metric: the configuration
+    groups and rows, and the median and worst absolute error of the held-out headline comparisons (in
+    sample when ``check`` was not cross-validated) — tok/s per GPU at equal interactivity (else at the
+    concurrency), tok/s per user at equal throughput (else at the concurrency), time to first token at
+    the concurrency. Columns: by (``vendor``/``stack``), name, fit, metric, groups, rows,
     median_abs_error, worst_abs_error, worst_id, worst_error (errors: predicted / measured − 1)."""
     from speedtrap.validation.serving import error_summary
 
     fit = "held_out" if (check["fit"] == "held_out").any() else "in_sample"
-    part = check[(check["fit"] == fit) & (check["comparison"] == "equal_interactivity")]
+    part = check[(check["fit"] == fit) & check["headline"]]
     part = part.assign(
         vendor=[vendor_of(str(h)) or "" for h in part["hardware"]],
         stack=[stack_of(str(i)) or "" for i in part["id"]],
     )
     rows = []
     for by in ("vendor", "stack"):
-        for name, group in part[part[by] != ""].groupby(by, sort=True):
-            rows.append({"by": by, "name": str(name), "fit": fit, **error_summary(group)})
+        for (name, metric), group in part[part[by] != ""].groupby([by, "metric"], sort=True):
+            groups = int(group["group"].nunique())
+            rows.append(
+                {"by": by, "name": str(name), "fit": fit, "metric": str(metric), "groups": groups}
+                | error_summary(group)
+            )
     return pd.DataFrame(rows)
