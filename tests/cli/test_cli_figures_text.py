@@ -96,3 +96,15 @@ def test_the_suggested_replications_run_every_stored_member_on_two_seeds() -> No
 
     members = default_ensemble()
     assert members is not None and 2 * len(members) == FULL_REPLICATIONS
+
+
+def test_validate_workflows_default_runs_every_stored_member_on_three_seeds() -> None:
+    # the default must run every member, or which members a run draws moves the pass count (20 of the
+    # 40 members x 2 seeds gave 19 of 21 in sample at seed 0 and 16 at seed 1000)
+    from speedtrap.cli.validate import DEFAULT_REPLICATIONS
+    from speedtrap.experiments.ensemble import choose_members, default_ensemble
+
+    members = default_ensemble()
+    assert members is not None
+    chosen, seeds = choose_members(len(members), DEFAULT_REPLICATIONS)
+    assert chosen == list(range(len(members))) and seeds == 3
