@@ -10,7 +10,14 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from speedtrap.analysis.decisions import analyse_decision, evpi, evppi, inb_by_member, wilson_interval
+from speedtrap.analysis.decisions import (
+    analyse_decision,
+    evpi,
+    evpi_seed_noise,
+    evppi,
+    inb_by_member,
+    wilson_interval,
+)
 
 
 def test_evppi_of_a_normal_parameter_matches_its_closed_form() -> None:
@@ -69,3 +76,33 @@ def test_members_inb_is_their_seeds_mean_and_wilson_bounds() -> None:
     assert means.to_dict() == {0: 2.0, 1: -1.0}
     low, high = wilson_interval(0, 10)
     assert low == 0.0 and 0.2 < high < 0.35
+
+
+def test_the_seed_noise_floor_of_evpi_matches_its_closed_form() -> None:
+    # 200 members, each with two runs at mean -1 ± 1: every member's true INB is -1 and its mean's
+    # seed noise has sd 1 (pooled within-member variance 2, over 2 runs), so the EVPI the noise alone
+    # gives is E[max(X, 0)] for X ~ N(-1, 1): phi(1) - Phi(-1) = 0.0833
+    k = 200
+    net = np.concatenate([np.full(k, 0.0), np.full(k, -2.0)])
+    members = np.concatenate([np.arange(k), np.arange(k)])
+    expected = stats.norm.pdf(1.0) - stats.norm.cdf(-1.0)
+    assert evpi_seed_noise(net, members) == pytest.approx(expected, rel=0.03)
+    assert evpi_seed_noise(net, members) == evpi_seed_noise(net, members)  # deterministic
+    assert np.isnan(evpi_seed_noise(np.array([1.0, 2.0]), np.array([0, 1])))  # one run per member
+
+
+def test_an_evpi_made_of_seed_noise_is_flagged_and_a_real_one_is_not() -> None:
+    rng = np.random.default_rng(3)
+    k, r = 40, 2
+    members = np.repeat(np.arange(k), r)
+    params = pd.DataFrame({"a": np.linspace(0, 1, k)})
+    noise = rng.normal(0.0, 50.0, k * r)
+    # the members do not differ: every one's INB is -10, the runs scatter by 50
+    runs = (-10 + noise, members)
+    flat = analyse_decision("noise", inb_by_member(*runs), params, runs=runs)
+    assert flat.evpi > 0 and any("not clearly above" in n for n in flat.notes)
+    # the members differ by their parameter far more than the runs scatter
+    truth = np.repeat(np.linspace(-200, 200, k), r)
+    runs = (truth + noise / 10, members)
+    real = analyse_decision("real", inb_by_member(*runs), params, runs=runs)
+    assert real.evpi > 2 * real.evpi_noise and not any("not clearly above" in n for n in real.notes)

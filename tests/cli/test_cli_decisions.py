@@ -39,6 +39,7 @@ def test_compare_writes_every_decision_over_the_members(tmp_path: Path) -> None:
         assert row["share_low"] <= row["share_paying"] <= row["share_high"]
         assert row["verdict"] in ("pays", "does not pay", "depends")
         assert row["evpi_usd_per_dev_day"] >= 0.0
+        assert row["evpi_seed_noise_usd_per_dev_day"] >= 0.0  # 2 seeds per member: the floor is known
     table = pd.read_csv(out / "decisions.csv")
     assert list(table["decision"]) == labels
     evppi = pd.read_csv(out / "evppi.csv")

@@ -30,7 +30,11 @@ parameter set history matching could not rule out — gives one ``INB_k``. Then:
 
 With few members every figure is rough: EVPPI from fewer than :data:`MIN_EVPPI_MEMBERS` members is
 not given, and the seed noise of each member's mean adds to EVPI (it cannot to EVPPI beyond what the
-smoother passes through).
+smoother passes through). How much it adds is measured: :func:`evpi_seed_noise` is the EVPI that the
+members' means would show if every member had the ensemble's mean INB and differed only by the seed
+noise of its mean (the pooled within-member variance of the runs over each member's seeds); an EVPI
+not clearly above it (below :data:`EVPI_NOISE_RATIO` times it) is flagged: more seeds per member
+would tell.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ __all__ = [
     "analyse_decision",
     "decision_pairs",
     "evpi",
+    "evpi_seed_noise",
     "evppi",
     "inb_by_member",
     "wilson_interval",
@@ -63,6 +68,11 @@ above it, the ensemble all but agrees)."""
 MIN_EVPPI_MEMBERS = 10
 """Fewest members from which EVPPI is estimated (assumption: a spline with a handful of knots needs
 about ten points to be told from its intercept)."""
+EVPI_NOISE_RATIO = 2.0
+"""An EVPI below this multiple of its seed-noise floor (:func:`evpi_seed_noise`) is flagged as not
+clearly more than the noise of the members' means (assumption: a rule of thumb, not a test)."""
+NOISE_DRAWS = 4000
+"""Monte Carlo draws of the seed-noise floor (its own standard error is then well under 2% of it)."""
 BOUNDARY_PARAMETERS = 2
 """The boundary is sought in this many parameters of highest EVPPI (the issue's "one or two")."""
 
@@ -74,6 +84,28 @@ def evpi(inb: np.ndarray) -> float:
     if not len(x):
         return math.nan
     return float(np.maximum(x, 0.0).mean() - max(x.mean(), 0.0))
+
+
+def evpi_seed_noise(
+    net: np.ndarray, members: Sequence[int] | np.ndarray, *, draws: int = NOISE_DRAWS, seed: int = 0
+) -> float:
+    """The EVPI that seed noise alone would give, USD per developer-day: the mean over ``draws`` of
+    :func:`evpi` of member means drawn as the overall mean of ``net`` (per-run INB) plus a normal
+    error of variance s²/n_k, s² the within-member variance of the runs pooled over members (each
+    member's seeds), n_k the member's runs. NaN when no member has two runs. Deterministic for a
+    ``seed``."""
+    frame = pd.DataFrame({"member": np.asarray(members), "net": np.asarray(net, dtype=float)}).dropna()
+    groups = frame.groupby("member")["net"]
+    counts = groups.count().to_numpy(float)
+    dof = float((counts - 1).sum())
+    if dof <= 0:
+        return math.nan
+    pooled = float(((groups.var(ddof=1).fillna(0.0).to_numpy(float)) * (counts - 1)).sum() / dof)
+    centre = float(groups.mean().mean())
+    rng = np.random.default_rng(seed)
+    noise = rng.standard_normal((draws, len(counts))) * np.sqrt(pooled / counts)
+    means = centre + noise
+    return float((np.maximum(means, 0.0).mean(axis=1) - np.maximum(means.mean(axis=1), 0.0)).mean())
 
 
 def _conditional_mean(inb: np.ndarray, theta: np.ndarray) -> np.ndarray:
@@ -135,6 +167,9 @@ class DecisionResult:
     inb_low: float = math.nan
     """The members' central 95% of INB (interpolated quantiles), USD per developer-day."""
     inb_high: float = math.nan
+    evpi_noise: float = math.nan
+    """The EVPI seed noise alone would give (:func:`evpi_seed_noise`), USD per developer-day; NaN when
+    the runs per member were not given."""
 
     @property
     def settled(self) -> bool:
@@ -155,10 +190,12 @@ def analyse_decision(
     parameters: pd.DataFrame,
     *,
     boundary_parameters: int = BOUNDARY_PARAMETERS,
+    runs: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> DecisionResult:
     """The decision ``label`` from each member's mean INB (``inb_by_member``, indexed by member) and
     the members' parameter values (``parameters``: one row per member, same index, one column per
-    path; constant columns are left out)."""
+    path; constant columns are left out). ``runs``, the per-run INB and each run's member, adds the
+    EVPI's seed-noise floor (:func:`evpi_seed_noise`) and a note when EVPI is not clearly above it."""
     inb = inb_by_member.dropna()
     x = parameters.loc[inb.index]
     x = x.loc[:, [c for c in x.columns if x[c].nunique() > 1]]
@@ -173,6 +210,13 @@ def analyse_decision(
     if n < MIN_EVPPI_MEMBERS:
         notes.append(f"EVPPI needs at least {MIN_EVPPI_MEMBERS} members, got {n}")
     share = paying / n if n else math.nan
+    value = evpi(values)
+    noise = evpi_seed_noise(*runs) if runs is not None else math.nan
+    if np.isfinite(noise) and value < EVPI_NOISE_RATIO * noise:
+        notes.append(
+            f"EVPI ${value:,.2f} is not clearly above the ${noise:,.2f} that the seed noise of the "
+            "members' means alone would give: more seeds per member would tell"
+        )
     prim = cart = None
     if n and BOUNDARY_SHARE[0] < share < BOUNDARY_SHARE[1] and ranked.notna().any():
         chosen = list(ranked.dropna().index[:boundary_parameters])
@@ -186,13 +230,14 @@ def analyse_decision(
         share_paying=share,
         share_low=low,
         share_high=high,
-        evpi=evpi(values),
+        evpi=value,
         evppi=ranked,
         prim=prim,
         cart=cart,
         notes=tuple(notes),
         inb_low=float(np.quantile(values, 0.025)) if n else math.nan,
         inb_high=float(np.quantile(values, 0.975)) if n else math.nan,
+        evpi_noise=noise,
     )
 
 

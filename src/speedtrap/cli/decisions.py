@@ -35,6 +35,7 @@ def analyse_decisions(
 ) -> tuple[list[DecisionResult], dict[str, pd.Series]]:
     """Every decision of ``runs`` (compare's runs, with a ``member`` column) over the members'
     parameter values, and each decision's net value per member (USD per developer-day)."""
+    import numpy as np
     import pandas as pd
 
     from speedtrap.analysis.decisions import analyse_decision, decision_pairs, inb_by_member
@@ -47,8 +48,10 @@ def analyse_decisions(
     for label, reference, arm in decision_pairs(list(arms)):
         pairs = paired_runs(runs, "arm", reference, arm)
         lines = net_value_lines(pairs, value=arms[arm].value, workday_s=arms[arm].workday_s)
-        inb[label] = inb_by_member(lines.net, pairs["member"].to_numpy())
-        results.append(analyse_decision(label, inb[label], parameters))
+        run_members = pairs["member"].to_numpy()
+        inb[label] = inb_by_member(lines.net, run_members)
+        runs_inb = (np.asarray(lines.net, dtype=float), run_members)
+        results.append(analyse_decision(label, inb[label], parameters, runs=runs_inb))
     return results, inb
 
 
@@ -70,6 +73,7 @@ def decision_rows(results: list[DecisionResult]) -> list[dict[str, Any]]:
                 "share_high": r.share_high,
                 "verdict": r.verdict(),
                 "evpi_usd_per_dev_day": r.evpi,
+                "evpi_seed_noise_usd_per_dev_day": r.evpi_noise,
                 "top_evppi": "; ".join(f"{p} ${v:,.2f}" for p, v in top.items()),
                 "boundary_prim": r.prim.describe("pays") if r.prim is not None else "",
                 "boundary_cart": r.cart.describe("pays") if r.cart is not None else "",
@@ -77,6 +81,13 @@ def decision_rows(results: list[DecisionResult]) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def _evpi(row: Mapping[str, Any]) -> str:
+    """EVPI with its seed-noise floor beside it, when known."""
+    text = f"${row['evpi_usd_per_dev_day']:,.2f}"
+    noise = row.get("evpi_seed_noise_usd_per_dev_day")
+    return text if noise is None or noise != noise else f"{text} (noise ${noise:,.2f})"
 
 
 def _share(row: Mapping[str, Any]) -> str:
@@ -112,7 +123,8 @@ def report_decisions(
             f"Decisions over {results[0].members if results else 0} members of the ensemble at "
             f"${first.value.usd_per_dev_hour:g} per developer-hour (net value per developer-day, USD, mean "
             "[the members' central 95%]; share "
-            "paying with its Wilson 95% interval over members; EVPPI: what knowing a parameter is worth)",
+            "paying with its Wilson 95% interval over members; EVPI: what knowing every parameter is "
+            "worth, with the EVPI seed noise alone would give; EVPPI: what knowing one parameter is worth)",
             [
                 "decision",
                 "mean net",
@@ -129,13 +141,16 @@ def report_decisions(
                     f"{r['net_member_high']:+,.0f}]",
                     _share(r),
                     r["verdict"],
-                    f"${r['evpi_usd_per_dev_day']:,.0f}",
+                    _evpi(r),
                     r["top_evppi"],
                     r["boundary_prim"] or "—",
                 )
                 for r in rows
             ],
         )
+        for r in rows:
+            if r["notes"]:
+                typer.echo(f"note ({r['decision']}): {r['notes']}")
         typer.echo(
             "Wrote "
             + ", ".join(str(p) for p in [directory / "decisions.csv", directory / "evppi.csv", *written])
