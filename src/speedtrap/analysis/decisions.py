@@ -32,9 +32,9 @@ With few members every figure is rough: EVPPI from fewer than :data:`MIN_EVPPI_M
 not given, and the seed noise of each member's mean adds to EVPI (it cannot to EVPPI beyond what the
 smoother passes through). How much it adds is measured: :func:`evpi_seed_noise` is the EVPI that the
 members' means would show if every member had the ensemble's mean INB and differed only by the seed
-noise of its mean (the pooled within-member variance of the runs over each member's seeds); an EVPI
-not clearly above it (below :data:`EVPI_NOISE_RATIO` times it) is flagged: more seeds per member
-would tell.
+noise of its mean (the pooled within-member variance of the runs over each member's seeds); the EVPI
+of a decision that depends, not clearly above it (below :data:`EVPI_NOISE_RATIO` times it), is
+flagged: more seeds per member would tell. (A settled decision's EVPI is small by construction.)
 """
 
 from __future__ import annotations
@@ -212,13 +212,14 @@ def analyse_decision(
     share = paying / n if n else math.nan
     value = evpi(values)
     noise = evpi_seed_noise(*runs) if runs is not None else math.nan
-    if np.isfinite(noise) and value < EVPI_NOISE_RATIO * noise:
+    depends = bool(n) and BOUNDARY_SHARE[0] < share < BOUNDARY_SHARE[1]
+    if depends and np.isfinite(noise) and value < EVPI_NOISE_RATIO * noise:
         notes.append(
             f"EVPI ${value:,.2f} is not clearly above the ${noise:,.2f} that the seed noise of the "
             "members' means alone would give: more seeds per member would tell"
         )
     prim = cart = None
-    if n and BOUNDARY_SHARE[0] < share < BOUNDARY_SHARE[1] and ranked.notna().any():
+    if depends and ranked.notna().any():
         chosen = list(ranked.dropna().index[:boundary_parameters])
         flags = values > 0
         prim = prim_box(x[chosen], flags)
