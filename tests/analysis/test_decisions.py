@@ -106,3 +106,22 @@ def test_an_evpi_made_of_seed_noise_is_flagged_and_a_real_one_is_not() -> None:
     runs = (truth + noise / 10, members)
     real = analyse_decision("real", inb_by_member(*runs), params, runs=runs)
     assert real.evpi > 2 * real.evpi_noise and not any("not clearly above" in n for n in real.notes)
+
+
+def test_a_real_boundary_is_stable_and_one_drawn_from_noise_is_not() -> None:
+    rng = np.random.default_rng(9)
+    n = 40
+    params = pd.DataFrame(
+        {"patience": np.exp(rng.uniform(np.log(10), np.log(600), n)), "detect": rng.uniform(0.45, 0.7, n)}
+    )
+    real = pd.Series(0.5 * (params["patience"] - 100.0) + rng.normal(0, 5, n))
+    found = analyse_decision("real", real, params, stability=True)
+    assert found.stable is not None and found.stable.stable
+    assert "patience" in found.boundary() and "stable: bootstrap overlap" in found.boundary()
+    # who pays is a coin toss, unrelated to either parameter: PRIM still finds a box, which does not
+    # survive resampling
+    noise = pd.Series(rng.normal(0, 1, n))
+    drawn = analyse_decision("noise", noise, params, stability=True)
+    assert drawn.prim is not None and drawn.stable is not None and not drawn.stable.stable
+    assert drawn.boundary().startswith("no stable box")
+    assert analyse_decision("noise", noise, params).stable is None  # judged only when asked

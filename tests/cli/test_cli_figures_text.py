@@ -90,12 +90,12 @@ def test_the_quick_headline_says_its_caveat_once_and_counts_its_days(
     assert any("1 working day " in t for t in titles), titles
 
 
-def test_the_suggested_replications_run_every_stored_member_on_two_seeds() -> None:
+def test_the_suggested_replications_run_every_stored_member_on_four_seeds() -> None:
     from speedtrap.cli.compare import FULL_REPLICATIONS
     from speedtrap.experiments.ensemble import default_ensemble
 
     members = default_ensemble()
-    assert members is not None and 2 * len(members) == FULL_REPLICATIONS
+    assert members is not None and 4 * len(members) == FULL_REPLICATIONS
 
 
 def test_validate_workflows_default_runs_every_stored_member_on_three_seeds() -> None:

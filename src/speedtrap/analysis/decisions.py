@@ -26,7 +26,10 @@ parameter set history matching could not rule out — gives one ``INB_k``. Then:
 * **boundary**: where the share paying is between 5% and 95%, the PRIM box
   (:func:`speedtrap.analysis.scenario_discovery.prim_box`) of the paying members over the one or
   two parameters of highest EVPPI — e.g. "pays when patience ≥ 120 s" — with its coverage and
-  density; CART's box beside it.
+  density; CART's box beside it. With ``stability=True`` the box is also judged as the claims judge
+  theirs (:func:`speedtrap.analysis.stable_boxes.stable_prim_box`: mass, quasi-p values, half-sample
+  reruns and bootstrap overlap): a box that does not survive resampling is reported as "no stable
+  box", with why.
 
 With few members every figure is rough: EVPPI from fewer than :data:`MIN_EVPPI_MEMBERS` members is
 not given, and the seed noise of each member's mean adds to EVPI (it cannot to EVPPI beyond what the
@@ -47,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from speedtrap.analysis.scenario_discovery import Box, cart_box, prim_box
+from speedtrap.analysis.stable_boxes import StableBox, stable_prim_box
 
 __all__ = [
     "BOUNDARY_SHARE",
@@ -170,6 +174,15 @@ class DecisionResult:
     evpi_noise: float = math.nan
     """The EVPI seed noise alone would give (:func:`evpi_seed_noise`), USD per developer-day; NaN when
     the runs per member were not given."""
+    stable: StableBox | None = None
+    """The boundary judged for stability (``analyse_decision(..., stability=True)``), else ``None``."""
+
+    def boundary(self) -> str:
+        """The boundary in words: the stable PRIM box (or "no stable box (why)") when stability was
+        judged, else the PRIM box; "" when the decision has none."""
+        if self.stable is not None:
+            return self.stable.describe("pays")
+        return self.prim.describe("pays") if self.prim is not None else ""
 
     @property
     def settled(self) -> bool:
@@ -191,11 +204,13 @@ def analyse_decision(
     *,
     boundary_parameters: int = BOUNDARY_PARAMETERS,
     runs: tuple[np.ndarray, np.ndarray] | None = None,
+    stability: bool = False,
 ) -> DecisionResult:
     """The decision ``label`` from each member's mean INB (``inb_by_member``, indexed by member) and
     the members' parameter values (``parameters``: one row per member, same index, one column per
     path; constant columns are left out). ``runs``, the per-run INB and each run's member, adds the
-    EVPI's seed-noise floor (:func:`evpi_seed_noise`) and a note when EVPI is not clearly above it."""
+    EVPI's seed-noise floor (:func:`evpi_seed_noise`) and a note when EVPI is not clearly above it;
+    ``stability`` judges the boundary's PRIM box by resampling (module docstring)."""
     inb = inb_by_member.dropna()
     x = parameters.loc[inb.index]
     x = x.loc[:, [c for c in x.columns if x[c].nunique() > 1]]
@@ -218,12 +233,14 @@ def analyse_decision(
             f"EVPI ${value:,.2f} is not clearly above the ${noise:,.2f} that the seed noise of the "
             "members' means alone would give: more seeds per member would tell"
         )
-    prim = cart = None
+    prim = cart = stable = None
     if depends and ranked.notna().any():
         chosen = list(ranked.dropna().index[:boundary_parameters])
         flags = values > 0
         prim = prim_box(x[chosen], flags)
         cart = cart_box(x[chosen], flags)
+        if stability:
+            stable = stable_prim_box(x[chosen], flags)
     return DecisionResult(
         label=label,
         members=n,
@@ -239,6 +256,7 @@ def analyse_decision(
         inb_low=float(np.quantile(values, 0.025)) if n else math.nan,
         inb_high=float(np.quantile(values, 0.975)) if n else math.nan,
         evpi_noise=noise,
+        stable=stable,
     )
 
 

@@ -51,7 +51,7 @@ def analyse_decisions(
         run_members = pairs["member"].to_numpy()
         inb[label] = inb_by_member(lines.net, run_members)
         runs_inb = (np.asarray(lines.net, dtype=float), run_members)
-        results.append(analyse_decision(label, inb[label], parameters, runs=runs_inb))
+        results.append(analyse_decision(label, inb[label], parameters, runs=runs_inb, stability=True))
     return results, inb
 
 
@@ -75,7 +75,8 @@ def decision_rows(results: list[DecisionResult]) -> list[dict[str, Any]]:
                 "evpi_usd_per_dev_day": r.evpi,
                 "evpi_seed_noise_usd_per_dev_day": r.evpi_noise,
                 "top_evppi": "; ".join(f"{p} ${v:,.2f}" for p, v in top.items()),
-                "boundary_prim": r.prim.describe("pays") if r.prim is not None else "",
+                "boundary_prim": r.boundary(),
+                "prim_box_unjudged": r.prim.describe("pays") if r.prim is not None else "",
                 "boundary_cart": r.cart.describe("pays") if r.cart is not None else "",
                 "notes": "; ".join(r.notes),
             }
