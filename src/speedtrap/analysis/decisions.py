@@ -22,7 +22,8 @@ parameter set history matching could not rule out — gives one ``INB_k``. Then:
   (scikit-learn's ``SplineTransformer`` and ``RidgeCV``: a penalised spline, the single-parameter GAM
   of Strong et al.; pygam is not a dependency). The fitted values' mean equals INB's mean, so a
   parameter the regression cannot tell from noise has EVPPI near 0. It ranks what a team should
-  measure first.
+  measure first. The two parameters of highest EVPPI are also valued together (the sum of one such
+  spline per parameter: Strong et al.'s additive model, without interactions).
 * **boundary**: where the share paying is between 5% and 95%, the PRIM box
   (:func:`speedtrap.analysis.scenario_discovery.prim_box`) of the paying members over the one or
   two parameters of highest EVPPI — e.g. "pays when patience ≥ 120 s" — with its coverage and
@@ -113,26 +114,32 @@ def evpi_seed_noise(
 
 
 def _conditional_mean(inb: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    """``E[INB | θ]`` at each member: a penalised cubic spline of INB on θ's ranks (module docstring)."""
+    """``E[INB | θ]`` at each member: a penalised cubic spline of INB on θ's ranks (module docstring);
+    with several parameters (``theta`` of shape n × p) the sum of one such spline per parameter (an
+    additive model, Strong et al.'s GAM without interactions)."""
     from scipy.stats import rankdata
     from sklearn.linear_model import RidgeCV
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import SplineTransformer
 
-    u = (rankdata(theta) - 0.5) / len(theta)
-    if np.ptp(u) == 0:
+    t = theta.reshape(len(theta), -1)
+    u = np.column_stack([(rankdata(c) - 0.5) / len(c) for c in t.T])
+    u = u[:, np.ptp(u, axis=0) > 0]
+    if not u.shape[1]:
         return np.full_like(inb, inb.mean())
     knots = int(min(6, max(3, len(theta) // 8)))
     model = make_pipeline(SplineTransformer(n_knots=knots, degree=3), RidgeCV(alphas=np.logspace(-3, 3, 25)))
-    model.fit(u[:, None], inb)
-    fitted = np.asarray(model.predict(u[:, None]), dtype=float)
+    model.fit(u, inb)
+    fitted = np.asarray(model.predict(u), dtype=float)
     return fitted - fitted.mean() + inb.mean()  # least squares keeps the mean; exact against rounding
 
 
 def evppi(inb: np.ndarray, theta: np.ndarray) -> float:
-    """The EVPPI of θ, USD per developer-day (module docstring); NaN below :data:`MIN_EVPPI_MEMBERS`."""
+    """The EVPPI of θ, USD per developer-day (module docstring); NaN below :data:`MIN_EVPPI_MEMBERS`.
+    ``theta`` of shape n × p gives the EVPPI of the p parameters known together (additive model)."""
     x, t = np.asarray(inb, dtype=float), np.asarray(theta, dtype=float)
-    keep = np.isfinite(x) & np.isfinite(t)
+    t = t.reshape(len(t), -1)
+    keep = np.isfinite(x) & np.isfinite(t).all(axis=1)
     x, t = x[keep], t[keep]
     if len(x) < MIN_EVPPI_MEMBERS:
         return math.nan
@@ -174,6 +181,10 @@ class DecisionResult:
     evpi_noise: float = math.nan
     """The EVPI seed noise alone would give (:func:`evpi_seed_noise`), USD per developer-day; NaN when
     the runs per member were not given."""
+    pair: tuple[str, ...] = ()
+    """The parameters of highest EVPPI the boundary is sought in (one or two)."""
+    pair_evppi: float = math.nan
+    """Their EVPPI known together (additive model), USD per developer-day."""
     stable: StableBox | None = None
     """The boundary judged for stability (``analyse_decision(..., stability=True)``), else ``None``."""
 
@@ -234,8 +245,9 @@ def analyse_decision(
             "members' means alone would give: more seeds per member would tell"
         )
     prim = cart = stable = None
-    if depends and ranked.notna().any():
-        chosen = list(ranked.dropna().index[:boundary_parameters])
+    chosen = list(ranked.dropna().index[:boundary_parameters])
+    pair_value = evppi(values, x[chosen].to_numpy(float)) if len(chosen) > 1 else math.nan
+    if depends and chosen:
         flags = values > 0
         prim = prim_box(x[chosen], flags)
         cart = cart_box(x[chosen], flags)
@@ -256,6 +268,8 @@ def analyse_decision(
         inb_low=float(np.quantile(values, 0.025)) if n else math.nan,
         inb_high=float(np.quantile(values, 0.975)) if n else math.nan,
         evpi_noise=noise,
+        pair=tuple(chosen),
+        pair_evppi=pair_value,
         stable=stable,
     )
 

@@ -75,6 +75,8 @@ def decision_rows(results: list[DecisionResult]) -> list[dict[str, Any]]:
                 "evpi_usd_per_dev_day": r.evpi,
                 "evpi_seed_noise_usd_per_dev_day": r.evpi_noise,
                 "top_evppi": "; ".join(f"{p} ${v:,.2f}" for p, v in top.items()),
+                "top_two_together": " and ".join(r.pair) if len(r.pair) > 1 else "",
+                "top_two_evppi": r.pair_evppi,
                 "boundary_prim": r.boundary(),
                 "prim_box_unjudged": r.prim.describe("pays") if r.prim is not None else "",
                 "boundary_cart": r.cart.describe("pays") if r.cart is not None else "",
@@ -143,7 +145,12 @@ def report_decisions(
                     _share(r),
                     r["verdict"],
                     _evpi(r),
-                    r["top_evppi"],
+                    r["top_evppi"]
+                    + (
+                        f"; the first two together ${r['top_two_evppi']:,.2f}"
+                        if r["top_two_evppi"] == r["top_two_evppi"]
+                        else ""
+                    ),
                     r["boundary_prim"] or "—",
                 )
                 for r in rows
