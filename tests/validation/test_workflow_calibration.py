@@ -1,8 +1,8 @@
 """The workflow model against its calibration targets (src/speedtrap/validation/data/).
 
 The tolerances are in the targets table, fixed before any run. At full size under the calibrated
-ensemble (``speedtrap validate workflow --replications 100``) docs/validation.md states which of the
-nineteen targets pass, which miss, by how much and why. Here the ensemble's least implausible member is
+ensemble (``speedtrap validate workflow``: every member on 3 seeds) docs/validation.md states which of the
+targets pass, which miss, by how much and why. Here the ensemble's least implausible member is
 run exactly as the calibration's final check ran it (each calibration scenario cut to its
 :data:`CHECK_DAYS` working days, the check's :data:`CHECK_REPLICATIONS` seeds from the calibration's
 root seed, the member's values on the calibration scenarios its rows name): every statistic the
@@ -33,23 +33,31 @@ each checked set run on the first 3 replication seeds of 2026."""
 
 ASSERTED = (
     "metr_time_ratio",
-    "metr_waiting_share",
-    "metr_fixing_share",
     "metr_manual_median_min",
     "stretch_median_s",
     "stretch_p90_s",
+    "human_gap_median_s",
+    "llm_share_of_agent_time",
     "request_median_s",
     "cache_share",
+    "human_turns_per_session",
     "human_gap_p90_s",
-    "signature_fast_response_share_after_long",
+    "metr_acceptance_rate",
+    "signature_response_median_after_short",
+    "signature_response_median_after_long",
+    "trace_cached_share_after_long_gap",
+    "metr_time_ratio_short_half",
+    "metr_time_ratio_long_half",
 )
-"""The targets whose tolerances the stored ensemble's least implausible member (implausibility 1.50 at
-its worst in the final check of the 2026-12-06 calibration) meets there. A set accepted by
-implausibility may still miss a tolerance (the implausibility adds each target's model discrepancy,
-and for a point target its observation error, to the seed noise): this member misses METR's
-reviewing share (5.3% against 6–12%), the human gap's median (116 s against 84 ± 30%), METR's
-acceptance rate (46% against at most 44%) and the median reply after long stretches (209 s against
-331 ± 30%). Over the ensemble at full size the targets pass or miss as docs/validation.md reports."""
+"""The targets whose tolerances the stored ensemble's least implausible member (checked set 49,
+implausibility 2.32 at its worst in the final check of the stored 2026-12-07 calibration) meets there.
+A set accepted by implausibility may still miss a tolerance (the implausibility adds each target's
+model discrepancy, and for a point target its observation error, to the seed noise): this member
+misses METR's waiting share (1.2% against 4 ± 2 points), reviewing share (5.5% against 6–12%) and
+fixing share (6.9% against 11.1 ± 4 points), the fast replies after short and after long stretches
+(0.9% and 1.9% against 18% and 20% ± 15 points) and, among the consistency checks, Claude 3.7
+Sonnet's SWE-bench rate (68.9% against 62.3 ± 5 points). Over the ensemble at full size the targets
+pass or miss as docs/validation.md reports."""
 
 
 def test_targets_table_has_sources_and_tolerances() -> None:
@@ -117,15 +125,12 @@ def member_as_checked():  # type: ignore[no-untyped-def]
     return validate_workflow(scenarios, replication_seeds(CHECK_SEED, CHECK_REPLICATIONS)), recorded
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="measured (2026-12-07 ensemble): the least implausible member's human turns per transcript, "
-    "rerun as the check ran it, is 2.37 against the soft interval 3.3-6.2: accepted by implausibility "
-    "(the distance to the interval over the discrepancy sd), outside the interval itself",
-)
 def test_the_least_implausible_member_has_the_human_turns_of_anthropics_transcripts(
     member_as_checked,
 ) -> None:  # type: ignore[no-untyped-def]
+    """The member's human turns per transcript lie inside Anthropic's soft interval (3.49 against
+    3.3–6.2; the least implausible member of the check before the grown check's defect was fixed had
+    2.37, accepted by implausibility only, and this test was an expected failure)."""
     table = member_as_checked[0].table.set_index("id")
     assert table.loc["human_turns_per_session", "passed"]
 

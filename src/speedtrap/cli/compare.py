@@ -64,9 +64,8 @@ QUICK_REPLICATIONS = 3
 QUICK_HORIZON_DAYS = 1.0
 FULL_REPLICATIONS = 160
 """The replications ``compare --quick`` suggests for the answer to act on (the README's command: all
-40 members of the stored calibrated ensemble × 4 seeds per arm; a test holds it to the ensemble). With
-2 seeds per member the seed noise of each member's mean gave half the fast-mode decision's EVPI ($6.7
-of $14); with 4 it gives $2.1 of $26."""
+40 members of the stored ensemble × 4 seeds per arm, tested; with 2 seeds per member, seed noise gave
+half the fast-mode decision's EVPI, $6.7 of $14; with 4, $2.1 of $26)."""
 
 
 def parse_arm(text: str) -> tuple[str, list[str]]:
