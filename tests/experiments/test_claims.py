@@ -76,6 +76,10 @@ def seed_interval(values: np.ndarray, members: np.ndarray) -> tuple[float, float
     groups = [x[m == k] for k in np.unique(m)]
     k, n = len(groups), x.size
     mean = float(np.mean([g.mean() for g in groups]))
+    if n - k < 1:
+        # one value per member (the others NaN): no within-member variance and no seed interval; the
+        # stated rule (claim_verdicts.at_defaults) then judges where the mean lies
+        return mean, mean, mean
     msw = sum(((g - g.mean()) ** 2).sum() for g in groups) / (n - k)
     half = stats.t.ppf(0.975, n - k) * math.sqrt(msw * sum(1 / g.size for g in groups) / k**2)
     return mean, mean - half, mean + half
