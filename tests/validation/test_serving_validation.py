@@ -102,7 +102,7 @@ def test_a_held_out_fit_never_sees_its_group(table, monkeypatch) -> None:
         return Factors()
 
     monkeypatch.setattr(serving_module, "fit_factors", recording_fit)
-    fits = leave_one_group_out(table)
+    fits = leave_one_group_out(table, n_jobs=1)  # recorded in this process (the workers' fits are the same)
     assert set(fits) == set(table["group"])
     for group, groups in zip(sorted(fits), seen, strict=True):
         assert group not in groups and groups == set(table["group"]) - {group}
@@ -255,3 +255,12 @@ def test_the_profile_bounds_the_gemm_half_point_the_fit_puts_at_zero() -> None:
     assert held.gpu_gemm_half_tokens == 16.0
     with pytest.raises(ValueError, match="no factor"):
         fit_factors(table, fixed={"gpu_gemm_half": 1.0})
+
+
+def test_the_refits_in_worker_processes_are_the_refits_in_one(table) -> None:
+    # leave_one_group_out runs its independent, deterministic refits in worker processes: the same
+    # factors as one process gives, group by group
+    part = table[table["group"].isin(sorted(set(table["group"]))[:5])]
+    serial, parallel = leave_one_group_out(part, n_jobs=1), leave_one_group_out(part, n_jobs=2)
+    assert list(serial) == list(parallel) == sorted(set(part["group"]))
+    assert all(serial[group] == parallel[group] for group in serial)

@@ -29,6 +29,7 @@ throughput (else at the concurrency), time to first token at the concurrency.
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -142,9 +143,19 @@ def _compared(
     }
 
 
-def leave_one_group_out(table: pd.DataFrame) -> dict[str, Factors]:
-    """The factors refitted without each group, by group."""
-    return {group: fit_factors(table[table["group"] != group]) for group in sorted(set(table["group"]))}
+def leave_one_group_out(table: pd.DataFrame, *, n_jobs: int | None = None) -> dict[str, Factors]:
+    """The factors refitted without each group, by group. The refits are independent and each is
+    deterministic, so they run in ``n_jobs`` worker processes (joblib's loky; default one per CPU, at
+    most one per group; 1: in this process) with the same result (tested): on 166 rows and 30 groups
+    they take about 42 s in one process on this 2-core machine."""
+    from joblib import Parallel, delayed  # type: ignore[import-untyped]
+
+    groups = sorted(set(table["group"]))
+    jobs = min(len(groups), os.cpu_count() or 1) if n_jobs is None else n_jobs
+    if jobs <= 1:
+        return {group: fit_factors(table[table["group"] != group]) for group in groups}
+    fits = Parallel(n_jobs=jobs)(delayed(fit_factors)(table[table["group"] != group]) for group in groups)
+    return dict(zip(groups, fits, strict=True))
 
 
 def validate_serving(
