@@ -40,7 +40,7 @@ ASSERTED = (
     "llm_share_of_agent_time",
     "request_median_s",
     "cache_share",
-    "human_turns_per_session",
+    "human_turns_per_session",  # 3.49 against 3.3–6.2 (the 67-row check's member: 2.37, an expected failure)
     "human_gap_p90_s",
     "metr_acceptance_rate",
     "signature_response_median_after_short",
@@ -123,16 +123,6 @@ def member_as_checked():  # type: ignore[no-untyped-def]
     check = pd.read_csv(ROOT / "experiments" / "calibration" / "check.csv")
     recorded = check.sort_values("max_implausibility").iloc[0]
     return validate_workflow(scenarios, replication_seeds(CHECK_SEED, CHECK_REPLICATIONS)), recorded
-
-
-def test_the_least_implausible_member_has_the_human_turns_of_anthropics_transcripts(
-    member_as_checked,
-) -> None:  # type: ignore[no-untyped-def]
-    """The member's human turns per transcript lie inside Anthropic's soft interval (3.49 against
-    3.3–6.2; the least implausible member of the check before the grown check's defect was fixed had
-    2.37, accepted by implausibility only, and this test was an expected failure)."""
-    table = member_as_checked[0].table.set_index("id")
-    assert table.loc["human_turns_per_session", "passed"]
 
 
 def test_calibrated_targets_pass(member_as_checked) -> None:  # type: ignore[no-untyped-def]

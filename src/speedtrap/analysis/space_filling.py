@@ -46,6 +46,10 @@ def bounding_box(points: np.ndarray, d: int, *, margin: float = BOX_MARGIN) -> t
     return np.clip(low - margin * width, 0.0, 1.0), np.clip(high + margin * width, 0.0, 1.0)
 
 
+SAME_POINT = 1e-24
+"""Squared distance at or below which two rows are the same point: never chosen twice."""
+
+
 def space_filling_subset(
     points: np.ndarray,
     n: int,
@@ -56,7 +60,7 @@ def space_filling_subset(
 ) -> np.ndarray:
     """Indices of ``n`` rows of ``points`` that spread over them: greedy maximin (each next point
     the farthest from those chosen, from a seeded random start; Johnson, Moore & Ylvisaker 1990) or
-    a seeded random choice. All rows when there are at most ``n``. ``beside``: points chosen
+    a seeded random choice. ``beside``: points chosen
     before (rows of the same coordinates; maximin only), which the new ones also keep away from, so
     that a design can grow with the points it has. No point is chosen twice: rows equal to one chosen
     before or already (copies) are skipped, so fewer than ``n`` come back when too few distinct rows
@@ -90,10 +94,6 @@ def space_filling_subset(
         chosen.append(nxt)
         nearest = np.minimum(nearest, np.sum((points - points[nxt]) ** 2, axis=1))
     return np.asarray(chosen, dtype=int)
-
-
-SAME_POINT = 1e-24
-"""Squared distance at or below which two rows are the same point: never chosen twice."""
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["HOLDOUT_COLUMNS", "StudyTarget", "leave_one_study_out"]
+__all__ = ["HOLDOUT_COLUMNS", "StudyTarget", "leave_one_study_out", "predicted"]
 
 HOLDOUT_COLUMNS = (
     "study",
@@ -70,27 +70,33 @@ def leave_one_study_out(
         others = [v < cutoff for s, v in implausible.items() if _study_of(targets, s) != study]
         kept = np.all(others, axis=0) if others else np.ones(len(check), dtype=bool)
         for t in (t for t in targets if t.study == study):
-            values = check.loc[kept, t.statistic].to_numpy(float)
-            values = values[np.isfinite(values)]
-            mean = float(values.mean()) if len(values) else math.nan
-            low, high = np.quantile(values, [0.025, 0.975]) if len(values) else (math.nan, math.nan)
-            rows.append(
-                {
-                    "study": study,
-                    "target": t.id,
-                    "statistic": t.statistic,
-                    "members_without": int(kept.sum()),
-                    "members_with": int(with_all.sum()),
-                    "published": t.published,
-                    "predicted": mean,
-                    "member_low": float(low),
-                    "member_high": float(high),
-                    "accept_low": t.accept_low,
-                    "accept_high": t.accept_high,
-                    "predicted_within": bool(t.accept_low <= mean <= t.accept_high),
-                }
-            )
+            found = predicted(t, check.loc[kept, t.statistic].to_numpy(float))
+            found.pop("members")
+            rows.append({"members_without": int(kept.sum()), "members_with": int(with_all.sum()), **found})
     return pd.DataFrame(rows, columns=list(HOLDOUT_COLUMNS))
+
+
+def predicted(target: StudyTarget, values: np.ndarray) -> dict[str, object]:
+    """Whether members' simulated ``values`` of ``target``'s statistic predict it: their mean, their
+    central 95% (``member_low``/``member_high``), the target's accepted range and whether the mean lies
+    in it (``predicted_within``; NaN values are left out, and none left predicts nothing)."""
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    mean = float(values.mean()) if len(values) else math.nan
+    low, high = np.quantile(values, [0.025, 0.975]) if len(values) else (math.nan, math.nan)
+    return {
+        "study": target.study,
+        "target": target.id,
+        "statistic": target.statistic,
+        "members": len(values),
+        "published": target.published,
+        "predicted": mean,
+        "member_low": float(low),
+        "member_high": float(high),
+        "accept_low": target.accept_low,
+        "accept_high": target.accept_high,
+        "predicted_within": bool(target.accept_low <= mean <= target.accept_high),
+    }
 
 
 def _study_of(targets: Sequence[StudyTarget], statistic: str) -> str:

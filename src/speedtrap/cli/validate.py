@@ -439,7 +439,7 @@ def validate_serving_command(
     metric held out and in sample, the same at the stated concurrencies, the held-out errors per
     vendor and per serving stack (with their configuration groups), and the acceptance targets;
     writes the predicted-vs-measured figure (default results/validation/serving_validation.png). Takes
-    about a minute (--in-sample-only: seconds).
+    about 25 s on two cores, the refits in worker processes (--in-sample-only: seconds).
 
     JSON (schema_version 3): {"schema_version", "fit": {"date", "rows", factor: float, ...},
     "sources": [str], "groups": [str], "targets": {"median_abs_error", "worst_abs_error",

@@ -31,7 +31,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from speedtrap.analysis.history_matching import CUTOFF
-from speedtrap.analysis.study_holdout import StudyTarget, leave_one_study_out
+from speedtrap.analysis.study_holdout import StudyTarget, leave_one_study_out, predicted
 from speedtrap.experiments.calibration import ENSEMBLE_AIM, HistoryMatchingResult
 from speedtrap.experiments.ensemble import ENSEMBLE_FILE, write_ensemble
 from speedtrap.plots.history_matching import (
@@ -98,10 +98,17 @@ def study_holdout(check: pd.DataFrame, targets: pd.DataFrame, cutoff: float = CU
     """:func:`speedtrap.analysis.study_holdout.leave_one_study_out` of a final check over the fitted
     targets of ``targets`` (the workflow targets table: ``study``, ``role``, tolerances) whose
     statistics the check recorded."""
+    recorded = [t for t in _study_targets(targets) if f"I:{t.statistic}" in check.columns]
+    return leave_one_study_out(check, recorded, cutoff=cutoff)
+
+
+def _study_targets(targets: pd.DataFrame, study: str | None = None) -> list[StudyTarget]:
+    """The fitted targets of the targets table (of ``study`` only, when given) with their accepted
+    ranges."""
     from speedtrap.validation.workflow import FITTED_ROLES, accepted_range
 
     fitted = targets[targets["role"].isin(FITTED_ROLES)] if "role" in targets else targets
-    study_targets = [
+    return [
         StudyTarget(
             str(row["id"]),
             str(row["statistic"]),
@@ -110,9 +117,8 @@ def study_holdout(check: pd.DataFrame, targets: pd.DataFrame, cutoff: float = CU
             *accepted_range(row),
         )
         for _, row in fitted.iterrows()
-        if f"I:{row['statistic']}" in check.columns
+        if study is None or row.get("study") == study
     ]
-    return leave_one_study_out(check, study_targets, cutoff=cutoff)
 
 
 def rejudged_check(check: pd.DataFrame, targets: pd.DataFrame, cutoff: float = CUTOFF) -> pd.DataFrame:
@@ -278,31 +284,15 @@ def refit_prediction(check: pd.DataFrame, targets: pd.DataFrame, study: str) -> 
     """``study``'s fitted targets as predicted by a calibration that never saw them: per target, the
     mean over the sets that calibration kept (``check``'s ``kept`` rows) of the statistic its final
     check recorded unjudged, the kept sets' central 95%, the target's accepted range and whether the
-    mean lies inside it (``predicted``); NaN and not predicted when nothing was kept or recorded."""
+    mean lies inside it (``predicted_within``; :func:`speedtrap.analysis.study_holdout.predicted`);
+    NaN and not predicted when nothing was kept or recorded."""
     import numpy as np
-
-    from speedtrap.validation.workflow import FITTED_ROLES, accepted_range
 
     study_statistics(targets, study)
     kept = check[check["kept"].astype(bool)] if "kept" in check else check.iloc[0:0]
-    rows = []
-    for _, row in targets[(targets["study"] == study) & targets["role"].isin(FITTED_ROLES)].iterrows():
-        values = kept[row["statistic"]].dropna().to_numpy(float) if row["statistic"] in kept else np.array([])
-        low, high = accepted_range(row)
-        mean = float(values.mean()) if len(values) else math.nan
-        rows.append(
-            {
-                "study": study,
-                "target": row["id"],
-                "statistic": row["statistic"],
-                "members": len(values),
-                "published": float(row["published"]),
-                "predicted": mean,
-                "member_low": float(np.quantile(values, 0.025)) if len(values) else math.nan,
-                "member_high": float(np.quantile(values, 0.975)) if len(values) else math.nan,
-                "accept_low": low,
-                "accept_high": high,
-                "predicted_within": bool(low <= mean <= high),
-            }
-        )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(
+        [
+            predicted(t, kept[t.statistic].to_numpy(float) if t.statistic in kept else np.array([]))
+            for t in _study_targets(targets, study)
+        ]
+    )
