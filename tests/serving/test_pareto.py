@@ -56,3 +56,20 @@ def test_the_median_first_token_skips_the_wait_that_most_arrivals_never_see() ->
     assert any(load.ttft_median_s < load.ttft_s for load in loads)
     frontier = pareto_frontier(physics, 0.0, [1, 16], isl=8_000, osl=500)
     assert (frontier["ttft_median_s"] <= frontier["ttft_s"]).all()
+
+
+def test_frontier_searches_the_uncapped_loads_where_no_stream_fits_the_kv_memory() -> None:
+    # DeepSeek-R1 in FP8 (671 GB) on 4 B200s (4 × 162 GB usable): no stream fits beside the weights, so
+    # steady_load runs any batch uncapped; the searches at equal interactivity / throughput must
+    # interpolate that same frontier, not stop at batch 1
+    from speedtrap.config.catalog import hardware_preset, llm_preset
+    from speedtrap.serving.pareto import load_at_interactivity, load_at_throughput, steady_load
+
+    llm = llm_preset("deepseek-r1").with_overrides({"bytes_per_param": 1.0, "expert_bytes_per_param": 1.0})
+    physics = ReplicaPhysics.from_parts(hardware_preset("b200"), llm, 4)
+    assert physics.max_batch(7373 + 461) == 0
+    at_32 = steady_load(physics, 32, context_tokens=0.0, isl=7373, osl=922)
+    load, batch = load_at_interactivity(physics, at_32.tok_s_per_user, isl=7373, osl=922)
+    assert batch == pytest.approx(32, rel=1e-3) and load.tok_s_per_chip == pytest.approx(at_32.tok_s_per_chip)
+    load, batch = load_at_throughput(physics, at_32.tok_s_per_chip, isl=7373, osl=922)
+    assert batch == pytest.approx(32, rel=1e-3) and load.tok_s_per_user == pytest.approx(at_32.tok_s_per_user)

@@ -39,6 +39,7 @@ from speedtrap.serving.roofline import step_parts, step_s
 
 __all__ = [
     "PARETO_COLUMNS",
+    "UNCAPPED_SEARCH_BATCH",
     "SteadyLoad",
     "default_batches",
     "load_at_interactivity",
@@ -241,6 +242,20 @@ def pareto_frontier(
     return pd.DataFrame(rows, columns=PARETO_COLUMNS)
 
 
+UNCAPPED_SEARCH_BATCH = 1 << 20
+"""Largest batch :func:`load_at_interactivity` and :func:`load_at_throughput` search when not even one
+stream fits the replica's KV memory: :func:`steady_load` then runs any batch uncapped, so the frontier
+they interpolate is that uncapped one, the same the load at a stated concurrency is computed on
+(2^20 streams: far beyond any measured concurrency). Before, the search stopped at batch 1 there."""
+
+
+def _search_cap(physics: ReplicaPhysics, context_tokens: float) -> float:
+    """Upper end of a frontier search: the KV-memory cap, or :data:`UNCAPPED_SEARCH_BATCH` where it
+    holds no stream (:func:`steady_load` ignores a cap below 1)."""
+    cap = physics.max_batch(context_tokens)
+    return float(cap) if cap >= 1 else float(UNCAPPED_SEARCH_BATCH)
+
+
 def _bisect_batch(check: Callable[[float], bool], cap: float) -> float:
     """Largest batch in [1, cap] (log-bisection) for which ``check(batch)`` holds (it holds below a
     crossing and fails above it); 1 if it fails at 1, ``cap`` if it holds there."""
@@ -264,7 +279,7 @@ def load_at_interactivity(
     """The steady load whose per-user speed is ``tok_s_per_user`` (interpolating the frontier between
     batches), and its batch; clamped to batch 1 or the KV-memory cap when the frontier does not reach
     it (the load's own per-user speed then differs from the target)."""
-    cap = max(physics.max_batch(cached_tokens + isl + osl / 2.0), 1)
+    cap = _search_cap(physics, cached_tokens + isl + osl / 2.0)
 
     def faster(b: float) -> bool:
         load = steady_load(physics, b, context_tokens=0.0, isl=isl, osl=osl, cached_tokens=cached_tokens)
@@ -281,7 +296,7 @@ def load_at_throughput(
 ) -> tuple[SteadyLoad, float]:
     """The steady load whose output tok/s per chip is ``tok_s_per_chip`` (interpolating the frontier),
     and its batch; clamped to batch 1 or the KV-memory cap when the frontier does not reach it."""
-    cap = max(physics.max_batch(cached_tokens + isl + osl / 2.0), 1)
+    cap = _search_cap(physics, cached_tokens + isl + osl / 2.0)
 
     def slower(b: float) -> bool:
         load = steady_load(physics, b, context_tokens=0.0, isl=isl, osl=osl, cached_tokens=cached_tokens)
