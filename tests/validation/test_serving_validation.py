@@ -21,13 +21,17 @@ from speedtrap.validation.serving import (
 )
 from speedtrap.validation.serving_fit import (
     FACTOR_BOUNDS,
+    STACK_FACTORS,
+    STACK_SPEED_BOUNDS,
     Factors,
     factors_of_fit,
     fit_factors,
     log_errors,
     prepare_rows,
     profile_factor,
+    stack_factors_of,
 )
+from speedtrap.validation.serving_intervals import stack_of, vendor_of
 from speedtrap.validation.serving_table import group_of, row_spec
 
 
@@ -79,7 +83,7 @@ def test_stored_factors_are_the_fit_on_the_rows_they_were_fitted_to(table) -> No
     extractor = "scripts/serving_rows_from_inferencex.py"
     assert not fitted["notes"].str.contains(extractor, regex=False).any()
     assert table["notes"].iloc[FITTED_ROWS:].str.contains(extractor, regex=False).all()
-    refit, stored = fit_factors(fitted), Factors()
+    refit, stored = fit_factors(fitted, per_stack=False), Factors()  # the stored fit is per vendor
     prepared = prepare_rows(fitted)
     cost_refit = float(np.sum(log_errors(refit, prepared) ** 2))
     cost_stored = float(np.sum(log_errors(stored, prepared) ** 2))
@@ -247,7 +251,7 @@ def test_the_profile_bounds_the_gemm_half_point_the_fit_puts_at_zero() -> None:
     """The free fit puts M½ at its lower bound 0; its profile over the table keeps values up to about
     55 tokens at 95% and rules out 64 (claim 2 samples 0–55: experiments/claims/c2_what_fast_mode_is.toml)."""
     table = stored_fit_table()  # the rows of the stored fit, which claim 2 rests on
-    profile = profile_factor(table, "gpu_gemm_half_tokens", [0.0, 16.0, 54.0, 64.0])
+    profile = profile_factor(table, "gpu_gemm_half_tokens", [0.0, 16.0, 54.0, 64.0], per_stack=False)
     assert profile["statistic"].iloc[0] == pytest.approx(0.0, abs=0.01)
     assert profile["statistic"].is_monotonic_increasing
     assert profile["inside"].tolist() == [True, True, True, False]
@@ -264,3 +268,58 @@ def test_the_refits_in_worker_processes_are_the_refits_in_one(table) -> None:
     serial, parallel = leave_one_group_out(part, n_jobs=1), leave_one_group_out(part, n_jobs=2)
     assert list(serial) == list(parallel) == sorted(set(part["group"]))
     assert all(serial[group] == parallel[group] for group in serial)
+
+
+def test_a_row_without_a_named_stack_runs_on_the_vendor_baseline() -> None:
+    fast = Factors(**{name: 2.0 for name in STACK_FACTORS.values()})
+    for hardware in ("h200", "mi355x", "wse-3", "lpu"):
+        preset = hardware_preset(hardware)
+        assert fast.overrides(preset, None) == Factors().overrides(preset) == fast.overrides(preset, "Dynamo")
+    h200, mi355x = hardware_preset("h200"), hardware_preset("mi355x")
+    assert fast.overrides(h200, "ATOM") == Factors().overrides(h200)  # no NVIDIA ATOM factor
+    trt = Factors(gpu_trt_speed=2.0).overrides(h200, "TensorRT-LLM")
+    base = Factors().overrides(h200)
+    assert trt["layer_latency_s"] == pytest.approx(base["layer_latency_s"] / 2.0)
+    assert trt["eta_mem"] == min(1.0, 2.0 * base["eta_mem"]) and trt["eta_flop"] == 2.0 * base["eta_flop"]
+    assert Factors(amd_atom_speed=0.5).overrides(mi355x, "ATOM")["eta_mem"] == 0.5 * Factors().amd_eta_mem
+
+
+def test_the_fit_uses_each_stack_factor_on_that_stacks_rows_only(table) -> None:
+    from speedtrap.validation.serving_intervals import stack_of
+
+    prepared = prepare_rows(table)
+    base = log_errors(Factors(), prepared)
+    moved = log_errors(Factors(gpu_trt_speed=1.5), prepared)
+    changed = np.abs(moved - base) > 1e-9
+    per_row = [len(item.truth) for item in prepared]
+    is_trt = np.repeat(
+        [
+            stack_of(str(i)) == "TensorRT-LLM" and vendor_of(str(h)) == "NVIDIA"
+            for i, h in zip(table["id"], table["hardware"], strict=True)
+        ],
+        per_row,
+    )
+    assert changed[is_trt].mean() > 0.9 and not changed[~is_trt].any()
+
+
+def test_a_held_out_groups_stack_factor_is_fitted_only_from_other_groups(table) -> None:
+    # a stack with no row in the fitted table keeps the vendor baseline: holding out one of the two
+    # ATOM groups leaves the other, holding out both leaves factor 1 exactly
+    atom = table[[stack_of(str(i)) == "ATOM" for i in table["id"]]]
+    assert atom["group"].nunique() == 2
+    for group in set(atom["group"]):
+        assert "amd_atom_speed" in stack_factors_of(table[table["group"] != group])
+    without = table[~table["group"].isin(set(atom["group"]))]
+    assert "amd_atom_speed" not in stack_factors_of(without)
+    part = table[
+        table["group"].isin(["gpt-oss-120b | h200 | aggregated", "gpt-oss-120b | mi300x | aggregated"])
+    ]
+    fitted = fit_factors(part)
+    informed = stack_factors_of(part)
+    for name in STACK_FACTORS.values():
+        value = getattr(fitted, name)
+        low, high = STACK_SPEED_BOUNDS[:2]
+        assert value == 1.0 if name not in informed else low <= value <= high, name
+    assert informed and all(
+        getattr(fit_factors(part, per_stack=False), n) == 1.0 for n in STACK_FACTORS.values()
+    )

@@ -40,6 +40,7 @@ from speedtrap.config.catalog import hardware_preset
 from speedtrap.config.hardware import FITTED_FIT_DATE, FITTED_ROWS
 from speedtrap.serving.pareto import load_at_interactivity, load_at_throughput
 from speedtrap.validation.serving_fit import METRICS, Factors, fit_factors, load_metrics, load_of, physics_of
+from speedtrap.validation.serving_intervals import stack_of
 from speedtrap.validation.serving_table import load_measurements, measured, row_spec, ttft_is_median
 
 __all__ = [
@@ -75,7 +76,7 @@ def compare_rows(table: pd.DataFrame, factors: Factors, fit: str) -> list[dict[s
     """Every comparison of ``table``'s rows with ``factors`` (module docstring), labelled ``fit``."""
     out: list[dict[str, Any]] = []
     for row in table.itertuples(index=False):
-        spec = row_spec(row, factors.apply(hardware_preset(str(row.hardware))))
+        spec = row_spec(row, factors.apply(hardware_preset(str(row.hardware)), stack_of(str(row.id))))
         physics = physics_of(spec)
         truth = measured(row)
         base = {

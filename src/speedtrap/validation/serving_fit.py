@@ -6,13 +6,17 @@ fitted on time to first token and on the prompts sharing decode steps), the per-
 (scheduling, sampling, kernel launch), the kernel latency per layer, the latency per log2 step of a
 scale-up collective and the scheduling time of a request before its prefill; on a Cerebras WSE-3
 the pipeline latency per layer and the time to cross a wafer boundary; on a Groq LPU the pipeline
-latency per layer. Everything else is a datasheet number, a model's configuration or a stated
-assumption.
+latency per layer; and per serving stack of a GPU vendor (:data:`STACK_FACTORS`) how much faster that
+stack runs a step than the vendor's baseline (:data:`STACK_SPEED_BOUNDS`). Everything else is a
+datasheet number, a model's configuration or a stated assumption.
 
 **The fit** (:func:`fit_factors`): ``scipy.optimize.least_squares`` with a robust loss
 (:data:`FIT_LOSS`) on the log errors of every measured figure (output tok/s per user, output tok/s
 per GPU, time to first token: the mean or, where the source prints it, the median) of the given rows,
-each predicted at the row's concurrency (:func:`predict_at_concurrency`).
+each predicted at the row's concurrency (:func:`predict_at_concurrency`), plus one pseudo-observation
+per fitted stack factor, its prior (:data:`STACK_PRIOR_SIGMA`). A stack with no row in the fitted table
+keeps the vendor baseline (factor 1), so a held-out group's stack factor is fitted only from the other
+groups of that stack and vendor.
 """
 
 from __future__ import annotations
@@ -51,11 +55,15 @@ from speedtrap.config.hardware import (
 )
 from speedtrap.serving.pareto import SteadyLoad, steady_load
 from speedtrap.serving.replica import ReplicaPhysics
+from speedtrap.validation.serving_intervals import stack_of, vendor_of
 from speedtrap.validation.serving_table import RowSpec, measured, row_spec, ttft_is_median
 
 __all__ = [
     "FACTOR_BOUNDS",
     "PROFILE_LEVEL",
+    "STACK_FACTORS",
+    "STACK_PRIOR_SIGMA",
+    "STACK_SPEED_BOUNDS",
     "Factors",
     "factors_of_fit",
     "fit_factors",
@@ -65,6 +73,7 @@ __all__ = [
     "predict_at_concurrency",
     "prepare_rows",
     "profile_factor",
+    "stack_factors_of",
 ]
 
 METRICS = ("tok_s_per_user", "tok_s_per_gpu", "ttft_s")
@@ -97,9 +106,37 @@ latency to 20.8 µs (docs/serving_validation.md). 0.25 (log 1.28, the order of t
 targets) has the lowest per-GPU median."""
 
 
+STACK_FACTORS: dict[tuple[str, str], str] = {
+    ("NVIDIA", "SGLang"): "gpu_sglang_speed",
+    ("NVIDIA", "TensorRT-LLM"): "gpu_trt_speed",
+    ("NVIDIA", "vLLM"): "gpu_vllm_speed",
+    ("AMD", "SGLang"): "amd_sglang_speed",
+    ("AMD", "vLLM"): "amd_vllm_speed",
+    ("AMD", "ATOM"): "amd_atom_speed",
+}
+"""(vendor, serving stack) -> the factor of :class:`Factors` by which that stack runs a step faster than
+the vendor's baseline (``speedtrap.validation.serving_intervals.stack_of`` reads a row's stack from its
+id; a row that names none, and any stack not listed, runs on the baseline, factor 1). The factor s
+multiplies the achieved bandwidth and FLOP/s fractions (η_mem, decode η_f, prefill η; each at most 1)
+and divides the per-step, per-layer and collective latencies: the stack's kernels and scheduler,
+on the same hardware and layout."""
+STACK_SPEED_BOUNDS: tuple[float, float, float, float] = (1.0 / 3.1, 3.1, 0.1, 1.0)
+"""(lower, upper, typical scale, start) of a stack factor: within the widest published same-hardware
+throughput ratio of two serving stacks, 3.1× (SGLang over vLLM, Llama-3-70B on the same H100s;
+LMSYS, "Achieving Faster Open-Source Llama3 Serving with SGLang Runtime (vs. TensorRT-LLM, vLLM)",
+https://lmsys.org/blog/2024-07-25-sglang-llama3, 2024-07-25), either way; the start is the vendor
+baseline."""
+STACK_PRIOR_SIGMA = math.log(3.1) / 2.0
+"""Prior of a stack factor s: ``ln s`` ~ Normal(0, σ) with the published 3.1× spread at 2σ (σ ≈ 0.57),
+entered as one residual ``ln s / σ`` per fitted stack factor. It ties the stacks to the vendor baseline
+where the rows cannot separate them (every AMD row names a stack, so a baseline and its stack factors
+are otherwise free to trade against each other)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Factors:
-    """The fitted factors (module docstring); the defaults are the stored fit (``FITTED_*``)."""
+    """The fitted factors (module docstring); the defaults are the stored fit (``FITTED_*``), which has
+    no stack factors: they default to 1, the vendor baseline the backend presets run on."""
 
     gpu_eta_mem: float = FITTED_GPU_ETA_MEM
     gpu_eta_flop: float = FITTED_GPU_ETA_FLOP
@@ -120,13 +157,37 @@ class Factors:
     wafer_hop_s: float = FITTED_WAFER_HOP_S
     lpu_layer_s: float = FITTED_LPU_LAYER_S
     lpu_hop_s: float = FITTED_LPU_HOP_S
+    gpu_sglang_speed: float = 1.0
+    gpu_trt_speed: float = 1.0
+    gpu_vllm_speed: float = 1.0
+    amd_sglang_speed: float = 1.0
+    amd_vllm_speed: float = 1.0
+    amd_atom_speed: float = 1.0
 
     @classmethod
     def names(cls) -> list[str]:
         return [f.name for f in fields(cls)]
 
-    def overrides(self, hardware: Hardware) -> dict[str, Any]:
-        """The hardware fields these factors set on ``hardware``."""
+    def stack_speed(self, hardware: str, stack: str | None) -> float:
+        """The factor by which ``stack`` runs a step on ``hardware`` (a catalogue name) faster than the
+        vendor's baseline (:data:`STACK_FACTORS`; 1 for no stack or one not listed)."""
+        name = STACK_FACTORS.get((vendor_of(hardware) or "", stack or ""))
+        return 1.0 if name is None else float(getattr(self, name))
+
+    def overrides(self, hardware: Hardware, stack: str | None = None) -> dict[str, Any]:
+        """The hardware fields these factors set on ``hardware`` served by ``stack`` (a value of
+        ``serving_intervals.STACKS``; None: the vendor baseline)."""
+        fields_ = self._vendor_overrides(hardware)
+        speed = self.stack_speed(hardware.name, stack)
+        if speed == 1.0:
+            return fields_
+        for name in ("eta_mem", "eta_flop", "prefill_eta_flop"):
+            fields_[name] = min(1.0, fields_[name] * speed)
+        for name in ("step_overhead_s", "layer_latency_s", "collective_latency_s"):
+            fields_[name] = fields_[name] / speed
+        return fields_
+
+    def _vendor_overrides(self, hardware: Hardware) -> dict[str, Any]:
         if hardware.memory_kind == "hbm":
             shared = {
                 "request_overhead_s": self.gpu_request_overhead_s,
@@ -156,9 +217,10 @@ class Factors:
             return {"layer_latency_s": self.lpu_layer_s, "wafer_hop_s": self.lpu_hop_s}
         return {"layer_latency_s": self.wafer_layer_s, "wafer_hop_s": self.wafer_hop_s}
 
-    def apply(self, hardware: Hardware) -> Hardware:
-        """``hardware`` with these factors (a copy; the values are plain floats within the fields' bounds)."""
-        return hardware.model_copy(update=self.overrides(hardware))
+    def apply(self, hardware: Hardware, stack: str | None = None) -> Hardware:
+        """``hardware`` with these factors, served by ``stack`` (a copy; the values are plain floats
+        within the fields' bounds)."""
+        return hardware.model_copy(update=self.overrides(hardware, stack))
 
 
 FACTOR_BOUNDS: dict[str, tuple[float, float, float, float]] = {
@@ -184,6 +246,7 @@ FACTOR_BOUNDS: dict[str, tuple[float, float, float, float]] = {
     "wafer_hop_s": (0.0, 5e-3, 0.1e-3, 0.1e-3),
     "lpu_layer_s": (0.0, 500e-6, 10e-6, 40e-6),
     "lpu_hop_s": (0.0, 100e-6, 1e-6, 1e-6),
+    **{name: STACK_SPEED_BOUNDS for name in STACK_FACTORS.values()},
 }
 
 
@@ -233,7 +296,7 @@ def load_of(physics: ReplicaPhysics, spec: RowSpec, batch: float) -> SteadyLoad:
 def predict_at_concurrency(row: Any, factors: Factors | None = None) -> dict[str, float]:
     """Predicted output tok/s per user, output tok/s per GPU and TTFT of one row at its concurrency."""
     factors = Factors() if factors is None else factors
-    hardware = factors.apply(hardware_preset(str(row.hardware)))
+    hardware = factors.apply(hardware_preset(str(row.hardware)), stack_of(str(row.id)))
     spec = row_spec(row, hardware)
     load = load_of(physics_of(spec), spec, spec.concurrency)
     return {**load_metrics(load, ttft_is_median(row)), "chips": float(spec.chips), "batch": load.decoding}
@@ -256,41 +319,61 @@ class _Prepared:
     spec: RowSpec
     truth: tuple[tuple[str, float], ...]
     ttft_median: bool = False
+    stack: str | None = None
 
 
 def prepare_rows(table: pd.DataFrame) -> list[_Prepared]:
     prepared = []
     for row in table.itertuples(index=False):
         truth = tuple((k, v) for k, v in measured(row).items() if not math.isnan(v))
-        prepared.append(_Prepared(row_spec(row), truth, ttft_is_median(row)))
+        prepared.append(_Prepared(row_spec(row), truth, ttft_is_median(row), stack_of(str(row.id))))
     return prepared
 
 
 def log_errors(factors: Factors, prepared: list[_Prepared]) -> NDArray[np.float64]:
-    hardware: dict[str, Hardware] = {}
+    hardware: dict[tuple[str, str | None], Hardware] = {}
     out: list[float] = []
     for item in prepared:
-        name = item.spec.hardware.name
-        if name not in hardware:
-            hardware[name] = factors.apply(item.spec.hardware)
-        spec = replace(item.spec, hardware=hardware[name])
+        key = (item.spec.hardware.name, item.stack)
+        if key not in hardware:
+            hardware[key] = factors.apply(item.spec.hardware, item.stack)
+        spec = replace(item.spec, hardware=hardware[key])
         load = load_of(physics_of(spec), spec, spec.concurrency)
         predicted = load_metrics(load, item.ttft_median)
         out.extend(math.log(max(predicted[metric], 1e-12) / value) for metric, value in item.truth)
     return np.array(out, dtype=float)
 
 
-def fit_factors(table: pd.DataFrame, *, fixed: Mapping[str, float] | None = None) -> Factors:
+def stack_factors_of(table: pd.DataFrame) -> set[str]:
+    """The stack factors (:data:`STACK_FACTORS`) that ``table``'s rows inform: those of a vendor and
+    stack with at least one row."""
+    pairs = {
+        (vendor_of(str(h)) or "", stack_of(str(i)) or "")
+        for h, i in zip(table["hardware"], table["id"], strict=True)
+    }
+    return {name for pair, name in STACK_FACTORS.items() if pair in pairs}
+
+
+def fit_factors(
+    table: pd.DataFrame, *, fixed: Mapping[str, float] | None = None, per_stack: bool = True
+) -> Factors:
     """Least squares on the log errors of ``table``'s measured figures (module docstring), from the
     fixed start of :data:`FACTOR_BOUNDS`; ``fixed``: factors held at these values (names of
-    :meth:`Factors.names`; a decode η_f as its ratio to the prefill η), the others fitted."""
+    :meth:`Factors.names`; a decode η_f as its ratio to the prefill η), the others fitted. The stack
+    factors of stacks without rows in ``table`` stay at 1 (the vendor baseline), and all of them
+    with ``per_stack=False`` (the form of the stored fit)."""
     from scipy.optimize import least_squares
 
     fixed = dict(fixed or {})
     unknown = sorted(set(fixed) - set(Factors.names()))
     if unknown:
         raise ValueError(f"fixed: no factor {', '.join(unknown)} (factors: {', '.join(Factors.names())})")
+    informed = stack_factors_of(table) if per_stack else set()
+    for name in STACK_FACTORS.values():
+        if name not in informed:
+            fixed.setdefault(name, 1.0)
     names = [n for n in Factors.names() if n not in fixed]
+    priors = [i for i, n in enumerate(names) if n in informed]
     lower = np.array([_fit_bounds(n)[0] for n in names])
     upper = np.array([_fit_bounds(n)[1] for n in names])
     scale = np.array([_fit_bounds(n)[2] for n in names])
@@ -302,7 +385,8 @@ def fit_factors(table: pd.DataFrame, *, fixed: Mapping[str, float] | None = None
         return [fixed[n] if n in fixed else free[n] for n in Factors.names()]
 
     def errors(vector: NDArray[np.float64]) -> NDArray[np.float64]:
-        return log_errors(factors_of_fit(full(vector)), prepared)
+        prior = np.log(vector[priors]) / STACK_PRIOR_SIGMA
+        return np.concatenate([log_errors(factors_of_fit(full(vector)), prepared), prior])
 
     result = least_squares(
         errors,
@@ -324,25 +408,27 @@ PROFILE_LEVEL = 3.841458820694124
 ruled out by the table at the 95% level (Wilks' theorem)."""
 
 
-def profile_factor(table: pd.DataFrame, name: str, values: Sequence[float]) -> pd.DataFrame:
+def profile_factor(
+    table: pd.DataFrame, name: str, values: Sequence[float], *, per_stack: bool = True
+) -> pd.DataFrame:
     """The fit's profile over one factor: for each of ``values``, every other factor refitted with
     ``name`` held there (:func:`fit_factors` ``fixed``), the plain sum of squared log errors ``sse``
     and the likelihood-ratio statistic ``(sse − sse_free) / s²`` with ``s² = sse_free / (n − p)`` from
     the free fit (a Gaussian approximation of the log errors; the fit itself minimises the robust
     :data:`FIT_LOSS`), ``inside`` when it is at most :data:`PROFILE_LEVEL`. This bounds a factor that
     the free fit puts at a bound of its range (``gpu_gemm_half_tokens`` at 0) by what the table still
-    allows."""
+    allows. ``per_stack``: as in :func:`fit_factors`."""
     prepared = prepare_rows(table)
 
     def sse(factors: Factors) -> tuple[float, int]:
         errors = log_errors(factors, prepared)
         return float(np.sum(errors**2)), len(errors)
 
-    free, n = sse(fit_factors(table))
+    free, n = sse(fit_factors(table, per_stack=per_stack))
     s2 = free / (n - len(Factors.names()))
     rows = []
     for value in values:
-        at, _ = sse(fit_factors(table, fixed={name: float(value)}))
+        at, _ = sse(fit_factors(table, fixed={name: float(value)}, per_stack=per_stack))
         statistic = (at - free) / s2
         inside = statistic <= PROFILE_LEVEL
         rows.append({"value": float(value), "sse": at, "statistic": statistic, "inside": inside})
