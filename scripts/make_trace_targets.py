@@ -11,9 +11,10 @@ directory that holds its logs::
         --logs codex=<localpush>/src-tauri/tests/fixtures/codex/2026-02-23/raw/sessions
 
 The two sources of tests/sessions/data/real-more/ (Entire checkpoint branches of
-JanDeDobbeleer/oh-my-posh and EntityProcess/agentv, SOURCES.md there) are vendored whole, and read
-from there unless ``--logs claude_code_oh_my_posh=DIR`` or ``--logs codex_agentv=DIR`` names another
-copy. Every ``*.jsonl`` under a directory is read (``6c2214d7…`` of marot/spotter, over 4 MiB, was never
+JanDeDobbeleer/oh-my-posh and EntityProcess/agentv, SOURCES.md there) and the five developers of
+tests/sessions/data/real-further/ (the Entire checkpoint branch of entireio/cli, one directory per
+developer, SOURCES.md there) are vendored whole, and read from there unless ``--logs TOOL=DIR``
+(e.g. ``claude_code_oh_my_posh=DIR``, ``claude_code_entire_paul=DIR``) names another copy. Every ``*.jsonl`` under a directory is read (``6c2214d7…`` of marot/spotter, over 4 MiB, was never
 read and must be left out of the copy). Each source's statistics come from
 ``speedtrap.sessions.targets.trace_targets`` (n_boot = 4000, seed 0); the signatures also from all
 sources pooled (tool ``pooled``: every source's developer kept apart, the bootstrap over the
@@ -90,10 +91,56 @@ SOURCES = {
         "MIT (LICENSE on main)",
         "Codex CLI 0.140.0–0.142.1, one developer, 2026-06-17 to 2026-06-26",
     ),
+    "claude_code_entire_stefan_haubold": Source(
+        "claude_code_entire_stefan_haubold",
+        "https://github.com/entireio/cli",
+        "394f81fab87f71aa8938d91ff7a067c524ff344b",
+        "branch entire/checkpoints/v1: Stefan Haubold's first 14 sessions in tests/sessions/data/real-further/stefan-haubold/",
+        "MIT (LICENSE on main)",
+        "Claude Code 2.0.76, one developer (Stefan Haubold), 2026-01-05 to 2026-01-06",
+    ),
+    "claude_code_entire_alex_ong": Source(
+        "claude_code_entire_alex_ong",
+        "https://github.com/entireio/cli",
+        "394f81fab87f71aa8938d91ff7a067c524ff344b",
+        "branch entire/checkpoints/v1: Alex Ong's first 10 sessions in tests/sessions/data/real-further/alex-ong/",
+        "MIT (LICENSE on main)",
+        "Claude Code 2.0.74–2.1.19, one developer (Alex Ong), 2026-01-19 to 2026-01-24",
+    ),
+    "claude_code_entire_victor_gutierrez": Source(
+        "claude_code_entire_victor_gutierrez",
+        "https://github.com/entireio/cli",
+        "394f81fab87f71aa8938d91ff7a067c524ff344b",
+        "branch entire/checkpoints/v1: Victor Gutierrez Calderon's first 16 sessions in tests/sessions/data/real-further/victor-gutierrez/",
+        "MIT (LICENSE on main)",
+        "Claude Code 2.1.4–2.1.12, one developer (Victor Gutierrez Calderon), 2026-01-13 to 2026-01-29",
+    ),
+    "claude_code_entire_paul": Source(
+        "claude_code_entire_paul",
+        "https://github.com/entireio/cli",
+        "394f81fab87f71aa8938d91ff7a067c524ff344b",
+        "branch entire/checkpoints/v1: the first 22 sessions of paul (GitHub toothbrush) in tests/sessions/data/real-further/paul/",
+        "MIT (LICENSE on main)",
+        "Claude Code 2.0.64–2.1.37, one developer (paul, GitHub toothbrush), 2026-01-16 to 2026-02-09",
+    ),
+    "claude_code_entire_daniel_adams": Source(
+        "claude_code_entire_daniel_adams",
+        "https://github.com/entireio/cli",
+        "394f81fab87f71aa8938d91ff7a067c524ff344b",
+        "branch entire/checkpoints/v1: Daniel Adams's first 7 sessions in tests/sessions/data/real-further/daniel-adams/",
+        "MIT (LICENSE on main)",
+        "Claude Code 2.1.37–2.1.39, one developer (Daniel Adams), 2026-02-09 to 2026-02-12",
+    ),
 }
+ENTIRE_CLI_DEVELOPERS = ("stefan_haubold", "alex_ong", "victor_gutierrez", "paul", "daniel_adams")
+"""The five developers of entireio/cli's checkpoint branch (tests/sessions/data/real-further/)."""
 VENDORED = {
     "claude_code_oh_my_posh": ROOT / "tests" / "sessions" / "data" / "real-more" / "claude-code",
     "codex_agentv": ROOT / "tests" / "sessions" / "data" / "real-more" / "codex",
+    **{
+        f"claude_code_entire_{key}": ROOT / "tests" / "sessions" / "data" / "real-further" / key.replace("_", "-")
+        for key in ENTIRE_CLI_DEVELOPERS
+    },
 }
 """Sources whose logs are vendored whole in the repository: read from there unless ``--logs`` names
 another copy."""
@@ -129,12 +176,16 @@ def _table(trace: pd.DataFrame, source: Source, statistics: list[str] | None = N
 def _pooled(traces: dict[str, pd.DataFrame]) -> tuple[pd.DataFrame, Source]:
     frames = [t.assign(developer=tool + "/" + t["developer"].astype(str)) for tool, t in traces.items()]
     parts = [SOURCES[tool] for tool in traces]
+
+    def unique(values: list[str]) -> str:  # one repository may hold several developers' sources
+        return "; ".join(dict.fromkeys(values))
+
     source = Source(
         "pooled",
-        "; ".join(p.repository for p in parts),
-        "; ".join(p.commit for p in parts),
+        unique([p.repository for p in parts]),
+        unique([p.commit for p in parts]),
         "; ".join(p.files for p in parts),
-        "; ".join(p.licence for p in parts),
+        unique([p.licence for p in parts]),
         "the check-ins of " + " and of ".join(p.what for p in parts) + ", pooled",
     )
     return pd.concat(frames, ignore_index=True), source
@@ -194,6 +245,12 @@ REASON = {
         "before: issue 40, item 1) from the vendored real logs; the stored ensemble predates it"
     ),
 }
+GREW = (
+    "; the logs behind it grew on 2026-12-07 from 4 developers to 9 (entireio/cli's checkpoint branch: "
+    "five developers' Claude Code sessions, tests/sessions/data/real-further/), its role and declaration "
+    "date kept"
+)
+"""What each row's role_reason adds: the data grew after the target was declared."""
 HOW_LOGS = {
     **dict.fromkeys(
         SIGNATURE_STATISTICS,
@@ -215,8 +272,15 @@ HOW_MODEL = {
 
 
 def _developers(pooled: pd.DataFrame) -> int:
-    """How many sources (one developer each) the pooled rows rest on."""
-    return len(str(pooled["repository"].iloc[0]).split("; "))
+    """How many sources (one developer each) the pooled rows rest on: one per file set its
+    ``files`` names (a repository may hold several developers' sources)."""
+    return len(str(pooled["files"].iloc[0]).split("; "))
+
+
+def _repositories(pooled: pd.DataFrame) -> str:
+    """The pooled rows' repositories as owner/name, in the sources' order."""
+    names = [url.removeprefix("https://github.com/") for url in str(pooled["repository"].iloc[0]).split("; ")]
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
 
 
 def _items(statistic: str) -> str:
@@ -246,7 +310,8 @@ def target_rows(pooled: pd.DataFrame) -> pd.DataFrame:
                 "tolerance_kind": kind,
                 "tolerance": tolerance,
                 "source": (
-                    f"Claude Code and Codex session logs ({_developers(pooled)} developers, 2026; "
+                    f"Claude Code and Codex session logs ({_developers(pooled)} developers of "
+                    f"{_repositories(pooled)}, 2026; "
                     f"{int(r['sessions'])} sessions, {n} {_items(statistic)} behind it; "
                     "src/speedtrap/validation/data/session_trace_targets.csv, tool pooled)"
                 ),
@@ -263,7 +328,7 @@ def target_rows(pooled: pd.DataFrame) -> pd.DataFrame:
                 ),
                 "role": "calibration",
                 "declared": DECLARED[statistic],
-                "role_reason": REASON[statistic],
+                "role_reason": REASON[statistic] + GREW,
             }
         )
     return pd.DataFrame(rows)

@@ -66,7 +66,14 @@ def test_the_recorded_figures_name_their_source_and_how_few_sessions_they_rest_o
     path = resources.files("speedtrap.validation.data").joinpath("session_trace_targets.csv")
     with path.open("rb") as f:
         table = pd.read_csv(f)
-    tools = ("claude_code", "codex", "claude_code_oh_my_posh", "codex_agentv")  # one developer each
+    entire_cli = ("stefan_haubold", "alex_ong", "victor_gutierrez", "paul", "daniel_adams")
+    tools = (  # one developer each
+        "claude_code",
+        "codex",
+        "claude_code_oh_my_posh",
+        "codex_agentv",
+        *(f"claude_code_entire_{name}" for name in entire_cli),
+    )
     assert set(table["tool"]) == {*tools, "pooled"}
     for tool in tools:
         assert list(table.loc[table["tool"] == tool, "statistic"]) == list(TARGET_STATISTICS)
@@ -144,9 +151,12 @@ def test_the_script_writes_both_tables_from_the_vendored_excerpts(
         ]
     )
     table = pd.read_csv(out)
-    # the two real-more sources are vendored whole and read from there without --logs
-    assert set(table["tool"]) == {"claude_code", "codex", "claude_code_oh_my_posh", "codex_agentv", "pooled"}
-    assert rows.exists()
+    # the real-more and real-further sources are vendored whole and read from there without --logs
+    assert set(table["tool"]) == {"claude_code", "codex", "pooled", *script.VENDORED}
+    assert len(script.VENDORED) == 7 and all(path.is_dir() for path in script.VENDORED.values())
+    written = pd.read_csv(rows)
+    assert written["source"].str.contains("9 developers of marot/spotter").all()
+    assert written["url"].str.contains("https://github.com/entireio/cli").all()
 
 
 CHECKINS = ROOT / "tests" / "sessions" / "data" / "real-checkins" / "codex"
