@@ -130,3 +130,15 @@ def test_other_work_or_a_break_follows_its_probability() -> None:
     r = rule(seed=9, other_work_prob=0.3)
     share = np.mean([r.chooses_other_work() for _ in range(4000)])
     assert abs(share - 0.3) <= 4 * math.sqrt(0.3 * 0.7 / 4000)
+
+
+def test_noticing_follows_its_probability_and_draws_only_between_0_and_1() -> None:
+    assert not any(rule(notice_prob=0.0).notices() for _ in range(10))
+    assert all(rule(notice_prob=1.0).notices() for _ in range(10))
+    for p in (0.0, 1.0):  # no draw: the stream is where it was
+        r, fresh = rule(seed=4, notice_prob=p), rule(seed=4)
+        r.notices()
+        assert r.away_episode_s() == fresh.away_episode_s()
+    r = rule(seed=9, notice_prob=0.2)
+    share = np.mean([r.notices() for _ in range(4000)])
+    assert abs(share - 0.2) <= 4 * math.sqrt(0.2 * 0.8 / 4000)

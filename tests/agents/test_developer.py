@@ -154,3 +154,46 @@ def test_a_session_needing_an_away_developer_waits_for_the_end_of_their_away_epi
     assert gaps["none"].quantile(0.75) < 600.0
     assert gaps["away"].median() > 2 * gaps["none"].median()
     assert (gaps["away"] >= 600.0).any()  # needs that came just after the developer left
+
+
+def test_a_noticed_session_ends_the_away_episode_at_once() -> None:
+    """``notice_prob``: a session needing an away developer ends their episode with that probability.
+    At 1 it is the model without away episodes, run for run: with every other use of the attention
+    stream fixed (patience, episodes, other work and resumptions), the episodes' draws change nothing
+    else, once no defect escapes (a surfaced defect is not the agent's notice: it waits for the
+    episode's end). Between 0 and 1, the response gaps lie between the two."""
+    from pathlib import Path
+
+    from speedtrap.config import Scenario
+    from speedtrap.models import simulate
+
+    headline = Scenario.from_toml(
+        Path(__file__).resolve().parents[2] / "experiments" / "scenarios" / "headline.toml"
+    ).with_overrides(
+        {
+            "developers": 3,
+            "horizon_s": 28_800.0,
+            "developer.attention.patience_s": {"median": 1.0, "sigma": 0.0},
+            "developer.attention.patience_episode_sigma": 0.0,
+            "developer.attention.other_work_prob": 1.0,
+            "developer.attention.resumption_random": False,
+            "developer.review.detect_prob": 1.0,
+        }
+    )
+    away = {"median": 600.0, "sigma": 0.0}
+
+    def run_with(**attention: object):  # type: ignore[no-untyped-def]
+        overrides = {f"developer.attention.{k}": v for k, v in attention.items()}
+        result = simulate(headline.with_overrides(overrides), 3)
+        st = result.stretches
+        assert st is not None
+        return result, (st["back_s"] - st["need_s"]).dropna()
+
+    none, gaps_none = run_with(away_s=None)
+    always, gaps_always = run_with(away_s=away, notice_prob=1.0)
+    assert always.summary() == none.summary()
+    assert gaps_always.tolist() == gaps_none.tolist()
+    _, gaps_never = run_with(away_s=away, notice_prob=0.0)
+    _, gaps_half = run_with(away_s=away, notice_prob=0.5)
+    assert gaps_none.median() < gaps_half.median() < gaps_never.median()
+    assert (gaps_half >= 600.0).mean() < (gaps_never >= 600.0).mean()

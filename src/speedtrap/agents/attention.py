@@ -18,7 +18,8 @@ docs/calibration.md):
   other work costs ``Attention.other_work_resumption_mean_s`` after the time since it was left, and
   nothing before the developer has done any that day.
 * Under ``expected_wait`` a developer who leaves for other work or a break is away for an episode
-  (``away_s``) before they look at their sessions again: what needs them meanwhile waits.
+  (``away_s``) before they look at their sessions again: what needs them meanwhile waits, unless they
+  notice it (probability ``notice_prob`` per session that needs them), which ends the episode at once.
 """
 
 from __future__ import annotations
@@ -122,6 +123,12 @@ class AttentionRule:
         if away is None or not self.expected:
             return float("inf")
         return away.draw(self._rng)
+
+    def notices(self) -> bool:
+        """A session needs the developer during an away episode: whether they notice it at once
+        (probability ``notice_prob``, one uniform of their stream when it is strictly between 0 and 1)."""
+        p = self.spec.notice_prob
+        return p >= 1.0 or (p > 0.0 and self._rng.random() < p)
 
     def chooses_other_work(self) -> bool:
         """With nothing to attend: other work (probability ``other_work_prob``) rather than a break."""

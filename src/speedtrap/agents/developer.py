@@ -19,7 +19,8 @@ docs/calibration.md):
   Under policy ``manual`` the whole task is done by hand.
 * A session that needs its developer (check-in or finished result) gets them at once if they
   are waiting, working by hand on its task, doing other work or idle; otherwise it queues until
-  their current step ends.
+  their current step ends. During an away episode it waits for their next look, unless they
+  notice it (``notice_prob``), which ends the episode at once.
 * Review (time proportional to the session's output) catches a wrong result with probability
   ``detect_prob``: the developer then fixes it by hand or diagnoses it and starts a repair
   session (up to ``max_repair_sessions``). Every human step on a repair — diagnosis, check-ins,
@@ -398,7 +399,10 @@ class Developer(mesa.Agent):
     def take_session(self, session: Session) -> None:
         """``session`` needs its developer (a check-in or a result to review)."""
         if self._away_event is not None:
-            self.pending.append(session)  # away: they see it when they next look
+            self.pending.append(session)  # away: they see it when they next look, or notice it now
+            if self.attention.notices():
+                self._away_event.cancel()
+                self._on_away_end()
         elif self.activity == WAITING and self.focus is session:
             self._do_step(session)  # still in flow: no resumption cost
         elif self._hybrid_event is not None:

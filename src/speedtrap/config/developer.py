@@ -133,6 +133,19 @@ class Attention(Spec):
         "1.4 min, p90 20.6 min; docs/calibration.md); the default is an assumption inside the fitted "
         "ranges. None: a session needing the developer interrupts other work or a break at once.",
     )
+    notice_prob: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="rule = 'expected_wait', with away episodes: probability that a session needing the "
+        "developer during an away episode ends it at once (they notice the agent's notification: Claude "
+        "Code's terminal or desktop notification, Codex's notify hook) instead of waiting for their next "
+        "look. 0: the model before 2026-12-07 (they look only when the episode ends); 1: the same as "
+        "away_s None. Alerts draw people back to the alerting application within seconds in a share of "
+        "cases only (Iqbal & Horvitz, CHI 2007, field study of email and IM alerts); no study gives "
+        "the share for coding agents, so the calibration fits it to how often developers answer within "
+        "15 s after a long agent stretch (docs/calibration.md).",
+    )
     resumption_random: StrictBool = Field(
         default=True,
         description="Draw the overhead from an exponential around its mean. With a 12.5 min mean "

@@ -208,7 +208,7 @@ cdef class Core:
     cdef double review_base_s, review_s_per_kt, res_short_s, res_short_scale, res_max, res_tau
     cdef double ow_max, failed_mult, repair_fraction
     cdef long compact_to, shared_prefix, max_repairs
-    cdef double reject_prob, redo_prob, other_work_prob, manual_escape_prob
+    cdef double reject_prob, redo_prob, other_work_prob, notice_prob, manual_escape_prob
     cdef bint manual_only
     cdef bint keep_stretches
     # the draws: the root seed, the streams' spawn-key tags and the distributions drawn in C
@@ -266,6 +266,7 @@ cdef class Core:
         self.manual_only = scenario.policy.kind == "manual"  # ManualPolicy.manual: no agent sessions
         self.redo_prob = spec.fixing.redo_prob
         self.other_work_prob = a.other_work_prob
+        self.notice_prob = a.notice_prob
         self.repair_fraction = mix.repair_turns_fraction
         self.keep_stretches = tables
         self.escaped = {}
@@ -713,6 +714,12 @@ cdef class Core:
         cdef double p = self.other_work_prob
         return p >= 1.0 or (p > 0.0 and random_standard_uniform(d.att) < p)
 
+    cdef bint notices(self, CDev d) noexcept:
+        """AttentionRule.notices: a session needing the developer ends their away episode at once
+        (probability ``notice_prob``)."""
+        cdef double p = self.notice_prob
+        return p >= 1.0 or (p > 0.0 and random_standard_uniform(d.att) < p)
+
     cdef double away_episode_s(self, CDev d) noexcept:
         """AttentionRule.away_episode_s: one away episode (``away_s.draw``), inf without them."""
         if not self.away_on:
@@ -970,6 +977,9 @@ cdef class Core:
         step (``interruptible``)."""
         if d.away_pending:
             d.pending.append(s)
+            if self.notices(d):  # noticed: the episode's end, still queued, is stale
+                self.loop.cancelled += 1
+                self.away_end(d)
         elif d.activity == WAITING and d.focus is s:
             self.do_step(d, s)
         elif d.hybrid_pending:

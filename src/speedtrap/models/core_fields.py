@@ -85,6 +85,7 @@ CORE_READS: frozenset[str] = frozenset(
             "max_parallel_sessions",
             "parallel_sessions_probs",
             "other_work_prob",
+            "notice_prob",
             "resumption_max_s",
             "resumption_tau_s",
             "resumption_short_s",
