@@ -40,7 +40,7 @@ from speedtrap.config.catalog import hardware_preset
 from speedtrap.config.hardware import FITTED_FIT_DATE, FITTED_ROWS
 from speedtrap.serving.pareto import load_at_interactivity, load_at_throughput
 from speedtrap.validation.serving_fit import METRICS, Factors, fit_factors, load_metrics, load_of, physics_of
-from speedtrap.validation.serving_intervals import stack_of
+from speedtrap.validation.serving_intervals import error_summary, stack_of
 from speedtrap.validation.serving_table import load_measurements, measured, row_spec, ttft_is_median
 
 __all__ = [
@@ -194,20 +194,6 @@ def summarize(check: pd.DataFrame, *, headline: bool = True) -> pd.DataFrame:
     for (fit, metric), group in part.groupby(["fit", "metric"], sort=True):
         rows.append({"fit": fit, "metric": metric, **error_summary(group)})
     return pd.DataFrame(rows)
-
-
-def error_summary(group: pd.DataFrame) -> dict[str, Any]:
-    """A group of validation rows' ``error`` column in brief: its row count, median and worst
-    absolute error (fractions), and the worst row's id and signed error."""
-    errors = group["error"].abs()
-    worst = group.loc[errors.idxmax()]
-    return {
-        "rows": len(group),
-        "median_abs_error": float(errors.median()),
-        "worst_abs_error": float(errors.max()),
-        "worst_id": str(worst["id"]),
-        "worst_error": float(worst["error"]),
-    }
 
 
 def stored_fit() -> tuple[Factors, str, int]:

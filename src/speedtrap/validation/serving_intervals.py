@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -33,6 +34,7 @@ __all__ = [
     "VENDORS",
     "PredictionInterval",
     "error_by_vendor_and_stack",
+    "error_summary",
     "held_out_residuals",
     "interval_from_residuals",
     "load_residuals",
@@ -221,6 +223,20 @@ def prediction_interval(
     return interval_from_residuals(predicted, errors, scope=scope)
 
 
+def error_summary(group: pd.DataFrame) -> dict[str, Any]:
+    """A group of validation rows' ``error`` column in brief: its row count, median and worst
+    absolute error (fractions), and the worst row's id and signed error."""
+    errors = group["error"].abs()
+    worst = group.loc[errors.idxmax()]
+    return {
+        "rows": len(group),
+        "median_abs_error": float(errors.median()),
+        "worst_abs_error": float(errors.max()),
+        "worst_id": str(worst["id"]),
+        "worst_error": float(worst["error"]),
+    }
+
+
 def error_by_vendor_and_stack(check: pd.DataFrame) -> pd.DataFrame:
     """Per vendor, per serving stack (where ids name one) and per headline metric: the configuration
     groups and rows, and the median and worst absolute error of the held-out headline comparisons (in
@@ -228,8 +244,6 @@ def error_by_vendor_and_stack(check: pd.DataFrame) -> pd.DataFrame:
     concurrency), tok/s per user at equal throughput (else at the concurrency), time to first token at
     the concurrency. Columns: by (``vendor``/``stack``), name, fit, metric, groups, rows,
     median_abs_error, worst_abs_error, worst_id, worst_error (errors: predicted / measured − 1)."""
-    from speedtrap.validation.serving import error_summary
-
     fit = "held_out" if (check["fit"] == "held_out").any() else "in_sample"
     part = check[(check["fit"] == fit) & check["headline"]]
     part = part.assign(
