@@ -198,7 +198,7 @@ def test_every_claim_runs_the_headline_scenario_or_says_why_and_what_differs() -
     c1 = load_claim("c1_bad_bargain")
     assert scenario_difference(c1.scenario) == [
         "backends.wafer-distilled: added (not in the headline scenario)",
-        "developer.attention.parallel_sessions_probs: [0.91, 0.085, 0.005] → None",
+        "developer.attention.parallel_sessions_probs: [0.951, 0.048, 0.001] → None",
     ]
 
 
