@@ -121,34 +121,46 @@ def test_surfaced_defect_interrupts_other_work_but_not_a_human_step() -> None:
     assert interrupted >= 3 and delayed >= 1
 
 
+def _always_leaving(**overrides: object):  # type: ignore[no-untyped-def]
+    """The headline scenario for 3 developers × 8 h who always leave a running agent for other work
+    (patience 1 s, no episode spread, fixed resumptions), with ``overrides``."""
+    from pathlib import Path
+
+    from speedtrap.config import Scenario
+
+    return Scenario.from_toml(
+        Path(__file__).resolve().parents[2] / "experiments" / "scenarios" / "headline.toml"
+    ).with_overrides(
+        {
+            "developers": 3,
+            "horizon_s": 28_800.0,
+            "developer.attention.patience_s": {"median": 1.0, "sigma": 0.0},
+            "developer.attention.patience_episode_sigma": 0.0,
+            "developer.attention.other_work_prob": 1.0,
+            "developer.attention.resumption_random": False,
+            **overrides,
+        }
+    )
+
+
+def _response_gaps(result):  # type: ignore[no-untyped-def]
+    """Seconds from each agent need to the developer's next hand-off."""
+    st = result.stretches
+    assert st is not None
+    return (st["back_s"] - st["need_s"]).dropna()
+
+
 def test_a_session_needing_an_away_developer_waits_for_the_end_of_their_away_episode() -> None:
     """Away episodes: a developer who leaves for other work looks at their sessions only when the
     episode ends, so the time from an agent's need to the developer's next hand-off includes what is
     left of the episode. With every episode exactly 10 min (log-sd 0) and a patience of 1 s (they
     always leave), the gaps spread over the episode; without away episodes a need interrupts other
     work at once and most gaps are far shorter."""
-    from pathlib import Path
-
-    from speedtrap.config import Scenario
     from speedtrap.models import simulate
 
-    headline = Scenario.from_toml(
-        Path(__file__).resolve().parents[2] / "experiments" / "scenarios" / "headline.toml"
-    )
-    base = {
-        "developers": 3,
-        "horizon_s": 28_800.0,
-        "developer.attention.patience_s": {"median": 1.0, "sigma": 0.0},
-        "developer.attention.patience_episode_sigma": 0.0,
-        "developer.attention.other_work_prob": 1.0,
-        "developer.attention.resumption_random": False,
-    }
     gaps = {}
     for name, away in (("away", {"median": 600.0, "sigma": 0.0}), ("none", None)):
-        result = simulate(headline.with_overrides({**base, "developer.attention.away_s": away}), 3)
-        st = result.stretches
-        assert st is not None
-        gaps[name] = (st["back_s"] - st["need_s"]).dropna()
+        gaps[name] = _response_gaps(simulate(_always_leaving(**{"developer.attention.away_s": away}), 3))
     # A need interrupts other work at once (reading, replying, resuming); only a need that comes
     # during other human steps (a review, the rework of an escaped defect) waits longer.
     assert gaps["none"].quantile(0.75) < 600.0
@@ -162,32 +174,14 @@ def test_a_noticed_session_ends_the_away_episode_at_once() -> None:
     stream fixed (patience, episodes, other work and resumptions), the episodes' draws change nothing
     else, once no defect escapes (a surfaced defect is not the agent's notice: it waits for the
     episode's end). Between 0 and 1, the response gaps lie between the two."""
-    from pathlib import Path
-
-    from speedtrap.config import Scenario
     from speedtrap.models import simulate
 
-    headline = Scenario.from_toml(
-        Path(__file__).resolve().parents[2] / "experiments" / "scenarios" / "headline.toml"
-    ).with_overrides(
-        {
-            "developers": 3,
-            "horizon_s": 28_800.0,
-            "developer.attention.patience_s": {"median": 1.0, "sigma": 0.0},
-            "developer.attention.patience_episode_sigma": 0.0,
-            "developer.attention.other_work_prob": 1.0,
-            "developer.attention.resumption_random": False,
-            "developer.review.detect_prob": 1.0,
-        }
-    )
     away = {"median": 600.0, "sigma": 0.0}
 
     def run_with(**attention: object):  # type: ignore[no-untyped-def]
         overrides = {f"developer.attention.{k}": v for k, v in attention.items()}
-        result = simulate(headline.with_overrides(overrides), 3)
-        st = result.stretches
-        assert st is not None
-        return result, (st["back_s"] - st["need_s"]).dropna()
+        result = simulate(_always_leaving(**{"developer.review.detect_prob": 1.0, **overrides}), 3)
+        return result, _response_gaps(result)
 
     none, gaps_none = run_with(away_s=None)
     always, gaps_always = run_with(away_s=away, notice_prob=1.0)
