@@ -62,9 +62,9 @@ COMPARE_OUTCOMES: list[tuple[str, str, float, str]] = [
 
 QUICK_REPLICATIONS = 3
 QUICK_HORIZON_DAYS = 1.0
-FULL_REPLICATIONS = 136
+FULL_REPLICATIONS = 140
 """The replications ``compare --quick`` suggests for the answer to act on (the README's command: all
-17 members of the stored ensemble × 8 seeds per arm; tested: every member, at least 4 seeds each; on
+28 members of the stored ensemble × 5 seeds per arm; tested: every member, at least 4 seeds each; on
 the 40-member ensemble before, 2 seeds per member let seed noise give half the fast-mode decision's
 EVPI, $6.7 of $14, and 4 seeds $2.1 of $26)."""
 

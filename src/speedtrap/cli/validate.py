@@ -25,7 +25,7 @@ from speedtrap.cli.common import (
 
 DEFAULT_REPLICATIONS = 120
 """``validate workflow``'s default runs: every member of the stored ensemble, as many seeds each as fit
-(17 members × 7 seeds since 2026-12-07; 40 × 3 before). With 2 members
+(28 members × 4 seeds since 2026-12-07; 40 × 3 before). With 2 members
 (an earlier default of 5 replications) the pass count moved with the draw: 14 of 19 at the default,
 15 with 10 members, 17 with 50; with 20 of the 40 members × 2 seeds, 19 of 21 in sample at seed 0 and
 16 at seed 1000; with all 40 × 3, 16 of 21 at both, the same targets."""

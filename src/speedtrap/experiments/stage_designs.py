@@ -21,6 +21,11 @@ __all__ = ["UNIT_PREFIX", "grown_check_design", "stage_design"]
 UNIT_PREFIX = "u:"
 """Design files hold each parameter's value and, in ``u:<path>`` columns, its unit coordinate."""
 
+GROWN_CHECK_BATCHES = 128
+"""At most this many seeded batches of candidates are drawn to grow a final check (each cut by every
+wave). With 8 (until 2026-12-07) the 2026-12-07 calibration's check could not grow past 737 points:
+about 1% of a batch in the last wave's box survives its emulators, ≈ 43 points a batch."""
+
 
 def stage_design(
     path: Path, design: Experiment, names: Sequence[str], make: Callable[[], np.ndarray]
@@ -54,12 +59,12 @@ def grown_check_design(
     itself). The new points are a maximin subset of the last wave's candidates, kept away from the
     points already there (whose runs stay valid); where fewer than twice as many new candidates as
     needed are left, batches of ``candidates`` more are drawn in the last wave's box and cut by every
-    wave (at most 8, seeded)."""
+    wave (at most :data:`GROWN_CHECK_BATCHES`, seeded)."""
     unit, pts = stage_design(path, design, names, make)
     if n > len(unit):
         last = waves[-1]
         pool = [last.non_implausible]
-        for batch in range(8):
+        for batch in range(GROWN_CHECK_BATCHES):
             if sum(map(len, pool)) - len(unit) >= 2 * (n - len(unit)):
                 break
             sample = candidate_sample(candidates, *last.box, seed=seed + 7919 * (100_000 + batch))
