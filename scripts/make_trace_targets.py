@@ -14,8 +14,9 @@ The two sources of tests/sessions/data/real-more/ (Entire checkpoint branches of
 JanDeDobbeleer/oh-my-posh and EntityProcess/agentv, SOURCES.md there) and the five developers of
 tests/sessions/data/real-further/ (the Entire checkpoint branch of entireio/cli, one directory per
 developer, SOURCES.md there) are vendored whole, and read from there unless ``--logs TOOL=DIR``
-(e.g. ``claude_code_oh_my_posh=DIR``, ``claude_code_entire_paul=DIR``) names another copy. Every ``*.jsonl`` under a directory is read (``6c2214d7…`` of marot/spotter, over 4 MiB, was never
-read and must be left out of the copy). Each source's statistics come from
+(e.g. ``claude_code_oh_my_posh=DIR``, ``claude_code_entire_paul=DIR``) names another copy. Every
+``*.jsonl`` under a directory is read (``6c2214d7…`` of marot/spotter, over 4 MiB, was never read and
+must be left out of the copy). Each source's statistics come from
 ``speedtrap.sessions.targets.trace_targets`` (n_boot = 4000, seed 0); the signatures also from all
 sources pooled (tool ``pooled``: every source's developer kept apart, the bootstrap over the
 sessions of all). Deterministic: the same logs give the same files.
@@ -95,7 +96,8 @@ SOURCES = {
         "claude_code_entire_stefan_haubold",
         "https://github.com/entireio/cli",
         "394f81fab87f71aa8938d91ff7a067c524ff344b",
-        "branch entire/checkpoints/v1: Stefan Haubold's first 14 sessions in tests/sessions/data/real-further/stefan-haubold/",
+        "branch entire/checkpoints/v1: Stefan Haubold's first 14 sessions"
+        " in tests/sessions/data/real-further/stefan-haubold/",
         "MIT (LICENSE on main)",
         "Claude Code 2.0.76, one developer (Stefan Haubold), 2026-01-05 to 2026-01-06",
     ),
@@ -103,7 +105,8 @@ SOURCES = {
         "claude_code_entire_alex_ong",
         "https://github.com/entireio/cli",
         "394f81fab87f71aa8938d91ff7a067c524ff344b",
-        "branch entire/checkpoints/v1: Alex Ong's first 10 sessions in tests/sessions/data/real-further/alex-ong/",
+        "branch entire/checkpoints/v1: Alex Ong's first 10 sessions"
+        " in tests/sessions/data/real-further/alex-ong/",
         "MIT (LICENSE on main)",
         "Claude Code 2.0.74–2.1.19, one developer (Alex Ong), 2026-01-19 to 2026-01-24",
     ),
@@ -111,7 +114,8 @@ SOURCES = {
         "claude_code_entire_victor_gutierrez",
         "https://github.com/entireio/cli",
         "394f81fab87f71aa8938d91ff7a067c524ff344b",
-        "branch entire/checkpoints/v1: Victor Gutierrez Calderon's first 16 sessions in tests/sessions/data/real-further/victor-gutierrez/",
+        "branch entire/checkpoints/v1: Victor Gutierrez Calderon's first 16 sessions"
+        " in tests/sessions/data/real-further/victor-gutierrez/",
         "MIT (LICENSE on main)",
         "Claude Code 2.1.4–2.1.12, one developer (Victor Gutierrez Calderon), 2026-01-13 to 2026-01-29",
     ),
@@ -119,7 +123,8 @@ SOURCES = {
         "claude_code_entire_paul",
         "https://github.com/entireio/cli",
         "394f81fab87f71aa8938d91ff7a067c524ff344b",
-        "branch entire/checkpoints/v1: the first 22 sessions of paul (GitHub toothbrush) in tests/sessions/data/real-further/paul/",
+        "branch entire/checkpoints/v1: the first 22 sessions of paul (GitHub toothbrush)"
+        " in tests/sessions/data/real-further/paul/",
         "MIT (LICENSE on main)",
         "Claude Code 2.0.64–2.1.37, one developer (paul, GitHub toothbrush), 2026-01-16 to 2026-02-09",
     ),
@@ -127,7 +132,8 @@ SOURCES = {
         "claude_code_entire_daniel_adams",
         "https://github.com/entireio/cli",
         "394f81fab87f71aa8938d91ff7a067c524ff344b",
-        "branch entire/checkpoints/v1: Daniel Adams's first 7 sessions in tests/sessions/data/real-further/daniel-adams/",
+        "branch entire/checkpoints/v1: Daniel Adams's first 7 sessions"
+        " in tests/sessions/data/real-further/daniel-adams/",
         "MIT (LICENSE on main)",
         "Claude Code 2.1.37–2.1.39, one developer (Daniel Adams), 2026-02-09 to 2026-02-12",
     ),
@@ -138,7 +144,12 @@ VENDORED = {
     "claude_code_oh_my_posh": ROOT / "tests" / "sessions" / "data" / "real-more" / "claude-code",
     "codex_agentv": ROOT / "tests" / "sessions" / "data" / "real-more" / "codex",
     **{
-        f"claude_code_entire_{key}": ROOT / "tests" / "sessions" / "data" / "real-further" / key.replace("_", "-")
+        f"claude_code_entire_{key}": ROOT
+        / "tests"
+        / "sessions"
+        / "data"
+        / "real-further"
+        / key.replace("_", "-")
         for key in ENTIRE_CLI_DEVELOPERS
     },
 }

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from speedtrap.analysis.intervals import MIN_MEMBERS
 from speedtrap.experiments.ensemble import default_ensemble_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,9 +27,12 @@ def test_the_curve_is_drawn_on_the_stored_ensemble() -> None:
     members = len(pd.read_csv(default_ensemble_path()))
     assert set(COLUMNS) <= set(curve.columns)
     assert (curve["of"] == members).all()  # regenerate the curve when the ensemble changes
-    assert (curve["kept"] <= curve["of"]).all() and (curve["width"] > 0).all()
-    assert curve["width"].to_numpy() == pytest.approx(
-        (curve["behaviour_high"] - curve["behaviour_low"]).to_numpy()
+    assert (curve["kept"] <= curve["of"]).all()
+    # an interval where enough members are kept, none below (compare's "too few members (n)")
+    enough = curve["kept"] >= MIN_MEMBERS
+    assert (curve.loc[enough, "width"] > 0).all() and curve.loc[~enough, "width"].isna().all()
+    assert curve.loc[enough, "width"].to_numpy() == pytest.approx(
+        (curve.loc[enough, "behaviour_high"] - curve.loc[enough, "behaviour_low"]).to_numpy()
     )
 
 
@@ -45,6 +49,8 @@ def test_the_readme_and_the_walkthrough_state_the_curve() -> None:
             f"{int(half['kept'])} of the {int(half['of'])}" in text or f"{int(half['kept'])} are kept" in text
         )
     assert f"all {full['hours']:.2f} h" in readme
+    if full["kept"] < MIN_MEMBERS:
+        assert f"all {full['hours']:.2f} h keep {int(full['kept'])}, too few for an interval" in readme
     assert f"{half['width'] / prior['width']:.2f}×" in readme
 
 
@@ -60,5 +66,6 @@ def test_the_quick_curve_runs(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     curve = pd.read_csv(tmp_path / "team_log_hours.csv")
     assert curve["fraction"].tolist() == [0.0, 0.25, 1.0]
-    assert (curve["kept"] <= curve["of"]).all() and (curve["width"] > 0).all()
+    enough = curve["kept"] >= MIN_MEMBERS
+    assert (curve["kept"] <= curve["of"]).all() and (curve.loc[enough, "width"] > 0).all()
     assert (tmp_path / "figures" / "team_log_hours.png").stat().st_size > 0

@@ -45,7 +45,8 @@ def test_each_developer_loads_with_the_counts_its_sources_file_records(developer
     assert not report.skipped, report.lines()  # the trimmed files hold no damage and no copies
     for column in ("start_s", "end_s", "input_tokens", "cached_tokens", "output_tokens"):
         assert np.isfinite(trace[column].to_numpy(float)).all(), column
-    assert (trace["end_s"] >= trace["start_s"]).all() and (trace["cached_tokens"] <= trace["input_tokens"]).all()
+    assert (trace["end_s"] >= trace["start_s"]).all()
+    assert (trace["cached_tokens"] <= trace["input_tokens"]).all()
     for session, requests in trace.groupby("session", sort=False):
         assert (np.diff(requests["start_s"].to_numpy(float)) >= 0).all(), session
 
