@@ -64,9 +64,8 @@ QUICK_REPLICATIONS = 3
 QUICK_HORIZON_DAYS = 1.0
 FULL_REPLICATIONS = 140
 """The replications ``compare --quick`` suggests for the answer to act on (the README's command: all
-28 members of the stored ensemble × 5 seeds per arm; tested: every member, at least 4 seeds each; on
-the 40-member ensemble before, 2 seeds per member let seed noise give half the fast-mode decision's
-EVPI, $6.7 of $14, and 4 seeds $2.1 of $26)."""
+28 members of the stored ensemble × 5 seeds per arm, tested; with 2 seeds per member, seed noise once
+gave half the fast-mode decision's EVPI, $6.7 of $14; with 4, $2.1 of $26)."""
 
 
 def parse_arm(text: str) -> tuple[str, list[str]]:
