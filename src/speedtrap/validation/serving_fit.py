@@ -425,7 +425,9 @@ def profile_factor(
         return float(np.sum(errors**2)), len(errors)
 
     free, n = sse(fit_factors(table, per_stack=per_stack))
-    s2 = free / (n - len(Factors.names()))
+    informed = stack_factors_of(table) if per_stack else set()
+    fitted = len(Factors.names()) - len(STACK_FACTORS) + len(informed)  # the free fit's factors
+    s2 = free / (n - fitted)
     rows = []
     for value in values:
         at, _ = sse(fit_factors(table, fixed={name: float(value)}, per_stack=per_stack))
