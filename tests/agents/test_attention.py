@@ -142,3 +142,23 @@ def test_noticing_follows_its_probability_and_draws_only_between_0_and_1() -> No
     r = rule(seed=9, notice_prob=0.2)
     share = np.mean([r.notices() for _ in range(4000)])
     assert abs(share - 0.2) <= 4 * math.sqrt(0.2 * 0.8 / 4000)
+
+
+def test_a_cued_resumption_is_the_short_lag_alone() -> None:
+    """``cued_resumption``: a return a noticed notification prompts pays r·ln(1 + t/s) and not the
+    long-interruption part; without it, or under the threshold rule, the whole resumption."""
+    spec = Attention.model_validate({"resumption_short_s": 4.0, "resumption_short_scale_s": 30.0})
+    for away in (0.0, 60.0, 600.0, 3600.0):
+        assert spec.cued_resumption_mean_s(away) == pytest.approx(4.0 * math.log1p(away / 30.0))
+        assert spec.cued_resumption_mean_s(away) <= spec.resumption_mean_s(away)
+    assert spec.cued_resumption_mean_s(3600.0) < 0.1 * spec.resumption_mean_s(3600.0)
+    uncued = spec.model_copy(update={"cued_resumption": False})
+    threshold = spec.model_copy(update={"rule": "threshold"})
+    for s in (uncued, threshold):
+        assert s.cued_resumption_mean_s(600.0) == s.resumption_mean_s(600.0)
+    r = rule(resumption_random=False)
+    assert r.resumption_s(600.0, cued=True) == r.spec.cued_resumption_mean_s(600.0)
+    drawn = rule(seed=6, resumption_random=True)
+    mean = drawn.spec.cued_resumption_mean_s(600.0)
+    draws = np.array([drawn.resumption_s(600.0, cued=True) for _ in range(4000)])
+    assert abs(draws.mean() - mean) <= 4 * mean / math.sqrt(len(draws))  # exponential: sd = mean

@@ -170,7 +170,8 @@ def test_a_session_needing_an_away_developer_waits_for_the_end_of_their_away_epi
 
 def test_a_noticed_session_ends_the_away_episode_at_once() -> None:
     """``notice_prob``: a session needing an away developer ends their episode with that probability.
-    At 1 it is the model without away episodes, run for run: with every other use of the attention
+    At 1, with noticed returns paying the whole resumption (``cued_resumption`` false), it is the
+    model without away episodes, run for run: with every other use of the attention
     stream fixed (patience, episodes, other work and resumptions), the episodes' draws change nothing
     else, once no defect escapes (a surfaced defect is not the agent's notice: it waits for the
     episode's end). Between 0 and 1, the response gaps lie between the two."""
@@ -184,10 +185,50 @@ def test_a_noticed_session_ends_the_away_episode_at_once() -> None:
         return result, _response_gaps(result)
 
     none, gaps_none = run_with(away_s=None)
-    always, gaps_always = run_with(away_s=away, notice_prob=1.0)
+    always, gaps_always = run_with(away_s=away, notice_prob=1.0, cued_resumption=False)
     assert always.summary() == none.summary()
     assert gaps_always.tolist() == gaps_none.tolist()
-    _, gaps_never = run_with(away_s=away, notice_prob=0.0)
-    _, gaps_half = run_with(away_s=away, notice_prob=0.5)
+    _, gaps_never = run_with(away_s=away, notice_prob=0.0, cued_resumption=False)
+    _, gaps_half = run_with(away_s=away, notice_prob=0.5, cued_resumption=False)
     assert gaps_none.median() < gaps_half.median() < gaps_never.median()
     assert (gaps_half >= 600.0).mean() < (gaps_never >= 600.0).mean()
+
+
+def test_a_noticed_return_pays_the_short_lag_alone() -> None:
+    """``cued_resumption``: without notices it changes nothing, run for run; with every need noticed
+    (other work, so the time away counts), a noticed return pays only the short lag: less switching,
+    faster responses, and no switch back longer than the short lag after a whole day away
+    (resumptions not drawn). The long part is made to matter after minutes away (τ = 10 min, at
+    most 15 min), and getting back into other work costs only its short lag."""
+    from speedtrap.models import simulate
+
+    away = {"median": 600.0, "sigma": 0.0}
+
+    def run_with(**attention: object):  # type: ignore[no-untyped-def]
+        overrides = {f"developer.attention.{k}": v for k, v in attention.items()}
+        scenario = _always_leaving(
+            **{
+                "developer.review.detect_prob": 1.0,
+                "developer.attention.resumption_tau_s": 600.0,
+                "developer.attention.resumption_max_s": 900.0,
+                "developer.attention.other_work_resumption_max_s": 0.0,
+                **overrides,
+            }
+        )
+        return scenario, simulate(scenario, 3, trace=True)
+
+    _, never_cued = run_with(away_s=away, notice_prob=0.0, cued_resumption=True)
+    _, never_uncued = run_with(away_s=away, notice_prob=0.0, cued_resumption=False)
+    assert never_cued.summary() == never_uncued.summary()
+    _, uncued = run_with(away_s=away, notice_prob=1.0, cued_resumption=False)
+    scenario, cued = run_with(away_s=away, notice_prob=1.0, cued_resumption=True)
+    assert cued.summary()["share_switching"] < 0.5 * uncued.summary()["share_switching"]
+    assert _response_gaps(cued).median() < _response_gaps(uncued).median()
+    # every switch back into a session follows a notice here: its length is the short lag alone
+    trace = cued.trace
+    spec = scenario.developer.attention
+    back = trace[(trace["category"] == "switching") & trace["task"].notna()]
+    assert len(back) > 0
+    longest = spec.cued_resumption_mean_s(8 * 3600.0)
+    assert (back["end_s"] - back["start_s"]).max() <= longest + 1e-9
+    assert longest < 0.1 * spec.resumption_mean_s(8 * 3600.0)

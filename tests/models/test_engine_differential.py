@@ -569,6 +569,17 @@ BRANCHES: dict[str, tuple[dict[str, Any], Callable[[RunResult], bool]]] = {
         # without notices half the responses take over 10 min (0.50 at seed 7), with them 0.18
         lambda r: bool(((_stretches(r)["back_s"] - _stretches(r)["need_s"]) < 600.0).mean() > 0.7),
     ),
+    "noticed-return-pays-the-short-lag": (  # Attention.cued_resumption: other work, so time away counts
+        {
+            "developer.attention.notice_prob": 0.5,
+            "developer.attention.cued_resumption": True,
+            "developer.attention.away_s": {"median": 600.0, "sigma": 0.5},
+            "developer.attention.patience_s": {"median": 5.0, "sigma": 0.5},
+            "developer.attention.other_work_prob": 1.0,
+            "developer.attention.resumption_tau_s": 600.0,
+        },
+        lambda r: r.summary()["share_switching"] > 0.0 and r.summary()["share_other_work"] > 0.0,
+    ),
     "no-away-episodes": (  # away until something needs them (AttentionRule.away_episode_s: inf)
         {"developer.attention.away_s": None},
         lambda r: len(_stretches(r)) > 0,

@@ -19,7 +19,9 @@ docs/calibration.md):
   nothing before the developer has done any that day.
 * Under ``expected_wait`` a developer who leaves for other work or a break is away for an episode
   (``away_s``) before they look at their sessions again: what needs them meanwhile waits, unless they
-  notice it (probability ``notice_prob`` per session that needs them), which ends the episode at once.
+  notice it (probability ``notice_prob`` per session that needs them), which ends the episode at once;
+  with ``cued_resumption`` that return pays only the short lag of the resumption (the notification
+  cues the task's goal).
 """
 
 from __future__ import annotations
@@ -142,9 +144,11 @@ class AttentionRule:
             return max(0.0, away_s - idle_while_away_s)
         return away_s
 
-    def resumption_s(self, away_s: float) -> float:
-        """Seconds to resume after ``away_s`` seconds away (drawn when ``resumption_random``)."""
-        return self.drawn_s(self.spec.resumption_mean_s(away_s))
+    def resumption_s(self, away_s: float, *, cued: bool = False) -> float:
+        """Seconds to resume after ``away_s`` seconds away (drawn when ``resumption_random``);
+        ``cued``: a noticed notification prompted the return (``Attention.cued_resumption_mean_s``)."""
+        spec = self.spec
+        return self.drawn_s(spec.cued_resumption_mean_s(away_s) if cued else spec.resumption_mean_s(away_s))
 
     def drawn_s(self, mean_s: float) -> float:
         """A resumption of ``mean_s`` seconds on average: exponential around it from the developer's

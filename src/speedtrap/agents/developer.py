@@ -20,7 +20,8 @@ docs/calibration.md):
 * A session that needs its developer (check-in or finished result) gets them at once if they
   are waiting, working by hand on its task, doing other work or idle; otherwise it queues until
   their current step ends. During an away episode it waits for their next look, unless they
-  notice it (``notice_prob``), which ends the episode at once.
+  notice it (``notice_prob``), which ends the episode at once; the noticed session's resumption is
+  then the short lag alone (``cued_resumption``).
 * Review (time proportional to the session's output) catches a wrong result with probability
   ``detect_prob``: the developer then fixes it by hand or diagnoses it and starts a repair
   session (up to ``max_repair_sessions``). Every human step on a repair — diagnosis, check-ins,
@@ -384,12 +385,12 @@ class Developer(mesa.Agent):
         if away_s < INF:
             self._away_event = self.model.schedule_event(self._on_away_end, after=away_s)
 
-    def _on_away_end(self) -> None:
+    def _on_away_end(self, cued: bool = False) -> None:
         """The developer looks at their sessions: the oldest item that needs them, else another away
-        episode on the same activity."""
+        episode on the same activity (``cued``: a noticed notification ended the episode)."""
         self._away_event = None
         if self.pending:
-            self._serve(self.pending.popleft())
+            self._serve(self.pending.popleft(), cued=cued)
         else:
             away_s = self.attention.away_episode_s()
             self._away_event = self.model.schedule_event(self._on_away_end, after=away_s)
@@ -402,7 +403,7 @@ class Developer(mesa.Agent):
             self.pending.append(session)  # away: they see it when they next look, or notice it now
             if self.attention.notices():
                 self._away_event.cancel()
-                self._on_away_end()
+                self._on_away_end(cued=True)
         elif self.activity == WAITING and self.focus is session:
             self._do_step(session)  # still in flow: no resumption cost
         elif self._hybrid_event is not None:
@@ -428,14 +429,16 @@ class Developer(mesa.Agent):
         else:
             self.pending.append(task)
 
-    def _serve(self, item: Session | Task) -> None:
+    def _serve(self, item: Session | Task, *, cued: bool = False) -> None:
+        """Take up ``item``: a rework, or a session after a resumption grown with the time away (the
+        short lag alone when a noticed notification ``cued`` the return, ``Attention.cued_resumption``)."""
         if isinstance(item, Task):
             self._task_in_hand = item
             self._begin(FIXING, item.rework_s, None, self._after_rework, item)
             return
         away_s = self.model.time - item.left_at if item.left_at is not None else 0.0
         overhead_s = self.attention.resumption_s(
-            self.attention.time_away_s(away_s, self._idle_total_s - item.idle_at_leave_s)
+            self.attention.time_away_s(away_s, self._idle_total_s - item.idle_at_leave_s), cued=cued
         )
         if overhead_s > 0.0:
             self._begin(SWITCHING, overhead_s, item, self._do_focus_step)

@@ -140,11 +140,25 @@ class Attention(Spec):
         description="rule = 'expected_wait', with away episodes: probability that a session needing the "
         "developer during an away episode ends it at once (they notice the agent's notification: Claude "
         "Code's terminal or desktop notification, Codex's notify hook) instead of waiting for their next "
-        "look. 0: the model before 2026-12-07 (they look only when the episode ends); 1: the same as "
-        "away_s None. Alerts draw people back to the alerting application within seconds in a share of "
-        "cases only (Iqbal & Horvitz, CHI 2007, field study of email and IM alerts); no study gives "
+        "look. 0: the model before 2026-12-07 (they look only when the episode ends); 1 with "
+        "cued_resumption false: the same as away_s None. Alerts draw people back to the alerting "
+        "application within seconds in a share of cases only (Iqbal & Horvitz, CHI 2007, field study "
+        "of email and IM alerts); no study gives "
         "the share for coding agents, so the calibration fits it to how often developers answer within "
         "15 s after a long agent stretch (docs/calibration.md).",
+    )
+    cued_resumption: StrictBool = Field(
+        default=True,
+        description="rule = 'expected_wait', with notice_prob > 0: a return the agent's notification "
+        "prompts (a noticed session, served as the away episode ends) pays only the short-suspension lag "
+        "of resumption_mean_s, not its long-interruption part: the check-in on screen is a cue to the "
+        "task's goal, and cued resumptions are short (memory for goals: Altmann & Trafton 2002; a cue "
+        "at the point of return shortens the resumption lag: Trafton, Altmann, Brock & Mintz 2003). "
+        "A return at the end of an away episode, uncued, pays the whole resumption. False: noticed "
+        "returns pay it too (the model before, where notice_prob = 1 is the same as away_s None). "
+        "Added in the fourth round of 2026-12-07 for the in-sample reply signature (answers within "
+        "15 s after long agent stretches, 19% in the vendored logs, 3% on the ensemble of 2026-12-07); "
+        "docs/calibration.md.",
     )
     resumption_random: StrictBool = Field(
         default=True,
@@ -186,6 +200,14 @@ class Attention(Spec):
             return self.resumption_max_s * long
         short = self.resumption_short_s * math.log1p(away_s / self.resumption_short_scale_s)
         return short + self.resumption_max_s * long * long
+
+    def cued_resumption_mean_s(self, away_s: float) -> float:
+        """Mean resumption in seconds after ``away_s`` seconds away when the agent's notification
+        prompted the return (``cued_resumption``, ``expected_wait``): the short-suspension lag
+        r·ln(1 + t/s) of :meth:`resumption_mean_s` alone; otherwise :meth:`resumption_mean_s`."""
+        if away_s <= 0.0 or not self.cued_resumption or self.rule == "threshold":
+            return self.resumption_mean_s(away_s)
+        return self.resumption_short_s * math.log1p(away_s / self.resumption_short_scale_s)
 
     def other_work_resumption_mean_s(self, away_s: float | None) -> float:
         """Mean seconds to get back into other work left ``away_s`` seconds ago (None: not yet

@@ -216,7 +216,7 @@ cdef class Core:
     cdef long agent_stream, checkin_stream, stretch_stream, review_stream, redo_stream
     cdef LogN output_d, tool_d, result_d, checkin_d, prompt_d, away_d
     cdef double episode_sigma
-    cdef bint away_on, resumption_random
+    cdef bint away_on, resumption_random, cued_resumption
 
     def __cinit__(self, scenario, seed, str name, list tiers, list routes, speed, list infos,
                   bint tables=True):
@@ -298,6 +298,7 @@ cdef class Core:
         if self.away_on:
             self.away_d = read_lognormal(a.away_s)
         self.resumption_random = a.resumption_random
+        self.cued_resumption = a.cued_resumption
         root = np.random.SeedSequence(seed)
         seed_root(&self.root, root)
         self.devs = []
@@ -960,13 +961,14 @@ cdef class Core:
             d.away_pending = True
             self.loop.push(self.loop.now + away_s, AWAY, d.index, d.away_version)
 
-    cdef void away_end(self, CDev d) except *:
-        """Developer._on_away_end: back from an away episode: serve what waits, else away again."""
+    cdef void away_end(self, CDev d, bint cued=False) except *:
+        """Developer._on_away_end: back from an away episode: serve what waits (``cued``: a noticed
+        notification ended it), else away again."""
         cdef double away_s
         d.away_pending = False
         d.away_version += 1
         if d.pending:
-            self.serve(d, d.pending.popleft())
+            self.serve(d, d.pending.popleft(), cued)
         else:
             away_s = self.away_episode_s(d)
             d.away_pending = True
@@ -979,7 +981,7 @@ cdef class Core:
             d.pending.append(s)
             if self.notices(d):  # noticed: the episode's end, still queued, is stale
                 self.loop.cancelled += 1
-                self.away_end(d)
+                self.away_end(d, True)
         elif d.activity == WAITING and d.focus is s:
             self.do_step(d, s)
         elif d.hybrid_pending:
@@ -1008,9 +1010,10 @@ cdef class Core:
         else:
             d.pending.append(t)
 
-    cdef void serve(self, CDev d, item) except *:
+    cdef void serve(self, CDev d, item, bint cued=False) except *:
         """Developer._serve: a session or a rework taken up, after a resumption grown with the time away
-        (AttentionRule.time_away_s and resumption_s) unless still in flow or on the same task."""
+        (AttentionRule.time_away_s and resumption_s; the short lag alone when ``cued`` with
+        ``cued_resumption``) unless still in flow or on the same task."""
         cdef CSession s
         cdef CTask t
         cdef double away_s, overhead_s
@@ -1023,7 +1026,10 @@ cdef class Core:
         away_s = self.loop.now - s.left_at if s.has_left else 0.0
         if away_s > 0.0:  # time_away_s: a break is not time away
             away_s = max(0.0, away_s - (d.idle_total_s - s.idle_at_leave_s))
-        overhead_s = self.resumption_mean_s(away_s)
+        if cued and self.cued_resumption:  # Attention.cued_resumption_mean_s: the short lag alone
+            overhead_s = self.res_short_s * log1p(away_s / self.res_short_scale) if away_s > 0.0 else 0.0
+        else:
+            overhead_s = self.resumption_mean_s(away_s)
         if overhead_s > 0.0:  # drawn around the mean (AttentionRule.resumption_s)
             overhead_s = self.drawn_s(d, overhead_s)
         if overhead_s > 0.0:

@@ -86,6 +86,7 @@ CORE_READS: frozenset[str] = frozenset(
             "parallel_sessions_probs",
             "other_work_prob",
             "notice_prob",
+            "cued_resumption",
             "resumption_max_s",
             "resumption_tau_s",
             "resumption_short_s",
