@@ -86,13 +86,24 @@ def test_stored_factors_are_the_fit_on_the_rows_they_were_fitted_to(table) -> No
     assert not (fitted["source"] == "ATOM (ROCm/ATOM)").any()
     appended = table.iloc[FITTED_ROWS:]
     atom = appended["source"] == "ATOM (ROCm/ATOM)"
-    assert (appended["notes"].str.contains(extractor, regex=False) | atom).all()
+    # the wafer and LPU rows of 2026-12-09 (a later Cerebras speed, a Groq first token): SRAM rows,
+    # which move no GPU factor; the SRAM factors were refitted on the stored fit's rows alone
+    sram = appended["id"].isin(["cerebras-l31-70b-2024-10", "krabarena-groq-llama-3.3-70b"])
+    assert (appended["notes"].str.contains(extractor, regex=False) | atom | sram).all()
     refit, stored = fit_factors(fitted, per_stack=False), Factors()  # the stored fit is per vendor
     prepared = prepare_rows(fitted)
     cost_refit = float(np.sum(log_errors(refit, prepared) ** 2))
     cost_stored = float(np.sum(log_errors(stored, prepared) ** 2))
     assert cost_stored == pytest.approx(cost_refit, rel=5e-3)
-    for name in ("gpu_eta_mem", "gpu_eta_flop", "amd_eta_mem", "amd_eta_flop", "gpu_request_overhead_s"):
+    for name in (
+        "gpu_eta_mem",
+        "gpu_eta_flop",
+        "amd_eta_mem",
+        "amd_eta_flop",
+        "gpu_request_overhead_s",
+        "wafer_layer_s",
+        "lpu_layer_s",
+    ):
         assert getattr(stored, name) == pytest.approx(getattr(refit, name), rel=0.02), name
 
 
@@ -253,9 +264,11 @@ def test_error_by_vendor_and_stack_summarises_the_held_out_rows(check) -> None:
 
 def test_the_profile_bounds_the_gemm_half_point_the_fit_puts_at_zero() -> None:
     """The free fit puts M½ at its lower bound 0; its profile over the table keeps values up to about
-    55 tokens at 95% and rules out 64 (claim 2 samples 0–55: experiments/claims/c2_what_fast_mode_is.toml)."""
+    42 tokens at 95% and rules out 44. Claim 2 samples 0–55 (experiments/claims/c2_what_fast_mode_is.toml),
+    the range of the profile before the API rows' first tokens carried the API request term: the 405B
+    wafer row's log error of −4.5 had inflated the residual variance the statistic divides by."""
     table = stored_fit_table()  # the rows of the stored fit, which claim 2 rests on
-    profile = profile_factor(table, "gpu_gemm_half_tokens", [0.0, 16.0, 54.0, 64.0], per_stack=False)
+    profile = profile_factor(table, "gpu_gemm_half_tokens", [0.0, 16.0, 40.0, 44.0], per_stack=False)
     assert profile["statistic"].iloc[0] == pytest.approx(0.0, abs=0.01)
     assert profile["statistic"].is_monotonic_increasing
     assert profile["inside"].tolist() == [True, True, True, False]

@@ -208,12 +208,34 @@ FITTED_AMD_LAYER_LATENCY_S = 0.000124686
 """Kernel latency per layer per step on AMD Instinct GPUs, s (fitted)."""
 FITTED_AMD_COLLECTIVE_LATENCY_S = 5.40573e-05
 """Latency per log2 step of an Infinity Fabric collective, s (fitted)."""
-FITTED_WAFER_LAYER_S = 1.41617e-05
-"""Pipeline latency per layer per step on a WSE-3, s (fitted)."""
-FITTED_WAFER_HOP_S = 0.0
-"""Per-step time to cross one wafer boundary on WSE-3, s (fitted at its lower bound 0: the wafer rows
-do not separate it from the per-layer latency)."""
-FITTED_LPU_LAYER_S = 3.22836e-05
-"""Pipeline latency per layer per step on a Groq LPU, s (fitted)."""
-FITTED_LPU_HOP_S = 3.66616e-06
-"""Per-step time to cross one chip boundary on a Groq LPU pipeline, s (fitted)."""
+FITTED_WAFER_LAYER_S = 1.28545e-05
+"""Pipeline latency per layer per step on a WSE-3, s (fitted with the wafer hop held at its prior and
+the API request term in the API rows' first tokens, 2026-12-09, on the stored fit's rows; 14.16 µs
+before, with the hop fitted to 0 and no API term)."""
+WAFER_HOP_PRIOR_S = 2.0e-6
+"""Per-step time to cross one wafer boundary on WSE-3, s: a sourced prior, not fitted. A model larger
+than one wafer's 44 GB of SRAM is split at layer boundaries over several CS-3 systems ("20B models fit
+on a single CS-3 while 70B models fit on as few as four systems", Cerebras, "Introducing Cerebras
+Inference", 2024-08-27, https://cerebras.ai/blog/introducing-cerebras-inference-ai-at-instant-speed),
+which talk over the system's 1.2 Tb/s of I/O, 12 × 100 GbE (CS-3 system I/O; Argonne's SC24 tutorial,
+https://github.com/argonne-lcf/AIaccelerators-SC24-tutorial). One hop is one token's activations
+(16 KB for an 8192-wide bf16 model: 0.1 µs at 150 GB/s) plus the latency of one RDMA-over-Ethernet
+message, sub-microsecond NIC to NIC and up to a few microseconds through a switch (100 GbE RDMA:
+https://api.emergentmind.com/topics/100-gbe-remote-direct-memory-access-rdma; a switch in the path
+adds microseconds). Range 1–10 µs; 2 µs taken. The wafer rows want 0 (the fit puts the hop at its lower
+bound: with one model per group the hops, ``wafers − 1``, are collinear with ``layers``), so the prior
+is kept and only the per-layer latency is fitted (``serving_fit.PRIOR_FIXED``)."""
+FITTED_WAFER_HOP_S = WAFER_HOP_PRIOR_S
+"""The wafer hop the catalogue carries: the prior :data:`WAFER_HOP_PRIOR_S` (not fitted)."""
+FITTED_LPU_LAYER_S = 3.43092e-05
+"""Pipeline latency per layer per step on a Groq LPU, s (fitted; 32.3 µs before the chip hop was held
+within its published bound)."""
+LPU_HOP_MAX_S = 3.0e-6
+"""Upper bound of one chip-to-chip hop on a Groq LPU system, s: "more than 2 TeraBytes of global memory
+accessible in less than 3 microseconds of end-to-end system latency" over up to 10,440 TSPs (Abts et
+al., "A Software-defined Tensor Streaming Multiprocessor for Large-scale Machine Learning", ISCA 2022,
+https://doi.org/10.1145/3470496.3527405; abstract at https://groq.com/groq-at-isca-2022). A hop
+between neighbouring chips of a pipeline is at most that; the fit keeps the hop within 0–3 µs."""
+FITTED_LPU_HOP_S = 3.0e-06
+"""Per-step time to cross one chip boundary on a Groq LPU pipeline, s (fitted within 0–:data:`LPU_HOP_MAX_S`;
+it sits at that published upper bound: unbounded the 2026-11-27 fit put it at 3.67 µs)."""

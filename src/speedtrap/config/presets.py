@@ -21,8 +21,9 @@ against docs/design.md §2:
   tests/validation/test_calibration.py), at 6× the price, for 7.1× fewer tokens a replica emits.
 * ``wafer-distilled`` (as of 2026-02) — a hypothetical distilled model (100B parameters, 10B
   active, 50 layers, bf16) resident in the aggregate SRAM of Cerebras WSE-3s at 8 streams of 96k
-  tokens, with the fitted wafer terms (per-layer pipeline latency, per-wafer hop, active-parameter
-  and context terms): ≈1290 tok/s (Codex-Spark: ">1000 tok/s", reported), with 1.2× the failures.
+  tokens, with the wafer terms (fitted per-layer pipeline latency, a sourced 2-µs hop per wafer
+  boundary, active-parameter and context terms): ≈1380 tok/s (Codex-Spark: ">1000 tok/s", reported;
+  ≈1290 before the 2026-12-09 refit of the wafer terms), with 1.2× the failures.
 
 What changed with the refit (issue 24): the presets used the 2026-11-25 factors with assumed 5 µs
 per layer and per collective step and decode steps free of other requests' prompts. On the refitted

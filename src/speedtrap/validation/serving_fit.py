@@ -5,8 +5,9 @@ dense FLOP/s (η_f), the achieved fraction of peak FLOP/s on prompt tokens (the 
 fitted on time to first token and on the prompts sharing decode steps), the per-step overhead
 (scheduling, sampling, kernel launch), the kernel latency per layer, the latency per log2 step of a
 scale-up collective and the scheduling time of a request before its prefill; on a Cerebras WSE-3
-the pipeline latency per layer and the time to cross a wafer boundary; on a Groq LPU the pipeline
-latency per layer; and per serving stack of a GPU vendor (:data:`STACK_FACTORS`) how much faster that
+the pipeline latency per layer (the time to cross a wafer boundary is a sourced prior,
+:data:`PRIOR_FIXED`); on a Groq LPU the pipeline latency per layer and per chip boundary (within the
+published bound); and per serving stack of a GPU vendor (:data:`STACK_FACTORS`) how much faster that
 stack runs a step than the vendor's baseline (:data:`STACK_SPEED_BOUNDS`). Everything else is a
 datasheet number, a model's configuration or a stated assumption.
 
@@ -51,6 +52,8 @@ from speedtrap.config.hardware import (
     FITTED_LPU_LAYER_S,
     FITTED_WAFER_HOP_S,
     FITTED_WAFER_LAYER_S,
+    LPU_HOP_MAX_S,
+    WAFER_HOP_PRIOR_S,
     Hardware,
 )
 from speedtrap.serving.pareto import SteadyLoad, steady_load
@@ -60,6 +63,7 @@ from speedtrap.validation.serving_table import RowSpec, measured, row_spec, ttft
 
 __all__ = [
     "FACTOR_BOUNDS",
+    "PRIOR_FIXED",
     "PROFILE_LEVEL",
     "STACK_FACTORS",
     "STACK_PRIOR_SIGMA",
@@ -245,7 +249,7 @@ FACTOR_BOUNDS: dict[str, tuple[float, float, float, float]] = {
     "wafer_layer_s": (0.0, 200e-6, 10e-6, 15e-6),
     "wafer_hop_s": (0.0, 5e-3, 0.1e-3, 0.1e-3),
     "lpu_layer_s": (0.0, 500e-6, 10e-6, 40e-6),
-    "lpu_hop_s": (0.0, 100e-6, 1e-6, 1e-6),
+    "lpu_hop_s": (0.0, LPU_HOP_MAX_S, 1e-6, 1e-6),  # Groq ISCA 2022: < 3 µs end to end
     **{name: STACK_SPEED_BOUNDS for name in STACK_FACTORS.values()},
 }
 
@@ -266,6 +270,12 @@ DECODE_RATIO_BOUNDS: tuple[float, float, float, float] = (0.05, 1.0, 0.1, 0.8)
 """(lower, upper, typical scale, start) of η_f / prefill η in the fit (upper: equal efficiencies)."""
 
 
+PRIOR_FIXED: dict[str, float] = {"wafer_hop_s": WAFER_HOP_PRIOR_S}
+"""Factors every fit holds at a sourced prior instead of fitting (``config.hardware``): the wafer hop,
+which the wafer rows put at its lower bound 0 (one model per group: a model's hops, ``wafers − 1``,
+are collinear with its layers, and the per-layer latency takes both)."""
+
+
 def _fit_bounds(name: str) -> tuple[float, float, float, float]:
     return DECODE_RATIO_BOUNDS if name in DECODE_EFFICIENCY_OF else FACTOR_BOUNDS[name]
 
@@ -280,9 +290,15 @@ def factors_of_fit(vector: Any) -> Factors:
 
 
 def physics_of(spec: RowSpec) -> ReplicaPhysics:
-    """The replica physics of a row's specs (no network time: the physics and the scheduling only)."""
+    """The replica physics of a row's specs: the physics and the scheduling, plus the API request's time
+    for a row measured through a public API (``RowSpec.api_s``)."""
     return ReplicaPhysics.from_parts(
-        spec.hardware, spec.llm, spec.chips, parallel=spec.parallel, disaggregation=spec.disaggregation
+        spec.hardware,
+        spec.llm,
+        spec.chips,
+        ttft_overhead_s=spec.api_s,
+        parallel=spec.parallel,
+        disaggregation=spec.disaggregation,
     )
 
 
@@ -372,6 +388,8 @@ def fit_factors(
     for name in STACK_FACTORS.values():
         if name not in informed:
             fixed.setdefault(name, 1.0)
+    for name, value in PRIOR_FIXED.items():
+        fixed.setdefault(name, value)
     names = [n for n in Factors.names() if n not in fixed]
     priors = [i for i, n in enumerate(names) if n in informed]
     lower = np.array([_fit_bounds(n)[0] for n in names])
@@ -426,7 +444,7 @@ def profile_factor(
 
     free, n = sse(fit_factors(table, per_stack=per_stack))
     informed = stack_factors_of(table) if per_stack else set()
-    fitted = len(Factors.names()) - len(STACK_FACTORS) + len(informed)  # the free fit's factors
+    fitted = len(Factors.names()) - len(STACK_FACTORS) - len(PRIOR_FIXED) + len(informed)  # free
     s2 = free / (n - fitted)
     rows = []
     for value in values:

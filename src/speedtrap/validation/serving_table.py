@@ -12,7 +12,8 @@ tok/s per user, tok/s per GPU and time to first token where the source gives the
 parallel layout (attention data parallelism, expert parallelism, dispatch bytes, overlapped
 communication, chunked-prefill budget), a separate prefill pool (``prefill_chips``: counted chips,
 0 when the source measured the decode pool alone), the source's address and how every figure was
-derived (``notes``).
+derived (``notes``); ``api``: the figures were measured through the provider's public API, so the
+time to first token includes the API request (:data:`API_REQUEST_S`).
 
 A row is predicted from specs that ``speedtrap pareto`` accepts (:func:`row_spec_toml` writes them as
 a ``--spec`` file), so anyone can reproduce a prediction from the command line.
@@ -35,6 +36,7 @@ from speedtrap.config.llm import LLM
 from speedtrap.config.parallel import Disaggregation, Parallelism
 
 __all__ = [
+    "API_REQUEST_S",
     "KV_BYTES",
     "MEASUREMENTS_FILE",
     "PRECISIONS",
@@ -58,6 +60,18 @@ PRECISIONS: dict[str, tuple[float, str]] = {
     "int4": (0.5625, "bf16"),  # weight-only int4 with group scales, 16-bit compute
 }
 KV_BYTES: dict[str, float] = {"bf16": 2.0, "fp8": 1.0}
+
+API_REQUEST_S = 0.15
+"""The time a request through a provider's public API spends before the first token beyond the
+serving physics (network round trip, TLS and HTTP handling, authentication, routing), s: rows measured
+that way (``api``) add it to the predicted time to first token. Source: the warm median time to first
+token of Llama 3.1 8B on Groq's API, 157 ms (a ~700-token cached prompt, 64 tokens out, streamed, via
+OpenRouter with the proxy's separately measured 337-ms floor subtracted; krabarena, 2026,
+https://krabarena.org/claims/592e1fd1-27a7-4326-8c0f-b0de58f6ef54), less the physics of that request
+(1.9 ms: its prefill and pipeline fill on 40 LPUs): 0.155 s, rounded down to 0.15 s. An 8B model's
+prefill is so short that the measured first token is almost all API; the larger models' first tokens
+(Groq's Llama 3.3 70B in the same benchmark, Cerebras' Llama 3.1 405B) are the check
+(docs/serving_validation.md, "Wafer and LPU from their architecture")."""
 
 
 def load_measurements() -> pd.DataFrame:
@@ -106,6 +120,9 @@ class RowSpec:
     isl: float
     osl: float | None
     concurrency: float
+    api_s: float = 0.0
+    """The API request's own time before the first token (:data:`API_REQUEST_S` for a row measured
+    through a provider's public API, ``api`` in the table; 0 for a benchmark beside the server), s."""
 
 
 def _dtype(name: str, hardware: Hardware) -> str:
@@ -171,7 +188,8 @@ def row_spec(row: Any, hardware: Hardware | None = None) -> RowSpec:
         chips = derive_chips_per_replica(hw, llm, batch=max(int(concurrency), 1), context_tokens=context)
     else:
         chips = int(chips_value)
-    return RowSpec(hw, llm, chips, parallel_of(row), disaggregation_of(row), isl, osl, concurrency)
+    api_s = API_REQUEST_S if _flag(getattr(row, "api", "")) else 0.0
+    return RowSpec(hw, llm, chips, parallel_of(row), disaggregation_of(row), isl, osl, concurrency, api_s)
 
 
 @functools.lru_cache(maxsize=1024)
