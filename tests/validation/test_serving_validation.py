@@ -86,7 +86,7 @@ def test_stored_factors_are_the_fit_on_the_rows_they_were_fitted_to(table) -> No
     assert not (fitted["source"] == "ATOM (ROCm/ATOM)").any()
     appended = table.iloc[FITTED_ROWS:]
     atom = appended["source"] == "ATOM (ROCm/ATOM)"
-    # the wafer and LPU rows of 2026-12-09 (a later Cerebras speed, a Groq first token): SRAM rows,
+    # the wafer and LPU rows of 2026-12-07 (a later Cerebras speed, a Groq first token): SRAM rows,
     # which move no GPU factor; the SRAM factors were refitted on the stored fit's rows alone
     sram = appended["id"].isin(["cerebras-l31-70b-2024-10", "krabarena-groq-llama-3.3-70b"])
     assert (appended["notes"].str.contains(extractor, regex=False) | atom | sram).all()
@@ -264,8 +264,8 @@ def test_error_by_vendor_and_stack_summarises_the_held_out_rows(check) -> None:
 
 def test_the_profile_bounds_the_gemm_half_point_the_fit_puts_at_zero() -> None:
     """The free fit puts M½ at its lower bound 0; its profile over the table keeps values up to about
-    42 tokens at 95% and rules out 44. Claim 2 samples 0–55 (experiments/claims/c2_what_fast_mode_is.toml),
-    the range of the profile before the API rows' first tokens carried the API request term: the 405B
+    42 tokens at 95% and rules out 44; claim 2 samples 0–42 (experiments/claims/c2_what_fast_mode_is.toml).
+    Before the API rows' first tokens carried the API request term the profile kept 0–55: the 405B
     wafer row's log error of −4.5 had inflated the residual variance the statistic divides by."""
     table = stored_fit_table()  # the rows of the stored fit, which claim 2 rests on
     profile = profile_factor(table, "gpu_gemm_half_tokens", [0.0, 16.0, 40.0, 44.0], per_stack=False)

@@ -210,7 +210,7 @@ FITTED_AMD_COLLECTIVE_LATENCY_S = 5.40573e-05
 """Latency per log2 step of an Infinity Fabric collective, s (fitted)."""
 FITTED_WAFER_LAYER_S = 1.28545e-05
 """Pipeline latency per layer per step on a WSE-3, s (fitted with the wafer hop held at its prior and
-the API request term in the API rows' first tokens, 2026-12-09, on the stored fit's rows; 14.16 µs
+the API request term in the API rows' first tokens, 2026-12-07, on the stored fit's rows; 14.16 µs
 before, with the hop fitted to 0 and no API term)."""
 WAFER_HOP_PRIOR_S = 2.0e-6
 """Per-step time to cross one wafer boundary on WSE-3, s: a sourced prior, not fitted. A model larger

@@ -23,7 +23,7 @@ against docs/design.md §2:
   active, 50 layers, bf16) resident in the aggregate SRAM of Cerebras WSE-3s at 8 streams of 96k
   tokens, with the wafer terms (fitted per-layer pipeline latency, a sourced 2-µs hop per wafer
   boundary, active-parameter and context terms): ≈1380 tok/s (Codex-Spark: ">1000 tok/s", reported;
-  ≈1290 before the 2026-12-09 refit of the wafer terms), with 1.2× the failures.
+  ≈1290 before the 2026-12-07 refit of the wafer terms), with 1.2× the failures.
 
 What changed with the refit (issue 24): the presets used the 2026-11-25 factors with assumed 5 µs
 per layer and per collective step and decode steps free of other requests' prompts. On the refitted
