@@ -65,3 +65,20 @@ def test_validate_workflow_reports_in_and_out_of_sample_apart() -> None:
         rows = validation[validation["study"] == row.study]
         assert row.targets == len(rows) and row.passed == int(rows["passed"].sum())
         assert row.predicted == bool(rows["passed"].all())  # predicted only if every row passes
+
+
+def test_a_target_is_on_the_edge_when_its_interval_crosses_a_bound() -> None:
+    """``edge``: the 95% interval over the runs crosses a bound of the accepted range, whatever the
+    mean's verdict; an interval wholly inside or wholly outside is not on the edge."""
+    result = CliRunner().invoke(app, ["validate", "workflow", "--quick", "--replications", "4", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = pd.DataFrame(json.loads(result.stdout)["targets"])
+    finite = rows.dropna(subset=["ci_low", "ci_high"])
+    assert len(finite) > 0
+    for r in finite.itertuples():
+        crosses = r.ci_low < r.accept_low <= r.ci_high or r.ci_low <= r.accept_high < r.ci_high
+        assert r.edge == crosses, r.id
+        if not r.edge:  # the verdict cannot differ between the interval's two ends
+            inside = [r.accept_low <= v <= r.accept_high for v in (r.ci_low, r.ci_high)]
+            assert inside[0] == inside[1] == r.passed, r.id
+    assert rows.loc[rows["ci_low"].isna(), "edge"].eq(False).all()

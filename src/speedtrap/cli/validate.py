@@ -127,11 +127,12 @@ def validate_workflow_command(
 
     JSON (schema_version 1): {"schema_version", "replications", "passed", "targets": [{"id",
     "scenario", "unit", "published", "simulated", "ci_low", "ci_high", "n", "relative_error",
-    "tolerance", "accept_low", "accept_high", "passed", "source"}], "eras": [{"era", "n",
+    "tolerance", "accept_low", "accept_high", "passed", "edge", "source"}], "eras": [{"era", "n",
     "ai_vs_manual_time_ratio", "…_low", "…_high", "ai_vs_manual_output_ratio", "…_low", "…_high",
     "ai_vs_manual_throughput_ratio", "…_low", "…_high"}], "passed_by_role": {role: {"passed",
     "targets"}}}; each target also has "role"; accept_low/high: the simulated values the tolerance
-    accepts, in the target's unit;
+    accepts, in the target's unit; "edge": the 95% interval over the runs crosses a bound of that
+    range, so another draw may flip the verdict (marked "(edge)" in the table);
     the eras' intervals: "…_low"/"…_high" the 95% interval over seeds, "…_behaviour_low"/"…_high" over
     the ensemble's members (null with one parameter set), "…_dominant" which is wider. By default the
     stored calibrated ensemble runs (K members × r seeds, as compare spends --replications);
@@ -227,6 +228,7 @@ def validate_workflow_command(
         )
         return
     size = f"{len(index)} members × {per_member} seeds" if choice.members else f"{replications} replications"
+    edges = check.on_edge_by_role()
     for role, (passed, count) in check.passed_by_role().items():
         rows = [
             (
@@ -235,13 +237,18 @@ def validate_workflow_command(
                 f"{r.simulated:.4g} [{r.ci_low:.4g}, {r.ci_high:.4g}]",
                 f"{100 * r.relative_error:+.0f}%",
                 r.tolerance,
-                "pass" if r.passed else "MISS",
+                ("pass" if r.passed else "MISS") + (" (edge)" if r.edge else ""),
             )
             for r in table[table["role"] == role].itertuples()
         ]
+        edge = (
+            f"; {len(edges[role])} on the edge, their 95% interval across a bound: another draw may flip them"
+            if edges[role]
+            else "; none on the edge"
+        )
         print_table(
-            f"{ROLE_TITLES[role]}: {passed} of {count} within tolerance ({size}; simulated = mean [95% t "
-            "interval over every run])",
+            f"{ROLE_TITLES[role]}: {passed} of {count} within tolerance{edge} ({size}; simulated = mean "
+            "[95% t interval over every run])",
             ["target", "published", "simulated", "error", "tolerance", "result"],
             rows,
         )

@@ -316,6 +316,15 @@ class WorkflowCheck:
                 out[role] = (int(rows["passed"].sum()), len(rows))
         return out
 
+    def on_edge_by_role(self) -> dict[str, list[str]]:
+        """{role: the ids of its targets on the edge}: those whose 95% interval over the runs crosses
+        a bound of their accepted range, so that the pass count may move with the seeds."""
+        return {
+            role: self.table.loc[(self.table["role"] == role) & self.table["edge"], "id"].tolist()
+            for role in ROLES
+            if (self.table["role"] == role).any()
+        }
+
     def held_out_studies(self) -> pd.DataFrame:
         """One row per held-out study (``role = validation``), in the targets table's order:
         ``study``, ``passed`` and ``targets`` (its rows within tolerance, and all), and ``predicted``:
@@ -324,6 +333,15 @@ class WorkflowCheck:
         grouped = rows.groupby("study", sort=False)["passed"].agg(["sum", "size"]).reset_index()
         grouped.columns = ["study", "passed", "targets"]
         return grouped.assign(predicted=grouped["passed"] == grouped["targets"])
+
+
+def _on_edge(row: pd.Series, ci_low: float, ci_high: float) -> bool:
+    """Whether the 95% interval over the runs crosses a bound of the accepted range: the verdict
+    rests on the draw (another set of seeds may flip it), however it falls this time."""
+    if not (math.isfinite(ci_low) and math.isfinite(ci_high)):
+        return False
+    low, high = accepted_range(row)
+    return bool(ci_low < low <= ci_high or ci_low <= high < ci_high)
 
 
 def _passes(row: pd.Series, value: float) -> bool:
@@ -383,6 +401,7 @@ def validate_workflow(
                 "accept_low": accepted_range(row)[0],
                 "accept_high": accepted_range(row)[1],
                 "passed": _passes(row, mean),
+                "edge": _on_edge(row, mean - half, mean + half),
                 "role": row.get("role", "calibration"),
                 "study": row.get("study", ""),
                 "source": row["source"],
