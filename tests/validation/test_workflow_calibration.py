@@ -1,7 +1,7 @@
 """The workflow model against its calibration targets (src/speedtrap/validation/data/).
 
 The tolerances are in the targets table, fixed before any run. At full size under the calibrated
-ensemble (``speedtrap validate workflow``: every member on 3 seeds) docs/validation.md states which of the
+ensemble (``speedtrap validate workflow``: every member on 2 seeds) docs/validation.md states which of the
 targets pass, which miss, by how much and why. Here the ensemble's least implausible member is
 run exactly as the calibration's final check ran it (each calibration scenario cut to its
 :data:`CHECK_DAYS` working days, the check's :data:`CHECK_REPLICATIONS` seeds from the calibration's
@@ -33,32 +33,39 @@ each checked set run on the first 3 replication seeds of 2026."""
 
 ASSERTED = (
     "metr_time_ratio",
-    "metr_reviewing_share",
+    "metr_waiting_share",
     "metr_fixing_share",
     "metr_manual_median_min",
     "stretch_median_s",
     "stretch_p90_s",
+    "human_gap_median_s",
     "llm_share_of_agent_time",
     "request_median_s",
     "cache_share",
+    "human_turns_per_session",
     "human_gap_p90_s",
+    "concurrent_sessions_1",
+    "concurrent_sessions_2",
+    "concurrent_sessions_3plus",
+    "swe_bench_resolved_frontier",
     "signature_fast_response_share_after_short",
+    "signature_fast_response_share_after_long",
     "signature_response_median_after_short",
+    "signature_response_median_after_long",
     "signature_response_stretch_rank_correlation",
     "trace_cached_share_after_long_gap",
     "metr_time_ratio_short_half",
     "metr_time_ratio_long_half",
 )
-"""The targets whose tolerances the stored ensemble's least implausible member (checked set 716,
-implausibility 2.40 at its worst in the final check of the stored 2026-12-07 calibration, 28 members)
-meets there. A set accepted by implausibility may still miss a tolerance (the implausibility adds each
+"""The targets whose tolerances the stored ensemble's least implausible member (checked set 1667,
+implausibility 2.15 at its worst in the final check of the fourth 2026-12-07 calibration, 110 members,
+cued returns) meets there, the fast replies after long stretches among them (4.5% against at least
+4.2%). A set accepted by implausibility may still miss a tolerance (the implausibility adds each
 target's model discrepancy, and for a point target its observation error, to the seed noise): this
-member misses METR's waiting share (1.0% against 4 ± 2 points) and acceptance rate (48% against at
-most 44%), the human gap's median (115 s against 84 s ± 30%), human turns per transcript (3.27
-against 3.3–6.2), the fast replies after long stretches (2.7% against 19% ± 15 points), the median
-reply after long stretches (215 s against 148 s ± 30%) and, among the consistency checks, Claude 3.7
-Sonnet's SWE-bench rate (68.9% against 62.3 ± 5 points). Over the ensemble at full size the targets
-pass or miss as docs/validation.md reports."""
+member misses METR's reviewing share (4.2% against 9 ± 3 points) and acceptance rate (46% against at
+most 44%) and, among the consistency checks, Claude 3.7 Sonnet's SWE-bench rate (56.4% against
+62.3 ± 5 points). Over the ensemble at full size the targets pass or miss as docs/validation.md
+reports."""
 
 
 def test_targets_table_has_sources_and_tolerances() -> None:
