@@ -206,8 +206,10 @@ def test_median_first_tokens_are_compared_with_the_predicted_median() -> None:
 
     table = load_measurements()
     medians = [row for row in table.itertuples(index=False) if ttft_is_median(row)]
-    # InferenceX prints median TTFTs; the rows say so, and the others (NIM, Vultr) stay means
-    assert medians and all(str(row.source) == "InferenceX" for row in medians)
+    # InferenceX prints median TTFTs, and krabarena's Groq first token is a warm median; the rows say
+    # so, and the others (NIM, Vultr) stay means
+    assert medians and {str(row.source) for row in medians} == {"InferenceX", "krabarena"}
+    assert sum(str(row.source) == "krabarena" for row in medians) == 1
     row = next(r for r in medians if r.id == "ix-l33-70b-mi325x-vllm-8k1k")
     spec = row_spec(row, Factors().apply(hardware_preset(str(row.hardware))))
     load = load_of(physics_of(spec), spec, spec.concurrency)
