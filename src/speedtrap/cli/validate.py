@@ -42,8 +42,8 @@ def validate_workflow_command(
             min=2,
             max=MAX_REPLICATIONS,
             help="Seeded replications: under an ensemble K members × r ≥ 2 seeds (default 220: every member "
-            "of the 110-member ensemble on 2 seeds, so that neither the members a run draws nor its seeds "
-            "move the count).",
+            "of the 110-member ensemble on 2 seeds, so that the members a run draws do not move the count; "
+            "a target whose interval crosses its bound is marked on the edge, as seeds may flip it).",
         ),
     ] = DEFAULT_REPLICATIONS,
     seed: Annotated[int, typer.Option("--seed", min=0, help="First replication seed.")] = 0,

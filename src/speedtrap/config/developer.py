@@ -198,16 +198,20 @@ class Attention(Spec):
         long = -math.expm1(-away_s / self.resumption_tau_s)
         if self.rule == "threshold":
             return self.resumption_max_s * long
-        short = self.resumption_short_s * math.log1p(away_s / self.resumption_short_scale_s)
-        return short + self.resumption_max_s * long * long
+        return self.short_lag_mean_s(away_s) + self.resumption_max_s * long * long
+
+    def short_lag_mean_s(self, away_s: float) -> float:
+        """The ``expected_wait`` rule's short-suspension lag after ``away_s`` seconds away, s:
+        r·ln(1 + t/s) (``resumption_short_s``, ``resumption_short_scale_s``)."""
+        return self.resumption_short_s * math.log1p(away_s / self.resumption_short_scale_s)
 
     def cued_resumption_mean_s(self, away_s: float) -> float:
         """Mean resumption in seconds after ``away_s`` seconds away when the agent's notification
         prompted the return (``cued_resumption``, ``expected_wait``): the short-suspension lag
-        r·ln(1 + t/s) of :meth:`resumption_mean_s` alone; otherwise :meth:`resumption_mean_s`."""
+        (:meth:`short_lag_mean_s`) alone; otherwise :meth:`resumption_mean_s`."""
         if away_s <= 0.0 or not self.cued_resumption or self.rule == "threshold":
             return self.resumption_mean_s(away_s)
-        return self.resumption_short_s * math.log1p(away_s / self.resumption_short_scale_s)
+        return self.short_lag_mean_s(away_s)
 
     def other_work_resumption_mean_s(self, away_s: float | None) -> float:
         """Mean seconds to get back into other work left ``away_s`` seconds ago (None: not yet
@@ -216,8 +220,7 @@ class Attention(Spec):
         if away_s is None or away_s <= 0.0 or self.rule == "threshold":
             return 0.0
         long = -math.expm1(-away_s / self.resumption_tau_s)
-        short = self.resumption_short_s * math.log1p(away_s / self.resumption_short_scale_s)
-        return short + self.other_work_resumption_max_s * long * long
+        return self.short_lag_mean_s(away_s) + self.other_work_resumption_max_s * long * long
 
 
 class Review(Spec):

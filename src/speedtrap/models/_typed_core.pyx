@@ -735,25 +735,27 @@ cdef class Core:
 
     cdef double resumption_mean_s(self, double away_s) noexcept:
         """Attention.resumption_mean_s (speedtrap.config.developer): the mean resumption after ``away_s``."""
-        cdef double lng, short
+        cdef double lng
         if away_s <= 0.0:
             return 0.0
         lng = -expm1(-away_s / self.res_tau)
-        short = self.res_short_s * log1p(away_s / self.res_short_scale)
-        return short + self.res_max * lng * lng
+        return self.short_lag_s(away_s) + self.res_max * lng * lng
+
+    cdef double short_lag_s(self, double away_s) noexcept:
+        """Attention.short_lag_mean_s: the short-suspension lag r·ln(1 + t/s) after ``away_s``."""
+        return self.res_short_s * log1p(away_s / self.res_short_scale)
 
     cdef double other_resumption_mean_s(self, CDev d, double now) noexcept:
         """Attention.other_work_resumption_mean_s after the time since other work was left (0 before
         any that day), as ``Developer._fill_gap`` asks it."""
-        cdef double away_s, lng, short
+        cdef double away_s, lng
         if not d.has_other_left:
             return 0.0
         away_s = now - d.other_left_s
         if away_s <= 0.0:
             return 0.0
         lng = -expm1(-away_s / self.res_tau)
-        short = self.res_short_s * log1p(away_s / self.res_short_scale)
-        return short + self.ow_max * lng * lng
+        return self.short_lag_s(away_s) + self.ow_max * lng * lng
 
     cdef void maybe_leave(self, CDev d, double expected_s) except *:
         """Developer._maybe_leave with AttentionRule.leaves: leave a wait longer than the episode's
@@ -1027,7 +1029,7 @@ cdef class Core:
         if away_s > 0.0:  # time_away_s: a break is not time away
             away_s = max(0.0, away_s - (d.idle_total_s - s.idle_at_leave_s))
         if cued and self.cued_resumption:  # Attention.cued_resumption_mean_s: the short lag alone
-            overhead_s = self.res_short_s * log1p(away_s / self.res_short_scale) if away_s > 0.0 else 0.0
+            overhead_s = self.short_lag_s(away_s) if away_s > 0.0 else 0.0
         else:
             overhead_s = self.resumption_mean_s(away_s)
         if overhead_s > 0.0:  # drawn around the mean (AttentionRule.resumption_s)

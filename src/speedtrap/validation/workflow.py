@@ -335,20 +335,16 @@ class WorkflowCheck:
         return grouped.assign(predicted=grouped["passed"] == grouped["targets"])
 
 
-def _on_edge(row: pd.Series, ci_low: float, ci_high: float) -> bool:
-    """Whether the 95% interval over the runs crosses a bound of the accepted range: the verdict
-    rests on the draw (another set of seeds may flip it), however it falls this time."""
+def _on_edge(low: float, high: float, ci_low: float, ci_high: float) -> bool:
+    """Whether the 95% interval over the runs crosses a bound of the accepted range [low, high]: the
+    verdict rests on the draw (another set of seeds may flip it), however it falls this time."""
     if not (math.isfinite(ci_low) and math.isfinite(ci_high)):
         return False
-    low, high = accepted_range(row)
     return bool(ci_low < low <= ci_high or ci_low <= high < ci_high)
 
 
-def _passes(row: pd.Series, value: float) -> bool:
-    if not math.isfinite(value):
-        return False
-    low, high = accepted_range(row)
-    return bool(low <= value <= high)
+def _passes(low: float, high: float, value: float) -> bool:
+    return bool(math.isfinite(value) and low <= value <= high)
 
 
 MemberPlan = Sequence[tuple[int, dict[str, Scenario], int]]
@@ -386,6 +382,7 @@ def validate_workflow(
         n = len(values)
         mean = float(values.mean()) if n else math.nan
         half = float(stats.t.ppf(0.975, n - 1) * values.std(ddof=1) / math.sqrt(n)) if n >= 2 else math.nan
+        low, high = accepted_range(row)
         rows.append(
             {
                 "id": row["id"],
@@ -398,10 +395,10 @@ def validate_workflow(
                 "n": n,
                 "relative_error": mean / row["published"] - 1.0 if row["published"] else math.nan,
                 "tolerance": _tolerance_text(row),
-                "accept_low": accepted_range(row)[0],
-                "accept_high": accepted_range(row)[1],
-                "passed": _passes(row, mean),
-                "edge": _on_edge(row, mean - half, mean + half),
+                "accept_low": low,
+                "accept_high": high,
+                "passed": _passes(low, high, mean),
+                "edge": _on_edge(low, high, mean - half, mean + half),
                 "role": row.get("role", "calibration"),
                 "study": row.get("study", ""),
                 "source": row["source"],
