@@ -21,6 +21,7 @@ from typing import Annotated, Any
 
 import typer
 
+from speedtrap import interrupts
 from speedtrap.cli import browser, claims, compare, demo, run, serving, sessions, sweep, validate
 from speedtrap.cli.common import (
     POLICY_KINDS,
@@ -124,7 +125,8 @@ def main() -> None:
     """Console-script entry point (``speedtrap``): output that does not fail on an encoding or a
     plotting backend (:func:`_plain_output`); warnings (e.g. a quarantined result file) are
     shown as one line each, and a Ctrl-C outside a command (while typer builds the command line or
-    parses it; a command says it was interrupted itself) ends in one line and exit status 130."""
+    parses it; a command says it was interrupted itself) ends in one line and exit status 130, as does
+    an error that a Ctrl-C became in other libraries' code (:mod:`speedtrap.interrupts`)."""
     warnings.formatwarning = _one_line_warning
     _plain_output()
     try:
@@ -136,6 +138,11 @@ def main() -> None:
         if exc.code == INTERRUPTED_EXIT_CODE and _silent_interrupt(exc):
             typer.echo("interrupted", err=True)
         raise
+    except Exception:  # a Ctrl-C that the code it landed in turned into another error
+        if not interrupts.interrupted():
+            raise
+        typer.echo("interrupted", err=True)
+        raise SystemExit(INTERRUPTED_EXIT_CODE) from None
 
 
 INTERRUPTED_EXIT_CODE = 130

@@ -27,6 +27,8 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from speedtrap import interrupts
+
 if TYPE_CHECKING:  # imported where used, so that `speedtrap --help` starts fast
     from speedtrap.config.scenario import Scenario
 
@@ -83,7 +85,9 @@ SeedOption = Annotated[
 def fail(message: str) -> NoReturn:
     """Print one line to stderr and exit with status 2 (bad input). A character that is not printable
     (a line break, a form feed, another control character the input carried) is written as its
-    escape (``\\n``, ``\\x0c``), so the message stays one line."""
+    escape (``\\n``, ``\\x0c``), so the message stays one line. After a Ctrl-C that the code it
+    landed in turned into an error (:mod:`speedtrap.interrupts`), the interrupt is raised instead."""
+    interrupts.check()
     typer.echo(f"error: {one_line_text(message)}", err=True)
     raise typer.Exit(BAD_INPUT_EXIT_CODE)
 

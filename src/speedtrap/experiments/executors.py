@@ -40,6 +40,8 @@ from multiprocessing import resource_tracker
 from types import FrameType, TracebackType
 from typing import Any, Literal, Protocol, Self, TypeVar, runtime_checkable
 
+from speedtrap import interrupts
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -71,6 +73,7 @@ class SerialExecutor:
 
     def map_unordered(self, fn: Callable[[T], R], tasks: Sequence[T]) -> Iterator[R]:
         for task in tasks:
+            interrupts.check()  # an interrupt that code it landed in swallowed stops before the next task
             yield fn(task)
 
     def __enter__(self) -> Self:
@@ -169,6 +172,7 @@ class _Interrupt:
         self.caught = True
 
     def __enter__(self) -> Self:
+        self.caught = interrupts.interrupted()  # one that code it landed in swallowed: nothing starts
         if threading.current_thread() is threading.main_thread():
             previous = signal.getsignal(signal.SIGINT)
             if callable(previous):
