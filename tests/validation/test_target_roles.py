@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 from typer.testing import CliRunner
 
@@ -82,3 +83,29 @@ def test_a_target_is_on_the_edge_when_its_interval_crosses_a_bound() -> None:
             inside = [r.accept_low <= v <= r.accept_high for v in (r.ci_low, r.ci_high)]
             assert inside[0] == inside[1] == r.passed, r.id
     assert rows.loc[rows["ci_low"].isna(), "edge"].eq(False).all()
+
+
+def test_each_target_has_one_verdict_at_95_percent_and_the_tables_count_them() -> None:
+    """``verdict``: "pass" when the interval over the runs lies inside the accepted range, "miss"
+    when wholly outside, "undecided" when it crosses a bound (the draw decides the mean's side);
+    ``verdicts_by_role`` counts them, and the table's title states the counts."""
+    result = CliRunner().invoke(app, ["validate", "workflow", "--quick", "--replications", "4", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    rows = pd.DataFrame(payload["targets"])
+    for r in rows.itertuples():
+        inside = r.accept_low <= r.ci_low and r.ci_high <= r.accept_high
+        outside = r.ci_high < r.accept_low or r.ci_low > r.accept_high
+        expected = "pass" if inside else "miss" if outside else "undecided"
+        if not (np.isfinite(r.ci_low) and np.isfinite(r.ci_high)):  # no interval: the mean decides
+            expected = "pass" if r.passed else "miss"
+        assert r.verdict == expected, r.id
+    for role, counts in payload["verdicts_by_role"].items():
+        mine = rows[rows["role"] == role]["verdict"].value_counts()
+        assert counts == {v: int(mine.get(v, 0)) for v in ("pass", "undecided", "miss")}
+    table = CliRunner().invoke(app, ["validate", "workflow", "--quick", "--replications", "4"])
+    assert table.exit_code == 0, table.output
+    for role, counts in payload["verdicts_by_role"].items():
+        assert f"{counts['pass']} of {sum(counts.values())} pass at 95%, {counts['undecided']} undecided" in (
+            " ".join(table.output.split())
+        ), role

@@ -43,7 +43,7 @@ def validate_workflow_command(
             max=MAX_REPLICATIONS,
             help="Seeded replications: under an ensemble K members × r ≥ 2 seeds (default 220: every member "
             "of the 110-member ensemble on 2 seeds, so that the members a run draws do not move the count; "
-            "a target whose interval crosses its bound is marked on the edge, as seeds may flip it).",
+            "a target whose 95% interval crosses its bound is undecided, as seeds may flip its mean).",
         ),
     ] = DEFAULT_REPLICATIONS,
     seed: Annotated[int, typer.Option("--seed", min=0, help="First replication seed.")] = 0,
@@ -127,12 +127,15 @@ def validate_workflow_command(
 
     JSON (schema_version 1): {"schema_version", "replications", "passed", "targets": [{"id",
     "scenario", "unit", "published", "simulated", "ci_low", "ci_high", "n", "relative_error",
-    "tolerance", "accept_low", "accept_high", "passed", "edge", "source"}], "eras": [{"era", "n",
+    "tolerance", "accept_low", "accept_high", "passed", "edge", "verdict", "source"}], "eras": [{"era", "n",
     "ai_vs_manual_time_ratio", "…_low", "…_high", "ai_vs_manual_output_ratio", "…_low", "…_high",
     "ai_vs_manual_throughput_ratio", "…_low", "…_high"}], "passed_by_role": {role: {"passed",
-    "targets"}}}; each target also has "role"; accept_low/high: the simulated values the tolerance
-    accepts, in the target's unit; "edge": the 95% interval over the runs crosses a bound of that
-    range, so another draw may flip the verdict (marked "(edge)" in the table);
+    "targets"}}, "verdicts_by_role": {role: {"pass", "undecided", "miss"}}}; each target also has
+    "role"; accept_low/high: the simulated values the tolerance accepts, in the target's unit;
+    "passed": the mean within them; "edge": the 95% interval over the runs crosses a bound of that
+    range, so another draw may flip "passed"; "verdict": "pass" (the interval inside the range),
+    "miss" (wholly outside) or "undecided" (on the edge). The tables count the verdicts, which a
+    draw moves only when an interval moves across a bound, beside the count by the mean alone;
     the eras' intervals: "…_low"/"…_high" the 95% interval over seeds, "…_behaviour_low"/"…_high" over
     the ensemble's members (null with one parameter set), "…_dominant" which is wider. By default the
     stored calibrated ensemble runs (K members × r seeds, as compare spends --replications);
@@ -216,6 +219,7 @@ def validate_workflow_command(
                 "passed_by_role": {
                     role: {"passed": p, "targets": n} for role, (p, n) in check.passed_by_role().items()
                 },
+                "verdicts_by_role": check.verdicts_by_role(),
                 "held_out_studies": [
                     {k: json_number(v) for k, v in row.items()}
                     for row in check.held_out_studies().to_dict("records")
@@ -228,7 +232,7 @@ def validate_workflow_command(
         )
         return
     size = f"{len(index)} members × {per_member} seeds" if choice.members else f"{replications} replications"
-    edges = check.on_edge_by_role()
+    verdicts = check.verdicts_by_role()
     for role, (passed, count) in check.passed_by_role().items():
         rows = [
             (
@@ -237,18 +241,15 @@ def validate_workflow_command(
                 f"{r.simulated:.4g} [{r.ci_low:.4g}, {r.ci_high:.4g}]",
                 f"{100 * r.relative_error:+.0f}%",
                 r.tolerance,
-                ("pass" if r.passed else "MISS") + (" (edge)" if r.edge else ""),
+                RESULT_WORDS[r.verdict] + (f" (mean {'in' if r.passed else 'out'})" if r.edge else ""),
             )
             for r in table[table["role"] == role].itertuples()
         ]
-        edge = (
-            f"; {len(edges[role])} on the edge, their 95% interval across a bound: another draw may flip them"
-            if edges[role]
-            else "; none on the edge"
-        )
+        counts = verdicts[role]
         print_table(
-            f"{ROLE_TITLES[role]}: {passed} of {count} within tolerance{edge} ({size}; simulated = mean "
-            "[95% t interval over every run])",
+            f"{ROLE_TITLES[role]}: {counts['pass']} of {count} pass at 95%, {counts['undecided']} undecided, "
+            f"{counts['miss']} miss ({passed} of {count} by the mean alone, a count the draw can move; "
+            f"{size}; simulated = mean [95% t interval over every run])",
             ["target", "published", "simulated", "error", "tolerance", "result"],
             rows,
         )
@@ -574,3 +575,7 @@ def validate_serving_command(
     )
     if figure is not None:
         typer.echo(f"figure: {figure}")
+
+
+RESULT_WORDS = {"pass": "pass", "undecided": "undecided", "miss": "MISS"}
+"""How the table writes each verdict of :data:`speedtrap.validation.workflow.VERDICTS`."""

@@ -305,7 +305,20 @@ class WorkflowCheck:
 
     @property
     def passed(self) -> int:
+        """Targets whose mean over the runs lies within tolerance (a count the draw can move)."""
         return int(self.table["passed"].sum())
+
+    def verdicts_by_role(self) -> dict[str, dict[str, int]]:
+        """{role: {verdict: targets}} for every role present, in :data:`ROLES` order, with every
+        verdict of :data:`VERDICTS` (a count of 0 included): the counts a draw cannot move except
+        through a target whose interval moves across a bound."""
+        out = {}
+        for role in ROLES:
+            rows = self.table[self.table["role"] == role]
+            if len(rows):
+                counts = rows["verdict"].value_counts()
+                out[role] = {v: int(counts.get(v, 0)) for v in VERDICTS}
+        return out
 
     def passed_by_role(self) -> dict[str, tuple[int, int]]:
         """{role: (passed, targets)} for every role present, in :data:`ROLES` order."""
@@ -315,15 +328,6 @@ class WorkflowCheck:
             if len(rows):
                 out[role] = (int(rows["passed"].sum()), len(rows))
         return out
-
-    def on_edge_by_role(self) -> dict[str, list[str]]:
-        """{role: the ids of its targets on the edge}: those whose 95% interval over the runs crosses
-        a bound of their accepted range, so that the pass count may move with the seeds."""
-        return {
-            role: self.table.loc[(self.table["role"] == role) & self.table["edge"], "id"].tolist()
-            for role in ROLES
-            if (self.table["role"] == role).any()
-        }
 
     def held_out_studies(self) -> pd.DataFrame:
         """One row per held-out study (``role = validation``), in the targets table's order:
@@ -341,6 +345,18 @@ def _on_edge(low: float, high: float, ci_low: float, ci_high: float) -> bool:
     if not (math.isfinite(ci_low) and math.isfinite(ci_high)):
         return False
     return bool(ci_low < low <= ci_high or ci_low <= high < ci_high)
+
+
+VERDICTS = ("pass", "undecided", "miss")
+"""A target's verdict at 95%: its interval over the runs inside the accepted range (``pass``), across a
+bound of it (``undecided``: the draw decides the mean's side), or wholly outside it (``miss``)."""
+
+
+def verdict(passed: bool, edge: bool) -> str:
+    """The :data:`VERDICTS` word for a target whose mean ``passed`` and whose interval is on the ``edge``."""
+    if edge:
+        return "undecided"
+    return "pass" if passed else "miss"
 
 
 def _passes(low: float, high: float, value: float) -> bool:
@@ -383,6 +399,7 @@ def validate_workflow(
         mean = float(values.mean()) if n else math.nan
         half = float(stats.t.ppf(0.975, n - 1) * values.std(ddof=1) / math.sqrt(n)) if n >= 2 else math.nan
         low, high = accepted_range(row)
+        passed, edge = _passes(low, high, mean), _on_edge(low, high, mean - half, mean + half)
         rows.append(
             {
                 "id": row["id"],
@@ -397,8 +414,9 @@ def validate_workflow(
                 "tolerance": _tolerance_text(row),
                 "accept_low": low,
                 "accept_high": high,
-                "passed": _passes(low, high, mean),
-                "edge": _on_edge(low, high, mean - half, mean + half),
+                "passed": passed,
+                "edge": edge,
+                "verdict": verdict(passed, edge),
                 "role": row.get("role", "calibration"),
                 "study": row.get("study", ""),
                 "source": row["source"],
