@@ -35,7 +35,7 @@ test: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/speedtrap --version
-	SPEEDTRAP_NO_BROWSER="$$(bash scripts/browser_for_tests.sh)" $(BIN)/python -m pytest -q
+	SPEEDTRAP_NO_BROWSER="$$(bash scripts/browser_for_tests.sh)" $(BIN)/python -m pytest -q --durations=25
 	$(MAKE) --no-print-directory test-pure
 
 # The golden, pool, model and agent tests on the pure-Python modules (SPEEDTRAP_PURE=1 leaves the
