@@ -8,9 +8,11 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from speedtrap.cli import app
+from speedtrap.experiments.ensemble import default_ensemble_path
 from speedtrap.validation.parameters import calibration_targets
 from speedtrap.validation.workflow import FITTED_ROLES, HELD_OUT, ROLES, load_targets
 
@@ -109,3 +111,20 @@ def test_each_target_has_one_verdict_at_95_percent_and_the_tables_count_them() -
         assert f"{counts['pass']} of {sum(counts.values())} pass at 95%, {counts['undecided']} undecided" in (
             " ".join(table.output.split())
         ), role
+
+
+@pytest.mark.slow
+def test_the_verdicts_at_95_percent_are_the_same_at_two_default_seeds() -> None:
+    """The README's claim: `validate workflow` at its default size (every member of the stored
+    ensemble × 2 seeds) gives the same verdict to every target at ``--seed 0`` and ``--seed 1000``,
+    so the counts per role do not move with the draw (the count by the mean alone may). About 5 min
+    per run on two cores."""
+    if not default_ensemble_path().exists():
+        pytest.skip("no calibrated ensemble is stored")
+    verdicts = []
+    for seed in ("0", "1000"):
+        result = CliRunner().invoke(app, ["validate", "workflow", "--seed", seed, "--json"])
+        assert result.exit_code == 0, result.output
+        payload = json.loads(result.stdout)
+        verdicts.append(({r["id"]: r["verdict"] for r in payload["targets"]}, payload["verdicts_by_role"]))
+    assert verdicts[0] == verdicts[1]
