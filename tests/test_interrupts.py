@@ -123,3 +123,28 @@ def test_an_interrupt_python_could_not_raise_is_not_printed_once_noted(
     not_noted = Unraisable(KeyboardInterrupt())
     drop_noted_interrupt(not_noted)  # type: ignore[arg-type]
     assert printed == [other, not_noted]
+
+
+def test_a_command_that_ends_after_a_swallowed_interrupt_exits_130(
+    swallowed: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A command whose work ran to its end because the code the Ctrl-C landed in swallowed it still
+    ends with status 130 and one line saying so (a shell loop around it stops, as on a Ctrl-C)."""
+    from speedtrap.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["speedtrap", "backends", "--json"])
+    with pytest.raises(SystemExit) as ended:
+        main()
+    assert ended.value.code == 130
+    assert capsys.readouterr().err == "interrupted after the command had finished\n"
+
+
+def test_a_command_without_an_interrupt_ends_as_it_would(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from speedtrap.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["speedtrap", "backends", "--json"])
+    with pytest.raises(SystemExit) as ended:
+        main()
+    assert ended.value.code in (0, None) and capsys.readouterr().err == ""

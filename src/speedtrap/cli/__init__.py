@@ -126,7 +126,8 @@ def main() -> None:
     plotting backend (:func:`_plain_output`); warnings (e.g. a quarantined result file) are
     shown as one line each, and a Ctrl-C outside a command (while typer builds the command line or
     parses it; a command says it was interrupted itself) ends in one line and exit status 130, as does
-    an error that a Ctrl-C became in other libraries' code (:mod:`speedtrap.interrupts`)."""
+    an error that a Ctrl-C became in other libraries' code, or a command that ran to its end because
+    such code swallowed the Ctrl-C (:mod:`speedtrap.interrupts`)."""
     warnings.formatwarning = _one_line_warning
     _plain_output()
     try:
@@ -137,6 +138,9 @@ def main() -> None:
     except SystemExit as exc:
         if exc.code == INTERRUPTED_EXIT_CODE and _silent_interrupt(exc):
             typer.echo("interrupted", err=True)
+        if exc.code in (0, None) and interrupts.interrupted():  # other code swallowed it; the work ended
+            typer.echo("interrupted after the command had finished", err=True)
+            raise SystemExit(INTERRUPTED_EXIT_CODE) from None
         raise
     except Exception:  # a Ctrl-C that the code it landed in turned into another error
         if not interrupts.interrupted():
