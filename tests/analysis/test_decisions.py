@@ -15,6 +15,7 @@ from speedtrap.analysis.decisions import (
     evpi,
     evpi_seed_noise,
     evppi,
+    explained_share,
     inb_by_member,
     wilson_interval,
 )
@@ -58,7 +59,10 @@ def test_a_decision_that_depends_on_patience_gets_its_boundary() -> None:
     assert result.evppi.index[0] == "patience" and result.evppi["patience"] > 5 * result.evppi["detect"]
     assert result.prim is not None
     (bound,) = [b for b in result.prim.bounds if b.path == "patience"]
-    assert bound.low is not None and 70 < bound.low < 140 and bound.high is None
+    # the box is of the minority side: patience above the edge pays, below it does not (edge 100 s)
+    assert result.seeks == ("pays" if result.share_paying <= 0.5 else "does not pay")
+    edge, open_end = (bound.low, bound.high) if result.seeks == "pays" else (bound.high, bound.low)
+    assert edge is not None and 70 < edge < 140 and open_end is None
     expected = float((inb > 0).mean())
     assert result.share_paying == pytest.approx(expected)
     assert result.share_low < expected < result.share_high
@@ -146,3 +150,36 @@ def test_two_parameters_known_together_match_their_closed_form() -> None:
     params = pd.DataFrame({"a": a[:60], "b": b[:60], "c": rng.normal(0, 1, 60)})
     found = analyse_decision("pair", pd.Series(inb[:60]), params)
     assert set(found.pair) == {"a", "b"} and found.pair_evppi >= found.evppi.max() - 1e-9
+
+
+def test_when_most_members_pay_the_boundary_is_where_it_does_not() -> None:
+    """A decision that pays for most members is bounded on its minority side: PRIM seeks the members
+    that do not pay (a region where it pays more often than 85% leaves PRIM little to find)."""
+    rng = np.random.default_rng(5)
+    n = 80
+    params = pd.DataFrame({"patience": rng.uniform(0, 600, n), "detect": rng.uniform(0.45, 0.7, n)})
+    inb = pd.Series(0.5 * (params["patience"] - 90.0) + rng.normal(0, 5, n))
+    found = analyse_decision("mostly", inb, params, stability=True)
+    assert 0.5 < found.share_paying < 0.95 and found.seeks == "does not pay"
+    assert found.prim is not None and [b.path for b in found.prim.bounds] == ["patience"]
+    (bound,) = found.prim.bounds
+    assert bound.low is None and bound.high is not None and 60 <= bound.high <= 120  # the edge: 90 s
+    assert found.boundary().startswith("does not pay when") and "stable" in found.boundary()
+    fewer = analyse_decision("fewer", -inb, params)  # the mirror image: the paying side is the rare one
+    assert fewer.seeks == "pays" and fewer.prim is not None
+    assert [b.path for b in fewer.prim.bounds] == ["patience"]
+
+
+def test_with_every_evppi_zero_the_boundary_is_sought_where_inb_varies() -> None:
+    """No single parameter moves the conditional mean across 0 (every EVPPI 0): the boundary's
+    parameters are those whose regression explains most of INB's variance, not the first in order."""
+    rng = np.random.default_rng(8)
+    n = 60
+    params = pd.DataFrame({"idle": rng.uniform(0, 1, n), "driver": rng.uniform(0, 1, n)})
+    inb = pd.Series(-200.0 + 150.0 * params["driver"] + rng.normal(0, 20, n))
+    found = analyse_decision("negative", inb, params, boundary_parameters=1)
+    assert (found.evppi.fillna(0.0) < 1.0).all()  # nothing a single measurement would change
+    assert found.pair == ("driver",)
+    assert explained_share(inb.to_numpy(), params["driver"].to_numpy()) > explained_share(
+        inb.to_numpy(), params["idle"].to_numpy()
+    )

@@ -25,9 +25,15 @@ parameter set history matching could not rule out — gives one ``INB_k``. Then:
   measure first. The two parameters of highest EVPPI are also valued together (the sum of one such
   spline per parameter: Strong et al.'s additive model, without interactions).
 * **boundary**: where the share paying is between 5% and 95%, the PRIM box
-  (:func:`speedtrap.analysis.scenario_discovery.prim_box`) of the paying members over the one or
-  two parameters of highest EVPPI — e.g. "pays when patience ≥ 120 s" — with its coverage and
-  density; CART's box beside it. With ``stability=True`` the box is also judged as the claims judge
+  (:func:`speedtrap.analysis.scenario_discovery.prim_box`) of the members on the decision's
+  **minority side** — those that pay when at most half pay ("pays when patience ≥ 120 s"), those
+  that do not when more than half pay ("does not pay when …"): PRIM seeks a region denser in its
+  cases than the whole, which a side holding 86% of the members leaves little room for, so the rare
+  outcome is the one whose region a team can be told (scenario discovery seeks the cases of interest,
+  the rarer ones; Bryant & Lempert 2010) — over the one or two parameters of highest EVPPI, ties
+  (EVPPI 0 for every parameter when no single one moves the conditional mean across 0) broken by the
+  share of INB's variance the same regression explains; with its coverage and density, and CART's
+  box beside it. With ``stability=True`` the box is also judged as the claims judge
   theirs (:func:`speedtrap.analysis.stable_boxes.stable_prim_box`: mass, quasi-p values, half-sample
   reruns and bootstrap overlap): a box that does not survive resampling is reported as "no stable
   box", with why.
@@ -63,6 +69,7 @@ __all__ = [
     "evpi",
     "evpi_seed_noise",
     "evppi",
+    "explained_share",
     "inb_by_member",
     "wilson_interval",
 ]
@@ -147,6 +154,29 @@ def evppi(inb: np.ndarray, theta: np.ndarray) -> float:
     return float(max(0.0, np.maximum(g, 0.0).mean() - max(g.mean(), 0.0)))
 
 
+def explained_share(inb: np.ndarray, theta: np.ndarray) -> float:
+    """The share of INB's variance over the members that the EVPPI regression on ``theta`` explains
+    (the variance of :func:`_conditional_mean` over INB's); NaN below :data:`MIN_EVPPI_MEMBERS`."""
+    x, t = np.asarray(inb, dtype=float), np.asarray(theta, dtype=float)
+    t = t.reshape(len(t), -1)
+    keep = np.isfinite(x) & np.isfinite(t).all(axis=1)
+    x, t = x[keep], t[keep]
+    if len(x) < MIN_EVPPI_MEMBERS or float(np.var(x)) == 0.0:
+        return math.nan
+    return float(np.var(_conditional_mean(x, t)) / np.var(x))
+
+
+def _boundary_parameters(values: np.ndarray, x: pd.DataFrame, ranked: pd.Series, count: int) -> list[str]:
+    """The ``count`` parameters the boundary is sought in: highest EVPPI first, ties (all 0 when no
+    single parameter moves the conditional mean across 0) broken by :func:`explained_share`."""
+    known = ranked.dropna()
+    if known.empty:
+        return []
+    explained = {c: explained_share(values, x[c].to_numpy(float)) for c in known.index}
+    order = sorted(known.index, key=lambda c: (-known[c], -np.nan_to_num(explained[c], nan=-1.0)))
+    return [str(c) for c in order[:count]]
+
+
 def wilson_interval(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
     """The Wilson score 95% interval of a binomial share (Wilson 1927)."""
     if n == 0:
@@ -187,13 +217,16 @@ class DecisionResult:
     """Their EVPPI known together (additive model), USD per developer-day."""
     stable: StableBox | None = None
     """The boundary judged for stability (``analyse_decision(..., stability=True)``), else ``None``."""
+    seeks: str = "pays"
+    """The side whose region the boxes describe: "pays" when at most half the members pay, else
+    "does not pay" (the minority side; module docstring)."""
 
     def boundary(self) -> str:
         """The boundary in words: the stable PRIM box (or "no stable box (why)") when stability was
         judged, else the PRIM box; "" when the decision has none."""
         if self.stable is not None:
-            return self.stable.describe("pays")
-        return self.prim.describe("pays") if self.prim is not None else ""
+            return self.stable.describe(self.seeks)
+        return self.prim.describe(self.seeks) if self.prim is not None else ""
 
     @property
     def settled(self) -> bool:
@@ -245,10 +278,11 @@ def analyse_decision(
             "members' means alone would give: more seeds per member would tell"
         )
     prim = cart = stable = None
-    chosen = list(ranked.dropna().index[:boundary_parameters])
+    chosen = _boundary_parameters(values, x, ranked, boundary_parameters)
     pair_value = evppi(values, x[chosen].to_numpy(float)) if len(chosen) > 1 else math.nan
+    seeks = "pays" if share <= 0.5 else "does not pay"  # the minority side (module docstring)
     if depends and chosen:
-        flags = values > 0
+        flags = values > 0 if seeks == "pays" else values <= 0
         prim = prim_box(x[chosen], flags)
         cart = cart_box(x[chosen], flags)
         if stability:
@@ -269,6 +303,7 @@ def analyse_decision(
         inb_high=float(np.quantile(values, 0.975)) if n else math.nan,
         evpi_noise=noise,
         pair=tuple(chosen),
+        seeks=seeks,
         pair_evppi=pair_value,
         stable=stable,
     )

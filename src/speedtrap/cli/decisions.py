@@ -78,8 +78,9 @@ def decision_rows(results: list[DecisionResult]) -> list[dict[str, Any]]:
                 "top_two_together": " and ".join(r.pair) if len(r.pair) > 1 else "",
                 "top_two_evppi": r.pair_evppi,
                 "boundary_prim": r.boundary(),
-                "prim_box_unjudged": r.prim.describe("pays") if r.prim is not None else "",
-                "boundary_cart": r.cart.describe("pays") if r.cart is not None else "",
+                "boundary_side": r.seeks,
+                "prim_box_unjudged": r.prim.describe(r.seeks) if r.prim is not None else "",
+                "boundary_cart": r.cart.describe(r.seeks) if r.cart is not None else "",
                 "notes": "; ".join(r.notes),
             }
         )
