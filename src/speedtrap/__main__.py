@@ -28,7 +28,7 @@ from speedtrap import interrupts
 INTERRUPTED_EXIT_CODE = 130
 """Exit status after a Ctrl-C (128 + SIGINT), as shells report it."""
 REDELIVER_S = 0.02
-"""Seconds after which an interrupt that arrived in the import machinery's own code is sent again."""
+"""Seconds after which an interrupt that arrived while an import was under way is sent again."""
 
 _noted: list[int] = []
 
