@@ -13,9 +13,9 @@ from speedtrap.experiments.executors import ProcessExecutor, SerialExecutor
 
 
 @pytest.fixture
-def swallowed(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An interrupt was noted by the command line's handler, and its KeyboardInterrupt lost."""
-    monkeypatch.setattr(interrupts, "_noted", [0])
+def swallowed() -> None:
+    """An interrupt was noted by the command line's handler, and its KeyboardInterrupt lost (each test
+    starts with none noted: tests/conftest.py)."""
     interrupts.note()
 
 
@@ -30,10 +30,7 @@ def test_a_noted_interrupt_is_raised_where_it_is_checked(swallowed: None) -> Non
         interrupts.check()
 
 
-def test_the_serial_executor_runs_no_task_after_a_swallowed_interrupt(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(interrupts, "_noted", [0])
+def test_the_serial_executor_runs_no_task_after_a_swallowed_interrupt() -> None:
     ran: list[int] = []
 
     def task(i: int) -> int:
@@ -88,8 +85,6 @@ def test_an_exception_without_an_interrupt_is_left_alone(
 ) -> None:
     import speedtrap.models.workflow
     from speedtrap.cli import main
-
-    monkeypatch.setattr(interrupts, "_noted", [0])
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("a bug")
