@@ -45,9 +45,18 @@ def test_compare_writes_every_decision_over_the_members(tmp_path: Path) -> None:
     evppi = pd.read_csv(out / "evppi.csv")
     # only the varied parameter that applies to the headline is a candidate (detect_prob is constant)
     assert set(evppi["parameter"]) == {PATIENCE}
+    measured = pd.read_csv(out / "measurements.csv")  # what a team can measure on gpu-batched
+    assert set(measured["decision"]) == set(labels) and (measured["evppi_usd_per_dev_day"] >= 0).all()
+    assert "usd_per_dev_day" in set(measured["measurement"]) and measured["how_to_measure"].notna().all()
+    assert set(table["measure_first"]) <= set(measured["measurement"])
+    members = pd.read_csv(out / "members.csv")
+    assert len(members) == 10 and PATIENCE in members.columns
+    assert "net_usd_per_dev_day: gpu-fast vs gpu-batched" in members.columns
+    assert "measured on gpu-batched: share_idle" in members.columns
     assert (out / "decisions.png").stat().st_size > 0
     printed = runner.invoke(app, [*args[:5], *args[7:], "--decisions", str(out)])  # without by hand
     assert printed.exit_code == 0 and "Decisions over 10 members" in printed.output
+    assert "What a team can measure on gpu-batched" in printed.output
 
 
 def test_decisions_need_an_ensemble(tmp_path: Path) -> None:

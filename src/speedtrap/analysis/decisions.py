@@ -65,12 +65,14 @@ __all__ = [
     "MIN_EVPPI_MEMBERS",
     "DecisionResult",
     "analyse_decision",
+    "conditional_mean",
     "decision_pairs",
     "evpi",
     "evpi_seed_noise",
     "evppi",
     "explained_share",
     "inb_by_member",
+    "rank_candidates",
     "wilson_interval",
 ]
 
@@ -120,7 +122,7 @@ def evpi_seed_noise(
     return float((np.maximum(means, 0.0).mean(axis=1) - np.maximum(means.mean(axis=1), 0.0)).mean())
 
 
-def _conditional_mean(inb: np.ndarray, theta: np.ndarray) -> np.ndarray:
+def conditional_mean(inb: np.ndarray, theta: np.ndarray) -> np.ndarray:
     """``E[INB | θ]`` at each member: a penalised cubic spline of INB on θ's ranks (module docstring);
     with several parameters (``theta`` of shape n × p) the sum of one such spline per parameter (an
     additive model, Strong et al.'s GAM without interactions)."""
@@ -150,25 +152,26 @@ def evppi(inb: np.ndarray, theta: np.ndarray) -> float:
     x, t = x[keep], t[keep]
     if len(x) < MIN_EVPPI_MEMBERS:
         return math.nan
-    g = _conditional_mean(x, t)
+    g = conditional_mean(x, t)
     return float(max(0.0, np.maximum(g, 0.0).mean() - max(g.mean(), 0.0)))
 
 
 def explained_share(inb: np.ndarray, theta: np.ndarray) -> float:
     """The share of INB's variance over the members that the EVPPI regression on ``theta`` explains
-    (the variance of :func:`_conditional_mean` over INB's); NaN below :data:`MIN_EVPPI_MEMBERS`."""
+    (the variance of :func:`conditional_mean` over INB's); NaN below :data:`MIN_EVPPI_MEMBERS`."""
     x, t = np.asarray(inb, dtype=float), np.asarray(theta, dtype=float)
     t = t.reshape(len(t), -1)
     keep = np.isfinite(x) & np.isfinite(t).all(axis=1)
     x, t = x[keep], t[keep]
     if len(x) < MIN_EVPPI_MEMBERS or float(np.var(x)) == 0.0:
         return math.nan
-    return float(np.var(_conditional_mean(x, t)) / np.var(x))
+    return float(np.var(conditional_mean(x, t)) / np.var(x))
 
 
-def _boundary_parameters(values: np.ndarray, x: pd.DataFrame, ranked: pd.Series, count: int) -> list[str]:
-    """The ``count`` parameters the boundary is sought in: highest EVPPI first, ties (all 0 when no
-    single parameter moves the conditional mean across 0) broken by :func:`explained_share`."""
+def rank_candidates(values: np.ndarray, x: pd.DataFrame, ranked: pd.Series, count: int) -> list[str]:
+    """The ``count`` columns of ``x`` (parameters or measurements) the boundary is sought in: highest
+    EVPPI first, ties (all 0 when no single column moves the conditional mean across 0) broken by
+    :func:`explained_share`."""
     known = ranked.dropna()
     if known.empty:
         return []
@@ -278,7 +281,7 @@ def analyse_decision(
             "members' means alone would give: more seeds per member would tell"
         )
     prim = cart = stable = None
-    chosen = _boundary_parameters(values, x, ranked, boundary_parameters)
+    chosen = rank_candidates(values, x, ranked, boundary_parameters)
     pair_value = evppi(values, x[chosen].to_numpy(float)) if len(chosen) > 1 else math.nan
     seeks = "pays" if share <= 0.5 else "does not pay"  # the minority side (module docstring)
     if depends and chosen:

@@ -4,6 +4,7 @@ parameter (:mod:`speedtrap.analysis.decisions`; docs/decisions.md)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from speedtrap.analysis.decisions import DecisionResult
+    from speedtrap.analysis.measurements import MeasurementResult
     from speedtrap.config.scenario import Scenario
 
 
@@ -32,9 +34,10 @@ def applying(scenario: Scenario) -> set[str]:
 
 def analyse_decisions(
     runs: pd.DataFrame, arms: Mapping[str, Scenario], members: Sequence[Mapping[str, float]]
-) -> tuple[list[DecisionResult], dict[str, pd.Series]]:
+) -> tuple[list[DecisionResult], dict[str, pd.Series], pd.DataFrame]:
     """Every decision of ``runs`` (compare's runs, with a ``member`` column) over the members'
-    parameter values, and each decision's net value per member (USD per developer-day)."""
+    parameter values, each decision's net value per member (USD per developer-day) and the members'
+    parameter values (one row per member)."""
     import numpy as np
     import pandas as pd
 
@@ -52,15 +55,31 @@ def analyse_decisions(
         inb[label] = inb_by_member(lines.net, run_members)
         runs_inb = (np.asarray(lines.net, dtype=float), run_members)
         results.append(analyse_decision(label, inb[label], parameters, runs=runs_inb, stability=True))
-    return results, inb
+    return results, inb, parameters
 
 
-def decision_rows(results: list[DecisionResult]) -> list[dict[str, Any]]:
+def analyse_measured(
+    runs: pd.DataFrame, arm: str, inb: Mapping[str, pd.Series]
+) -> tuple[list[MeasurementResult], pd.DataFrame]:
+    """Every decision read against what a team can measure on ``arm`` (the comparison's first arm,
+    the tier it runs now; :mod:`speedtrap.analysis.measurements`), and the members' measurements."""
+    from speedtrap.analysis.measurements import analyse_measurements, member_measurements
+
+    measured = member_measurements(runs[runs["member"] >= 0], arm)
+    return [analyse_measurements(label, values, measured) for label, values in inb.items()], measured
+
+
+def decision_rows(
+    results: list[DecisionResult], measured: Sequence[MeasurementResult] = ()
+) -> list[dict[str, Any]]:
     """One plain row per decision (JSON and CSV): verdict, share paying, EVPI, the top parameters'
-    EVPPI and the boundary in words."""
+    EVPPI and the boundary in words; with ``measured`` (the same decisions, in order), the
+    measurement worth most, its break-even and its boundary."""
     rows = []
+    by_label = {m.label: m for m in measured}
     for r in results:
         top = r.evppi.dropna().head(3)
+        m = by_label.get(r.label)
         rows.append(
             {
                 "decision": r.label,
@@ -81,6 +100,13 @@ def decision_rows(results: list[DecisionResult]) -> list[dict[str, Any]]:
                 "boundary_side": r.seeks,
                 "prim_box_unjudged": r.prim.describe(r.seeks) if r.prim is not None else "",
                 "boundary_cart": r.cart.describe(r.seeks) if r.cart is not None else "",
+                "measure_first": m.first if m is not None else "",
+                "measure_first_evppi": float(m.evppi.get(m.first, math.nan)) if m and m.first else math.nan,
+                "measure_break_even": m.break_even[0]
+                if m is not None and len(m.break_even) == 1
+                else math.nan,
+                "measure_pays_side": m.side if m is not None else "",
+                "measure_boundary": m.boundary() if m is not None else "",
                 "notes": "; ".join(r.notes),
             }
         )
@@ -106,21 +132,36 @@ def report_decisions(
     *,
     quiet: bool = False,
 ) -> list[dict[str, Any]]:
-    """Analyse, print (unless ``quiet``) and write ``decisions.csv``, ``evppi.csv`` and
-    ``decisions.png``/``.svg`` into ``directory``; returns the rows."""
+    """Analyse, print (unless ``quiet``) and write ``decisions.csv``, ``evppi.csv``,
+    ``measurements.csv`` (each decision × what a team can measure), ``members.csv`` (per member: its
+    parameters, net value per decision and measurements) and ``decisions.png``/``.svg`` into
+    ``directory``; returns the rows."""
     import pandas as pd
 
+    from speedtrap.analysis.measurements import measurement_rows
     from speedtrap.plots.common import save_figure
     from speedtrap.plots.decisions import plot_decisions
 
-    results, inb = analyse_decisions(runs, arms, members)
-    rows = decision_rows(results)
+    results, inb, parameters = analyse_decisions(runs, arms, members)
+    baseline = next(iter(arms))
+    measured, measurements = analyse_measured(runs, baseline, inb)
+    rows = decision_rows(results, measured)
     directory.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(rows).to_csv(directory / "decisions.csv", index=False)
     evppi = pd.concat({r.label: r.evppi for r in results}, names=["decision", "parameter"]).rename("evppi")
     evppi.reset_index().to_csv(directory / "evppi.csv", index=False)
+    pd.DataFrame(measurement_rows(measured)).to_csv(directory / "measurements.csv", index=False)
+    per_member = parameters.join(pd.DataFrame({f"net_usd_per_dev_day: {k}": v for k, v in inb.items()}))
+    per_member = per_member.join(measurements.add_prefix(f"measured on {baseline}: "))
+    per_member.rename_axis("member").to_csv(directory / "members.csv")
     first = next(iter(arms.values()))
-    fig = plot_decisions(results, inb, usd_per_dev_hour=first.value.usd_per_dev_hour)
+    fig = plot_decisions(
+        results,
+        inb,
+        usd_per_dev_hour=first.value.usd_per_dev_hour,
+        measured=measured,
+        measurements=measurements,
+    )
     written = save_figure(fig, directory, "decisions")
     if not quiet:
         print_table(
@@ -157,11 +198,30 @@ def report_decisions(
                 for r in rows
             ],
         )
+        _print_measured(measured, baseline)
         for r in rows:
             if r["notes"]:
                 typer.echo(f"note ({r['decision']}): {r['notes']}")
-        typer.echo(
-            "Wrote "
-            + ", ".join(str(p) for p in [directory / "decisions.csv", directory / "evppi.csv", *written])
-        )
+        files = ["decisions.csv", "evppi.csv", "measurements.csv", "members.csv"]
+        typer.echo("Wrote " + ", ".join(str(p) for p in [*(directory / f for f in files), *written]))
     return rows
+
+
+def _print_measured(measured: Sequence[MeasurementResult], baseline: str) -> None:
+    """The table of what a team can measure on ``baseline`` that decides (docs/decisions.md)."""
+    from speedtrap.analysis.measurements import MEASUREMENTS
+
+    words = {m.column: m.label for m in MEASUREMENTS}
+
+    def top(r: MeasurementResult) -> str:
+        known = r.evppi.dropna().head(3)
+        return "; ".join(f"{words.get(str(c), c)} ${v:,.2f}" for c, v in known.items()) or "—"
+
+    print_table(
+        f"What a team can measure on {baseline} (the tier it runs now) that decides: EVPPI of each "
+        "measurement, USD per developer-day; the break-even of the first, where the regression of the "
+        "members' net value on it crosses 0 (shares are fractions of developer time); its PRIM box "
+        "where the decision depends",
+        ["decision", "worth measuring (EVPPI)", "break-even", "boundary"],
+        [(r.label, top(r), r.break_even_words() or "—", r.boundary() or "—") for r in measured],
+    )

@@ -1,0 +1,257 @@
+"""What a team can measure that decides: each decision over the ensemble read against quantities a
+team can measure on the tier it runs now, not only against behaviour parameters (pure functions;
+docs/decisions.md, "In what a team can measure").
+
+A decision's behaviour parameters (patience, the chance of going to other work while an agent runs,
+…) are what the model needs, but a team cannot read them off anything. What it can read is how its
+developers' time and money go on the tier it uses now: the share of the day spent idle while an agent
+runs, waiting on it, fixing its mistakes or doing other work, its inference bill and request count per
+developer-day, the tasks it completes. Every member of the calibrated ensemble, run on that tier,
+gives those **measurements** (:data:`MEASUREMENTS`, each the mean over the member's runs of a
+:class:`~speedtrap.models.results.RunResult` summary key), and its net value for each decision. The
+same value-of-information machinery as for the parameters
+(:mod:`speedtrap.analysis.decisions`) then says, per decision:
+
+* the **EVPPI of each measurement**: what knowing it is worth before choosing, USD per developer-day
+  (Strong, Oakley & Brennan 2014's regression estimator on the measurement instead of a parameter:
+  the measurement is a function of all the parameters and the seeds, so its EVPPI can exceed every
+  single parameter's when the decision turns on several parameters together, through one quantity a
+  team can observe);
+* the **break-even** of the measurement of highest EVPPI: where the regression of net value on it
+  (:func:`speedtrap.analysis.decisions.conditional_mean`) crosses 0 — on the mean of the members
+  with that measurement, the decision pays on one side and not on the other;
+* the **boundary** in that one measurement: its PRIM box on the decision's minority side, judged for
+  stability as the parameter boundaries are (:func:`speedtrap.analysis.stable_boxes.stable_prim_box`),
+  where the decision depends.
+
+A team's own figure is measured over its own days and developers, with sampling noise the members'
+means (10 developers × 20 days × their seeds, in the README's command) mostly lack; the break-even is
+a threshold to compare a long measurement with, not a single day's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from speedtrap.analysis.decisions import (
+    BOUNDARY_SHARE,
+    conditional_mean,
+    evppi,
+    explained_share,
+    rank_candidates,
+)
+from speedtrap.analysis.stable_boxes import StableBox, stable_prim_box
+
+__all__ = [
+    "MEASUREMENTS",
+    "Measurement",
+    "MeasurementResult",
+    "analyse_measurements",
+    "break_even_points",
+    "measurement_rows",
+    "member_measurements",
+]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A quantity a team can measure on the tier it runs: its summary column, words, unit and how."""
+
+    column: str
+    label: str
+    unit: str
+    how: str
+
+
+MEASUREMENTS: tuple[Measurement, ...] = (
+    Measurement(
+        "share_idle",
+        "idle share",
+        "fraction of developer time",
+        "time away from a running agent doing nothing else (screen recordings or time tracking: METR's "
+        "2025 trial labelled such time idle)",
+    ),
+    Measurement(
+        "share_other_work",
+        "other-work share",
+        "fraction of developer time",
+        "time spent on other work while agents run (time tracking)",
+    ),
+    Measurement(
+        "waiting_share",
+        "waiting share",
+        "fraction of developer time",
+        "time watching an agent work: queue, first token, generation and tools (screen recordings)",
+    ),
+    Measurement(
+        "share_reviewing",
+        "reviewing share",
+        "fraction of developer time",
+        "time reading the agent's output (screen recordings)",
+    ),
+    Measurement(
+        "share_fixing",
+        "fixing share",
+        "fraction of developer time",
+        "time repairing the agent's mistakes and reworking escaped defects (screen recordings, or "
+        "post-review time as METR measured it)",
+    ),
+    Measurement(
+        "usd_per_dev_day",
+        "inference spend",
+        "USD per developer-day",
+        "the provider's bill over developer-days",
+    ),
+    Measurement(
+        "requests_per_dev_day",
+        "requests",
+        "requests per developer-day",
+        "the provider's request count (or the agent's logs) over developer-days",
+    ),
+    Measurement(
+        "tasks_per_dev_day",
+        "tasks completed",
+        "tasks per developer-day",
+        "the issue tracker over developer-days",
+    ),
+)
+"""The measurements, in the order they are listed (each a summary key of the run, or derived from
+them: ``requests_per_dev_day`` = requests / developer_days)."""
+
+
+def member_measurements(runs: pd.DataFrame, arm: str) -> pd.DataFrame:
+    """Each member's mean over its runs on ``arm`` of every :data:`MEASUREMENTS` column (``runs``:
+    compare's runs, with ``arm``, ``member`` and the run summaries); one row per member."""
+    mine = runs[runs["arm"] == arm]
+    if mine.empty:
+        raise ValueError(f"no runs on arm {arm!r}")
+    frame = mine.assign(requests_per_dev_day=mine["requests"] / mine["developer_days"])
+    return frame.groupby("member")[[m.column for m in MEASUREMENTS]].mean()
+
+
+def break_even_points(inb: np.ndarray, values: np.ndarray) -> list[float]:
+    """Where the regression of ``inb`` on ``values`` (:func:`conditional_mean`) changes sign, in the
+    measurement's units: the midpoint between the two neighbouring members (sorted by the measurement)
+    whose fitted values lie on either side of 0. Empty when the fit never crosses 0."""
+    x, v = np.asarray(inb, dtype=float), np.asarray(values, dtype=float)
+    keep = np.isfinite(x) & np.isfinite(v)
+    x, v = x[keep], v[keep]
+    if len(x) < 2 or np.ptp(v) == 0:
+        return []
+    fitted = conditional_mean(x, v)
+    order = np.argsort(v, kind="stable")
+    g, s = fitted[order], v[order]
+    return [
+        float((s[i] + s[i + 1]) / 2)
+        for i in range(len(g) - 1)
+        if (g[i] > 0) != (g[i + 1] > 0) and s[i] != s[i + 1]
+    ]
+
+
+@dataclass(frozen=True)
+class MeasurementResult:
+    """One decision read against the measurements: each one's EVPPI (USD per developer-day, highest
+    first) and explained share of the net value's variance, the measurement of highest EVPPI
+    (``first``), its break-even points and, where the decision depends, its stable box."""
+
+    label: str
+    evppi: pd.Series
+    explained: pd.Series
+    first: str
+    break_even: tuple[float, ...]
+    stable: StableBox | None
+    seeks: str
+    depends: bool
+    side: str = ""
+    """"below" or "above": the side of a single break-even where the fitted net value is > 0."""
+
+    def boundary(self) -> str:
+        """The boundary in the first measurement, in words ("" where the decision is settled)."""
+        if self.stable is None:
+            return ""
+        return self.stable.describe(self.seeks, {m.column: m.label for m in MEASUREMENTS})
+
+    def break_even_words(self) -> str:
+        """E.g. "idle share 0.297 (net value > 0 below it)"; "" without a measurement or crossing."""
+        if not self.first or not self.break_even:
+            return ""
+        label = _label(self.first)
+        if len(self.break_even) > 1:
+            points = ", ".join(f"{p:.3g}" for p in self.break_even)
+            return f"{label}: the fit crosses 0 at {points} (no single threshold)"
+        point = self.break_even[0]
+        return f"{label} {point:.3g} (the fitted net value is > 0 {self.side} it)"
+
+
+def _label(column: str) -> str:
+    return next((m.label for m in MEASUREMENTS if m.column == column), column)
+
+
+def analyse_measurements(
+    label: str, inb_by_member: pd.Series, measurements: pd.DataFrame, *, stability: bool = True
+) -> MeasurementResult:
+    """The decision ``label`` (each member's mean net value, ``inb_by_member``) read against the
+    members' ``measurements`` (:func:`member_measurements`; constant columns are left out): the
+    module docstring's EVPPI, break-even and boundary."""
+    inb = inb_by_member.dropna()
+    x = measurements.loc[inb.index]
+    x = x.loc[:, [c for c in x.columns if x[c].nunique() > 1]]
+    values = inb.to_numpy(float)
+    ranked = pd.Series({str(c): evppi(values, x[c].to_numpy(float)) for c in x.columns}, dtype=float)
+    ranked = ranked.sort_values(ascending=False, na_position="last")
+    explained = pd.Series(
+        {str(c): explained_share(values, x[c].to_numpy(float)) for c in x.columns}, dtype=float
+    )
+    chosen = rank_candidates(values, x, ranked, 1)
+    first = chosen[0] if chosen else ""
+    n = len(values)
+    share = float((values > 0).mean()) if n else math.nan
+    depends = bool(n) and BOUNDARY_SHARE[0] < share < BOUNDARY_SHARE[1]
+    seeks = "pays" if share <= 0.5 else "does not pay"
+    points = break_even_points(values, x[first].to_numpy(float)) if first else []
+    side = ""
+    if len(points) == 1:
+        column = x[first].to_numpy(float)
+        side = "below" if conditional_mean(values, column)[np.argmin(column)] > 0 else "above"
+    stable = None
+    if depends and first and stability:
+        flags = values > 0 if seeks == "pays" else values <= 0
+        stable = stable_prim_box(x[[first]], flags)
+    return MeasurementResult(
+        label=label,
+        evppi=ranked,
+        explained=explained.reindex(ranked.index),
+        first=first,
+        break_even=tuple(points),
+        stable=stable,
+        seeks=seeks,
+        depends=depends,
+        side=side,
+    )
+
+
+def measurement_rows(results: Sequence[MeasurementResult]) -> list[dict[str, object]]:
+    """One plain row per decision × measurement (``measurements.csv``): EVPPI, explained share, unit
+    and how a team measures it."""
+    units = {m.column: m for m in MEASUREMENTS}
+    rows: list[dict[str, object]] = []
+    for r in results:
+        for column, value in r.evppi.items():
+            m = units[str(column)]
+            rows.append(
+                {
+                    "decision": r.label,
+                    "measurement": column,
+                    "label": m.label,
+                    "unit": m.unit,
+                    "evppi_usd_per_dev_day": value,
+                    "explained_share": r.explained.get(column, math.nan),
+                    "how_to_measure": m.how,
+                }
+            )
+    return rows
