@@ -121,11 +121,33 @@ def test_make_targets_run_what_the_tests_cover() -> None:
 
 COMMANDS_RUN_HERE = [c for c in COMMANDS if not c.startswith("make ")] + ["speedtrap demo"]
 
+RUN_ELSEWHERE = {
+    "speedtrap validate serving": (
+        "tests/validation/test_serving_validation.py",
+        "test_the_documented_command_prints_this_fit",
+    ),
+    "python experiments/calibrate.py --quick": (
+        "tests/experiments/test_calibrate.py",
+        "test_quick_script_runs_end_to_end_and_a_rerun_recomputes_nothing",
+    ),
+}
+"""Documented commands that a test elsewhere runs as documented, on work it computes anyway (the
+serving validation's held-out fit, the quick calibration): run here too, each would compute it twice."""
+
+
+def test_the_commands_run_elsewhere_are_documented_and_run_there() -> None:
+    for command, (path, name) in RUN_ELSEWHERE.items():
+        assert command in COMMANDS_RUN_HERE, command
+        source = (ROOT / path).read_text(encoding="utf-8")
+        assert f"def {name}(" in source, (path, name)
+
 
 @pytest.mark.parametrize("command", COMMANDS_RUN_HERE)
 def test_readme_command_runs(command: str, scratch: Path, request: pytest.FixtureRequest) -> None:
     if "tests/sessions/data" in command or "team/" in command:
         pytest.skip("a team's walkthrough, run in order by tests/sessions/test_docs_team.py")
+    if command in RUN_ELSEWHERE:
+        pytest.skip(f"run as documented by {'::'.join(RUN_ELSEWHERE[command])}")
     if "SCHEDULER" in command:
         address = request.getfixturevalue("scheduler")
         command = command.replace("tcp://SCHEDULER:8786", address)

@@ -343,3 +343,24 @@ def test_a_held_out_groups_stack_factor_is_fitted_only_from_other_groups(table) 
     assert informed and all(
         getattr(fit_factors(part, per_stack=False), n) == 1.0 for n in STACK_FACTORS.values()
     )
+
+
+def test_the_documented_command_prints_this_fit(check, tmp_path, monkeypatch) -> None:
+    """``speedtrap validate serving`` as the README and docs give it, on the module's held-out fit: the
+    command's own call is the fixture's (the stored factors, the whole table, held out), so the fit is
+    computed once per suite (tests/test_readme.py leaves this command to this test)."""
+    from typer.testing import CliRunner
+
+    from speedtrap.cli import app
+
+    def same_fit(factors, table, *, cross_validate=True, held_out_factors=None):
+        assert factors == Factors() and cross_validate and held_out_factors is None
+        assert table.equals(load_measurements())
+        return check
+
+    monkeypatch.setattr(serving_module, "validate_serving", same_fit)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["validate", "serving"])
+    assert result.exit_code == 0, result.output
+    assert "held out" in result.output and "per serving stack" in result.output and "Targets" in result.output
+    assert (tmp_path / "results" / "validation" / "serving_validation.png").stat().st_size > 10_000
