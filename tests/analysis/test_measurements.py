@@ -11,6 +11,8 @@ from speedtrap.analysis.measurements import (
     MEASUREMENTS,
     analyse_measurements,
     break_even_points,
+    consistent_members,
+    decide_for,
     measurement_rows,
     member_measurements,
 )
@@ -79,3 +81,33 @@ def test_a_settled_decision_has_no_boundary_but_keeps_its_evppi() -> None:
     result = analyse_measurements("the wafer", inb, frame)
     assert not result.depends and result.stable is None and result.boundary() == ""
     assert (result.evppi.dropna() == 0.0).all()  # nothing would change the choice
+
+
+def test_members_consistent_with_a_teams_measurements_are_within_three_standard_errors() -> None:
+    frame = pd.DataFrame(
+        {"share_idle": [0.05, 0.10, 0.20, 0.40], "usd_per_dev_day": [10.0, 30.0, 20.0, 20.0]}
+    )
+    out = consistent_members(frame, {"share_idle": (0.1, 0.03)})
+    assert list(out["share_idle"].round(6)) == [pytest.approx(5 / 3), 0.0, pytest.approx(10 / 3), 10.0]
+    assert list(out["kept"]) == [True, True, False, False]  # 3 standard errors, Pukelsheim's rule
+    both = consistent_members(frame, {"share_idle": (0.1, 0.03), "usd_per_dev_day": (20.0, 2.0)})
+    assert list(both["kept"]) == [False, False, False, False]  # the largest implausibility decides
+    assert both.loc[1, "implausibility"] == pytest.approx(5.0)
+    with pytest.raises(ValueError, match="unknown measurement 'idle'"):
+        consistent_members(frame, {"idle": (0.1, 0.03)})
+    with pytest.raises(ValueError, match="standard error positive"):
+        consistent_members(frame, {"share_idle": (0.1, 0.0)})
+    with pytest.raises(ValueError, match="no measurement"):
+        consistent_members(frame, {})
+
+
+def test_a_teams_decision_is_read_over_the_kept_members_alone() -> None:
+    inb = pd.Series([-50.0, 20.0, 40.0, 60.0, 80.0, 100.0, -10.0], index=range(7))
+    kept = pd.Series([False, True, True, True, True, True, False], index=range(7))
+    team = decide_for("AI vs by hand", inb, kept)
+    assert team.members == 5 and team.share_paying == 1.0 and team.mean_net == pytest.approx(60.0)
+    assert team.share_low == pytest.approx(0.566, abs=0.001) and team.share_high == 1.0  # Wilson
+    assert team.net_low == pytest.approx(22.0) and team.net_high == pytest.approx(98.0)
+    assert team.verdict(min_members=5) == "pays" and team.verdict(min_members=6) == "too few members (5)"
+    none = decide_for("AI vs by hand", inb, pd.Series(False, index=range(7)))
+    assert none.members == 0 and none.verdict(min_members=5) == "too few members (0)"

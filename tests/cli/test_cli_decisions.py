@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from speedtrap.cli import app
@@ -62,3 +63,52 @@ def test_compare_writes_every_decision_over_the_members(tmp_path: Path) -> None:
 def test_decisions_need_an_ensemble(tmp_path: Path) -> None:
     result = runner.invoke(app, [*ARMS, *SMALL, "--single", "--decisions", str(tmp_path / "d")])
     assert result.exit_code == 2 and "needs runs over a calibrated ensemble" in result.output
+
+
+def test_a_teams_measurements_read_each_decision_over_the_members_consistent_with_them(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "decisions"
+    args = [
+        *ARMS,
+        *SMALL,
+        "--replications",
+        "20",
+        "--ensemble",
+        str(_ensemble(tmp_path)),
+        "--decisions",
+        str(out),
+    ]
+    wide = runner.invoke(app, [*args, "--measured", "usd_per_dev_day=20:1000"])  # every member consistent
+    assert wide.exit_code == 0, wide.output
+    assert "Your team's answer: the decisions over the 10 members" in wide.output
+    table = pd.read_csv(out / "decisions.csv")
+    assert (table["team_members"] == 10).all()
+    assert list(table["team_share_paying"]) == list(table["share_paying"])  # all kept: the same answer
+    members = pd.read_csv(out / "members.csv")
+    assert members["team kept"].all() and (members["team implausibility"] < 0.1).all()
+    narrow = runner.invoke(app, [*args, "--measured", "usd_per_dev_day=1e6:1", "--json"])  # none consistent
+    assert narrow.exit_code == 0, narrow.output
+    for row in json.loads(narrow.stdout)["decisions"]:
+        assert row["team_members"] == 0 and row["team_verdict"] == "too few members (0)"
+
+
+@pytest.mark.parametrize(
+    ("measured", "says"),
+    [
+        ("idle=0.1:0.02", "unknown measurement 'idle'"),
+        ("share_idle=0.1", "expected NAME=VALUE:SE"),
+        ("share_idle=0.1:0", "standard error positive"),
+        ("share_idle=12:3", "between 0 and 1"),
+    ],
+)
+def test_a_bad_measurement_is_refused_before_any_run(tmp_path: Path, measured: str, says: str) -> None:
+    args = [*ARMS, *SMALL, "--ensemble", str(_ensemble(tmp_path)), "--decisions", str(tmp_path / "d")]
+    result = runner.invoke(app, [*args, "--measured", measured])
+    assert result.exit_code == 2 and says in result.output and "runs done" not in result.output
+    twice = runner.invoke(
+        app, [*args, "--measured", "share_idle=0.1:0.02", "--measured", "share_idle=0.2:0.02"]
+    )
+    assert twice.exit_code == 2 and "given twice" in twice.output
+    alone = runner.invoke(app, [*ARMS, *SMALL, "--measured", "share_idle=0.1:0.02"])
+    assert alone.exit_code == 2 and "--measured needs --decisions" in alone.output

@@ -27,12 +27,21 @@ same value-of-information machinery as for the parameters
 A team's own figure is measured over its own days and developers, with sampling noise the members'
 means (10 developers × 20 days × their seeds, in the README's command) mostly lack; the break-even is
 a threshold to compare a long measurement with, not a single day's.
+
+**A team's answer from its measurements** (:func:`consistent_members`, :func:`decide_for`): given a
+team's measurements, each with its standard error, the members whose measurements the team's could
+have come from are kept as history matching keeps parameter sets — the implausibility of a member is
+the largest over the measurements of ``|member's − team's| / standard error`` and it is kept when that
+is at most :data:`speedtrap.analysis.history_matching.CUTOFF` (3, Pukelsheim's three-sigma rule) —
+and the decision is read over the kept members alone: the share that pays with its Wilson 95%
+interval, the mean net value and the members' central 95%. The members' own means carry little seed
+noise beside a team's standard error, which is taken as the whole uncertainty.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,14 +54,18 @@ from speedtrap.analysis.decisions import (
     explained_share,
     rank_candidates,
 )
+from speedtrap.analysis.history_matching import CUTOFF
 from speedtrap.analysis.stable_boxes import StableBox, stable_prim_box
 
 __all__ = [
     "MEASUREMENTS",
     "Measurement",
     "MeasurementResult",
+    "TeamDecision",
     "analyse_measurements",
     "break_even_points",
+    "consistent_members",
+    "decide_for",
     "measurement_rows",
     "member_measurements",
 ]
@@ -255,3 +268,71 @@ def measurement_rows(results: Sequence[MeasurementResult]) -> list[dict[str, obj
                 }
             )
     return rows
+
+
+def consistent_members(
+    measurements: pd.DataFrame, observed: Mapping[str, tuple[float, float]], *, cutoff: float = CUTOFF
+) -> pd.DataFrame:
+    """Per member (``measurements``' rows): the implausibility of each ``observed`` measurement
+    (``{column: (value, standard error)}``), ``|member's − value| / standard error``, the largest
+    (``implausibility``) and whether it is at most ``cutoff`` (``kept``). Raises ``ValueError`` for an
+    unknown measurement or a standard error that is not positive."""
+    known = {m.column for m in MEASUREMENTS}
+    if not observed:
+        raise ValueError("no measurement given")
+    out = pd.DataFrame(index=measurements.index)
+    for column, (value, error) in observed.items():
+        if column not in known:
+            raise ValueError(f"unknown measurement {column!r} (known: {', '.join(sorted(known))})")
+        if not (math.isfinite(error) and error > 0) or not math.isfinite(value):
+            raise ValueError(f"{column}: the value must be finite and its standard error positive")
+        out[column] = (measurements[column] - value).abs() / error
+    out["implausibility"] = out[list(observed)].max(axis=1)
+    out["kept"] = out["implausibility"] <= cutoff
+    return out
+
+
+@dataclass(frozen=True)
+class TeamDecision:
+    """A decision over the members consistent with a team's measurements: how many, the share that
+    pays (Wilson 95%), the mean net value and the members' central 95%, USD per developer-day."""
+
+    label: str
+    members: int
+    share_paying: float
+    share_low: float
+    share_high: float
+    mean_net: float
+    net_low: float
+    net_high: float
+
+    def verdict(self, min_members: int) -> str:
+        """"pays" / "does not pay" (settled at the decisions' 5%/95% rule), "depends", or "too few
+        members (n)" below ``min_members``."""
+        if self.members < min_members:
+            return f"too few members ({self.members})"
+        if self.share_paying >= BOUNDARY_SHARE[1]:
+            return "pays"
+        return "does not pay" if self.share_paying <= BOUNDARY_SHARE[0] else "depends"
+
+
+def decide_for(label: str, inb_by_member: pd.Series, kept: pd.Series) -> TeamDecision:
+    """The decision ``label`` over the members ``kept`` (a boolean per member, from
+    :func:`consistent_members`), from each member's mean net value ``inb_by_member``."""
+    from speedtrap.analysis.decisions import wilson_interval
+
+    values = inb_by_member.dropna()
+    values = values[kept.reindex(values.index, fill_value=False).to_numpy(bool)].to_numpy(float)
+    n = len(values)
+    paying = int((values > 0).sum())
+    low, high = wilson_interval(paying, n)
+    return TeamDecision(
+        label=label,
+        members=n,
+        share_paying=paying / n if n else math.nan,
+        share_low=low,
+        share_high=high,
+        mean_net=float(values.mean()) if n else math.nan,
+        net_low=float(np.quantile(values, 0.025)) if n else math.nan,
+        net_high=float(np.quantile(values, 0.975)) if n else math.nan,
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -37,6 +38,7 @@ from speedtrap.cli.common import (
     shown,
     writing,
 )
+from speedtrap.cli.decisions import check_measured, decisions_of_runs
 from speedtrap.cli.latency import LatencyCsvOption
 
 if TYPE_CHECKING:
@@ -184,19 +186,6 @@ def analyse(runs: pd.DataFrame, arms: Mapping[str, Scenario]) -> tuple[pd.DataFr
         for label in list(arms)[1:]
     ]
     return differences, values
-
-
-def _decisions(
-    runs: pd.DataFrame, built: Mapping[str, Scenario], ensemble: Path | None, directory: Path, *, quiet: bool
-) -> list[dict[str, Any]]:
-    """``--decisions``: :func:`speedtrap.cli.decisions.report_decisions` over the ensemble's members."""
-    from speedtrap.cli.decisions import report_decisions
-    from speedtrap.experiments.ensemble import resolve_ensemble
-
-    members = resolve_ensemble(ensemble, single=False).members
-    if not members or "member" not in runs or not (runs["member"] >= 0).any():
-        fail("--decisions needs runs over a calibrated ensemble (not --single)")
-    return report_decisions(runs, built, members, directory, quiet=quiet)
 
 
 def print_differences(
@@ -454,7 +443,16 @@ def compare(
             "--decisions",
             file_okay=False,
             help="Also analyse each decision over the ensemble's members (share paying, boundary, EVPPI "
-            "of each behaviour parameter) and write decisions.csv, evppi.csv and decisions.png here.",
+            "of each parameter and of what a team can measure) and write its CSVs and figure here.",
+        ),
+    ] = None,
+    measured: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--measured",
+            metavar="NAME=VALUE:SE",
+            help="With --decisions: a team's measurement on the first arm ± its standard error, e.g. "
+            "share_idle=0.12:0.03; each decision is also read over the members consistent with it.",
         ),
     ] = None,
     latency_csv: LatencyCsvOption = None,
@@ -525,6 +523,7 @@ def compare(
         check_output_path(latency_csv, "--latency-csv")
     if decisions is not None and (single or plan.available < 2):
         fail("--decisions needs runs over a calibrated ensemble (not --single)")
+    observed = check_measured(measured or (), decisions)
     seeds = replication_seeds(seed, replications)
     baseline = next(iter(built))
     first = built[baseline]
@@ -539,7 +538,8 @@ def compare(
     differences, values = analyse(runs, built)
     usd_per_hour = first.value.usd_per_dev_hour
     text = finding(differences, values, baseline, usd_per_hour)
-    decided = _decisions(runs, built, ensemble, decisions, quiet=True) if decisions and json_out else []
+    decide = partial(decisions_of_runs, runs, built, ensemble, observed=observed)
+    decided = decide(decisions, quiet=True) if decisions and json_out else []
     narrowed = team_narrowing(ensemble, built, kept, seeds, differences, COMPARE_OUTCOMES, quiet=json_out)
     if json_out:
         written = (
@@ -585,7 +585,7 @@ def compare(
     lat.print_latency_table(runs)
     typer.echo(f"Finding: {text}")
     if decisions is not None:
-        _decisions(runs, built, ensemble, decisions, quiet=False)
+        decide(decisions, quiet=False)
     if quick:
         typer.echo(
             f"(--quick: {replications} replications of {QUICK_HORIZON_DAYS:g} developer-day, every interval "

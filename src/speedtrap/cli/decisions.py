@@ -11,14 +11,66 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from speedtrap.cli.common import print_table
+from speedtrap.cli.common import fail, print_table
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from speedtrap.analysis.decisions import DecisionResult
-    from speedtrap.analysis.measurements import MeasurementResult
+    from speedtrap.analysis.measurements import MeasurementResult, TeamDecision
     from speedtrap.config.scenario import Scenario
+
+
+def check_measured(texts: Sequence[str], decisions: Path | None) -> dict[str, tuple[float, float]]:
+    """``--measured NAME=VALUE:SE`` options as ``{NAME: (VALUE, SE)}``, checked before any run: a known
+    measurement (:data:`speedtrap.analysis.measurements.MEASUREMENTS`), finite numbers, a positive
+    standard error, a share within 0–1, each name once, and ``--decisions`` given."""
+    from speedtrap.analysis.measurements import MEASUREMENTS
+
+    if not texts:
+        return {}
+    if decisions is None:
+        fail(
+            "--measured needs --decisions DIR: it reads the decisions over the members it is consistent with"
+        )
+    units = {m.column: m.unit for m in MEASUREMENTS}
+    out: dict[str, tuple[float, float]] = {}
+    for text in texts:
+        name, _, rest = text.partition("=")
+        value_text, _, error_text = rest.partition(":")
+        name = name.strip()
+        if name not in units:
+            fail(f"--measured {text!r}: unknown measurement {name!r} (known: {', '.join(units)})")
+        try:
+            value, error = float(value_text), float(error_text)
+        except ValueError:
+            fail(f"--measured {text!r}: expected NAME=VALUE:SE, e.g. share_idle=0.12:0.03")
+        if not (math.isfinite(value) and math.isfinite(error) and error > 0):
+            fail(f"--measured {text!r}: the value must be finite and its standard error positive")
+        if units[name] == "fraction of developer time" and not 0.0 <= value <= 1.0:
+            fail(f"--measured {text!r}: {name} is a fraction of developer time, between 0 and 1")
+        if name in out:
+            fail(f"--measured {name} given twice")
+        out[name] = (value, error)
+    return out
+
+
+def decisions_of_runs(
+    runs: pd.DataFrame,
+    built: Mapping[str, Scenario],
+    ensemble: Path | None,
+    directory: Path,
+    *,
+    quiet: bool,
+    observed: Mapping[str, tuple[float, float]] | None = None,
+) -> list[dict[str, Any]]:
+    """``compare --decisions``: :func:`report_decisions` over the ensemble's members."""
+    from speedtrap.experiments.ensemble import resolve_ensemble
+
+    members = resolve_ensemble(ensemble, single=False).members
+    if not members or "member" not in runs or not (runs["member"] >= 0).any():
+        fail("--decisions needs runs over a calibrated ensemble (not --single)")
+    return report_decisions(runs, built, members, directory, quiet=quiet, observed=observed)
 
 
 def applying(scenario: Scenario) -> set[str]:
@@ -70,16 +122,23 @@ def analyse_measured(
 
 
 def decision_rows(
-    results: list[DecisionResult], measured: Sequence[MeasurementResult] = ()
+    results: list[DecisionResult],
+    measured: Sequence[MeasurementResult] = (),
+    team: Sequence[TeamDecision] = (),
 ) -> list[dict[str, Any]]:
     """One plain row per decision (JSON and CSV): verdict, share paying, EVPI, the top parameters'
-    EVPPI and the boundary in words; with ``measured`` (the same decisions, in order), the
-    measurement worth most, its break-even and its boundary."""
+    EVPPI and the boundary in words; with ``measured`` (the same decisions), the measurement worth
+    most, its break-even and its boundary; with ``team``, the decision over the members consistent
+    with a team's measurements (``team_*``)."""
+    from speedtrap.analysis.intervals import MIN_MEMBERS
+
     rows = []
     by_label = {m.label: m for m in measured}
+    by_team = {t.label: t for t in team}
     for r in results:
         top = r.evppi.dropna().head(3)
         m = by_label.get(r.label)
+        t = by_team.get(r.label)
         rows.append(
             {
                 "decision": r.label,
@@ -107,6 +166,20 @@ def decision_rows(
                 else math.nan,
                 "measure_pays_side": m.side if m is not None else "",
                 "measure_boundary": m.boundary() if m is not None else "",
+                **(
+                    {
+                        "team_members": t.members,
+                        "team_share_paying": t.share_paying,
+                        "team_share_low": t.share_low,
+                        "team_share_high": t.share_high,
+                        "team_mean_net_usd_per_dev_day": t.mean_net,
+                        "team_net_member_low": t.net_low,
+                        "team_net_member_high": t.net_high,
+                        "team_verdict": t.verdict(MIN_MEMBERS),
+                    }
+                    if t is not None
+                    else {}
+                ),
                 "notes": "; ".join(r.notes),
             }
         )
@@ -131,21 +204,27 @@ def report_decisions(
     directory: Path,
     *,
     quiet: bool = False,
+    observed: Mapping[str, tuple[float, float]] | None = None,
 ) -> list[dict[str, Any]]:
     """Analyse, print (unless ``quiet``) and write ``decisions.csv``, ``evppi.csv``,
     ``measurements.csv`` (each decision × what a team can measure), ``members.csv`` (per member: its
     parameters, net value per decision and measurements) and ``decisions.png``/``.svg`` into
-    ``directory``; returns the rows."""
+    ``directory``; returns the rows. ``observed``, a team's measurements on the first arm with their
+    standard errors, adds each decision over the members consistent with them."""
     import pandas as pd
 
-    from speedtrap.analysis.measurements import measurement_rows
+    from speedtrap.analysis.measurements import consistent_members, decide_for, measurement_rows
     from speedtrap.plots.common import save_figure
     from speedtrap.plots.decisions import plot_decisions
 
     results, inb, parameters = analyse_decisions(runs, arms, members)
     baseline = next(iter(arms))
     measured, measurements = analyse_measured(runs, baseline, inb)
-    rows = decision_rows(results, measured)
+    team, consistent = [], None
+    if observed:
+        consistent = consistent_members(measurements, observed)
+        team = [decide_for(label, values, consistent["kept"]) for label, values in inb.items()]
+    rows = decision_rows(results, measured, team)
     directory.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(rows).to_csv(directory / "decisions.csv", index=False)
     evppi = pd.concat({r.label: r.evppi for r in results}, names=["decision", "parameter"]).rename("evppi")
@@ -153,6 +232,8 @@ def report_decisions(
     pd.DataFrame(measurement_rows(measured)).to_csv(directory / "measurements.csv", index=False)
     per_member = parameters.join(pd.DataFrame({f"net_usd_per_dev_day: {k}": v for k, v in inb.items()}))
     per_member = per_member.join(measurements.add_prefix(f"measured on {baseline}: "))
+    if consistent is not None:  # each member's implausibility against the team's measurements
+        per_member = per_member.join(consistent[["implausibility", "kept"]].add_prefix("team "))
     per_member.rename_axis("member").to_csv(directory / "members.csv")
     first = next(iter(arms.values()))
     fig = plot_decisions(
@@ -199,6 +280,8 @@ def report_decisions(
             ],
         )
         _print_measured(measured, baseline)
+        if observed:
+            _print_team(rows, observed, baseline)
         for r in rows:
             if r["notes"]:
                 typer.echo(f"note ({r['decision']}): {r['notes']}")
@@ -224,4 +307,35 @@ def _print_measured(measured: Sequence[MeasurementResult], baseline: str) -> Non
         "where the decision depends",
         ["decision", "worth measuring (EVPPI)", "break-even", "boundary"],
         [(r.label, top(r), r.break_even_words() or "—", r.boundary() or "—") for r in measured],
+    )
+
+
+def _print_team(
+    rows: Sequence[Mapping[str, Any]], observed: Mapping[str, tuple[float, float]], baseline: str
+) -> None:
+    """Each decision over the members consistent with a team's measurements (docs/decisions.md)."""
+    given = "; ".join(f"{name} {value:g} ± {error:g}" for name, (value, error) in observed.items())
+    kept = rows[0]["team_members"] if rows else 0
+    print_table(
+        f"Your team's answer: the decisions over the {kept} members whose measurements on {baseline} are "
+        f"consistent with yours ({given}; kept when every |member's − yours| is at most 3 standard "
+        "errors); net value per developer-day, USD, mean [the kept members' central 95%]; share paying "
+        "with its Wilson 95% interval",
+        ["decision", "members kept", "mean net", "pays for", "verdict"],
+        [
+            (
+                r["decision"],
+                str(r["team_members"]),
+                f"${r['team_mean_net_usd_per_dev_day']:+,.0f} [{r['team_net_member_low']:+,.0f}, "
+                f"{r['team_net_member_high']:+,.0f}]"
+                if r["team_members"]
+                else "—",
+                f"{100 * r['team_share_paying']:.0f}% [{100 * r['team_share_low']:.0f}, "
+                f"{100 * r['team_share_high']:.0f}]"
+                if r["team_members"]
+                else "—",
+                r["team_verdict"],
+            )
+            for r in rows
+        ],
     )
