@@ -112,3 +112,12 @@ def test_a_bad_measurement_is_refused_before_any_run(tmp_path: Path, measured: s
     assert twice.exit_code == 2 and "given twice" in twice.output
     alone = runner.invoke(app, [*ARMS, *SMALL, "--measured", "share_idle=0.1:0.02"])
     assert alone.exit_code == 2 and "--measured needs --decisions" in alone.output
+
+
+def test_a_bracketed_phrase_in_a_table_is_printed_as_written(capsys: pytest.CaptureFixture[str]) -> None:
+    """Rich reads "[the members' central 95%]" as markup and would drop it from a title or a cell."""
+    from speedtrap.cli.common import print_table
+
+    print_table("mean [the members' central 95%]", ["a [b]"], [("[x] $+1 [-2, +3]",)])
+    out = " ".join(capsys.readouterr().out.split())  # the title wraps over the table's width
+    assert "mean [the members' central 95%]" in out and "a [b]" in out and "[x] $+1 [-2, +3]" in out

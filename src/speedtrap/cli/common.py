@@ -263,12 +263,16 @@ def json_number(value: Any) -> Any:
 
 
 def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """Print a rich table; floats are shown with four significant digits (whole numbers from 1000)."""
-    table = Table(title=title)
+    """Print a rich table; floats are shown with four significant digits (whole numbers from 1000).
+    Every text is shown as written: rich would read a bracketed phrase ("[the members' central 95%]")
+    as markup and drop it, so the title, headers and cells are escaped."""
+    from rich.markup import escape
+
+    table = Table(title=escape(title))
     for i, column in enumerate(columns):
-        table.add_column(column, overflow="fold", no_wrap=i == 0)  # the first column names the row
+        table.add_column(escape(column), overflow="fold", no_wrap=i == 0)  # the first column names the row
     for row in rows:
-        table.add_row(*(_cell(value) for value in row))
+        table.add_row(*(escape(_cell(value)) for value in row))
     console = Console()
     if not console.is_terminal:
         console = Console(width=WIDE_OUTPUT_COLUMNS)  # piped output: do not fold the columns
