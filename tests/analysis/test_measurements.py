@@ -10,6 +10,7 @@ import pytest
 from speedtrap.analysis.measurements import (
     MEASUREMENTS,
     analyse_measurements,
+    break_even_interval,
     break_even_points,
     consistent_members,
     decide_for,
@@ -54,6 +55,19 @@ def test_break_even_lies_where_the_net_value_changes_sign() -> None:
     assert len(points) == 1 and points[0] == pytest.approx(0.3, abs=0.03)
     assert break_even_points(np.abs(inb) + 1.0, idle) == []  # pays everywhere: no threshold
     assert break_even_points(inb, np.full_like(idle, 0.2)) == []  # a constant measurement
+    low, high = break_even_interval(inb, idle)
+    assert 0.24 < low < 0.3 < high < 0.36  # the threshold, known to within the members' spread
+    assert break_even_interval(inb, idle) == (low, high)  # seeded
+    assert all(np.isnan(break_even_interval(np.abs(inb) + 1.0, idle)))  # no single crossing: no interval
+
+
+def test_an_unsure_threshold_widens_its_interval_to_the_range() -> None:
+    _, idle = _members()
+    rng = np.random.default_rng(1)
+    inb = 5.0 * (0.55 - idle) + rng.normal(0.0, 20.0, len(idle))  # a weak slope buried in noise
+    assert len(break_even_points(inb, idle)) == 1  # the fit still crosses once, somewhere
+    low, high = break_even_interval(inb, idle)  # but resamples put it anywhere, or nowhere
+    assert high - low > 0.4 and idle.min() <= low and high <= idle.max()
 
 
 def test_the_measurement_that_decides_is_found_with_its_threshold_and_box() -> None:

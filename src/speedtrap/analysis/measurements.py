@@ -63,6 +63,7 @@ __all__ = [
     "MeasurementResult",
     "TeamDecision",
     "analyse_measurements",
+    "break_even_interval",
     "break_even_points",
     "consistent_members",
     "decide_for",
@@ -166,6 +167,44 @@ def break_even_points(inb: np.ndarray, values: np.ndarray) -> list[float]:
     ]
 
 
+BREAK_EVEN_BOOTSTRAPS = 200
+"""Bootstrap resamples of the members behind a break-even's interval (its percentiles move by well
+under its width between reruns at this count; assumption)."""
+
+
+def break_even_interval(
+    inb: np.ndarray, values: np.ndarray, *, draws: int = BREAK_EVEN_BOOTSTRAPS, seed: int = 0
+) -> tuple[float, float]:
+    """A percentile bootstrap 95% interval over the members of the single break-even of
+    :func:`break_even_points`: members resampled with replacement ``draws`` times, the regression
+    refitted, and in each resample the crossing nearest the whole sample's taken (a resample whose fit
+    never crosses 0 counts at the end of the measurement's range the fit stays on the wrong side of,
+    so that an unsure threshold widens the interval instead of vanishing from it). NaNs when the whole
+    sample has no single crossing. Deterministic for a ``seed``."""
+    x, v = np.asarray(inb, dtype=float), np.asarray(values, dtype=float)
+    keep = np.isfinite(x) & np.isfinite(v)
+    x, v = x[keep], v[keep]
+    points = break_even_points(x, v)
+    if len(points) != 1:
+        return math.nan, math.nan
+    centre = points[0]
+    pays_below = bool(conditional_mean(x, v)[np.argmin(v)] > 0)
+    rng = np.random.default_rng(seed)
+    found = []
+    for _ in range(draws):
+        index = rng.integers(0, len(x), len(x))
+        crossings = break_even_points(x[index], v[index])
+        if crossings:
+            found.append(min(crossings, key=lambda p: abs(p - centre)))
+            continue
+        # the fit stays on one side: paying everywhere puts the threshold past the end it pays
+        # towards, paying nowhere past the other
+        everywhere = bool(x[index].mean() > 0)
+        found.append(float(v.max() if everywhere == pays_below else v.min()))
+    low, high = np.percentile(found, [2.5, 97.5])
+    return float(low), float(high)
+
+
 @dataclass(frozen=True)
 class MeasurementResult:
     """One decision read against the measurements: each one's EVPPI (USD per developer-day, highest
@@ -182,6 +221,9 @@ class MeasurementResult:
     depends: bool
     side: str = ""
     """"below" or "above": the side of a single break-even where the fitted net value is > 0."""
+    break_even_low: float = math.nan
+    """The single break-even's bootstrap 95% interval over the members (:func:`break_even_interval`)."""
+    break_even_high: float = math.nan
 
     def boundary(self) -> str:
         """The boundary in the first measurement, in words ("" where the decision is settled)."""
@@ -198,7 +240,12 @@ class MeasurementResult:
             points = ", ".join(f"{p:.3g}" for p in self.break_even)
             return f"{label}: the fit crosses 0 at {points} (no single threshold)"
         point = self.break_even[0]
-        return f"{label} {point:.3g} (the fitted net value is > 0 {self.side} it)"
+        interval = (
+            f"; bootstrap 95% over members {self.break_even_low:.3g}–{self.break_even_high:.3g}"
+            if math.isfinite(self.break_even_low)
+            else ""
+        )
+        return f"{label} {point:.3g} (the fitted net value is > 0 {self.side} it{interval})"
 
 
 def _label(column: str) -> str:
@@ -227,10 +274,11 @@ def analyse_measurements(
     depends = bool(n) and BOUNDARY_SHARE[0] < share < BOUNDARY_SHARE[1]
     seeks = "pays" if share <= 0.5 else "does not pay"
     points = break_even_points(values, x[first].to_numpy(float)) if first else []
-    side = ""
+    side, low, high = "", math.nan, math.nan
     if len(points) == 1:
         column = x[first].to_numpy(float)
         side = "below" if conditional_mean(values, column)[np.argmin(column)] > 0 else "above"
+        low, high = break_even_interval(values, column)
     stable = None
     if depends and first and stability:
         flags = values > 0 if seeks == "pays" else values <= 0
@@ -245,6 +293,8 @@ def analyse_measurements(
         seeks=seeks,
         depends=depends,
         side=side,
+        break_even_low=low,
+        break_even_high=high,
     )
 
 
@@ -307,7 +357,7 @@ class TeamDecision:
     net_high: float
 
     def verdict(self, min_members: int) -> str:
-        """"pays" / "does not pay" (settled at the decisions' 5%/95% rule), "depends", or "too few
+        """ "pays" / "does not pay" (settled at the decisions' 5%/95% rule), "depends", or "too few
         members (n)" below ``min_members``."""
         if self.members < min_members:
             return f"too few members ({self.members})"

@@ -164,6 +164,8 @@ def decision_rows(
                 "measure_break_even": m.break_even[0]
                 if m is not None and len(m.break_even) == 1
                 else math.nan,
+                "measure_break_even_low": m.break_even_low if m is not None else math.nan,
+                "measure_break_even_high": m.break_even_high if m is not None else math.nan,
                 "measure_pays_side": m.side if m is not None else "",
                 "measure_boundary": m.boundary() if m is not None else "",
                 **(
