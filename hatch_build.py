@@ -96,28 +96,54 @@ def _why_not_compile() -> str | None:
     return None
 
 
+class _BuildExt:
+    """``work``'s ``setup.py`` (given ``argument``) building its extensions into ``work/lib``, started
+    in the background: the typed core compiles while mypyc compiles the pool (each is one process,
+    mostly one compiler run, so on two cores the two together take about as long as the longer one).
+    Its output goes to a file, not a pipe, so that a verbose compiler never blocks on a full pipe."""
+
+    def __init__(self, work: Path, argument: str) -> None:
+        self.out = work / "lib"
+        self._log_path = work / "build.log"
+        self._log = self._log_path.open("w", encoding="utf-8")
+        command = [sys.executable, "setup.py", argument, "build_ext", "--build-lib", str(self.out)]
+        self._process = subprocess.Popen(
+            [*command, "--build-temp", str(work / "tmp")],
+            cwd=work,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    def result(self) -> Path:
+        """Wait for it; return ``work/lib`` (``CalledProcessError`` with the compiler's output on
+        failure)."""
+        code = self._process.wait()
+        self._log.close()
+        if code != 0:
+            output = self._log_path.read_text(encoding="utf-8", errors="replace")
+            raise subprocess.CalledProcessError(code, self._process.args, output=output)
+        return self.out
+
+    def cancel(self) -> None:
+        """Stop it (its result is not wanted) and wait for it to end."""
+        self._process.kill()
+        self._process.wait()
+        self._log.close()
+
+
 def _build_ext(work: Path, argument: str) -> Path:
     """Run ``work``'s ``setup.py`` (given ``argument``) to build its extensions into ``work/lib``;
     return that directory (``CalledProcessError`` with the compiler's output on failure)."""
-    out = work / "lib"
-    subprocess.run(
-        [
-            sys.executable,
-            "setup.py",
-            argument,
-            "build_ext",
-            "--build-lib",
-            str(out),
-            "--build-temp",
-            str(work / "tmp"),
-        ],
-        cwd=work,
-        check=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    return out
+    return _BuildExt(work, argument).result()
+
+
+def _core_module(out: Path) -> Path:
+    """The typed core's extension module in a finished build's ``out`` directory."""
+    found = list(out.rglob("_typed_core*.so"))
+    if not found:
+        raise subprocess.CalledProcessError(1, "cython", output="no compiled typed core was built")
+    return found[0]
 
 
 def place(built: Path, target: Path) -> None:
@@ -150,12 +176,16 @@ class CompiledPoolHook(BuildHookInterface):  # type: ignore[type-arg]
             self.app.display_info(f"speedtrap: {build.PURE_ENV} is set: the serving pool stays pure Python")
             return
         reason = _why_not_compile()
+        core: _BuildExt | str | None = None
         if reason is None:
+            core = self._start_core(root, build)  # beside the pool's compile (_BuildExt)
             try:
                 built = self._compile(root, build)
             except subprocess.CalledProcessError as exc:
                 reason = f"compiling failed:\n{exc.stdout}"
         if reason is not None:
+            if isinstance(core, _BuildExt):
+                core.cancel()
             self._not_compiled("the serving pool", reason, "the serving pool stays pure Python")
             return
         digest = build.sources_digest(serving)
@@ -173,7 +203,7 @@ class CompiledPoolHook(BuildHookInterface):  # type: ignore[type-arg]
         build_data["pure_python"] = False
         build_data["infer_tag"] = True
         self.app.display_info(f"speedtrap: the serving pool is compiled with mypyc ({len(built)} modules)")
-        self._typed_core(root, build, version, build_data)
+        self._typed_core(root, build, version, build_data, core)
 
     def _not_compiled(self, what: str, reason: str, fallback: str) -> None:
         """``what`` could not be compiled for ``reason``: fail under ``SPEEDTRAP_COMPILED``, else say
@@ -182,15 +212,29 @@ class CompiledPoolHook(BuildHookInterface):  # type: ignore[type-arg]
             raise RuntimeError(f"SPEEDTRAP_COMPILED is set, but {what} was not compiled: {reason}")
         self.app.display_warning(f"speedtrap: {fallback} ({reason})")
 
-    def _typed_core(self, root: Path, build: ModuleType, version: str, build_data: dict[str, Any]) -> None:
-        """Compile the typed core with Cython (module docstring); say so, or why not."""
-        models = root / "src" / "speedtrap" / "models"
+    def _start_core(self, root: Path, build: ModuleType) -> _BuildExt | str:
+        """Start compiling the typed core (module docstring): the running build, or why it cannot be."""
         if importlib.util.find_spec("Cython") is None:
-            reason: str | None = "Cython is not installed"
-        else:
-            reason = None
+            return "Cython is not installed"
+        return self._cythonize(build.core_sources(root / "src" / "speedtrap" / "models"))
+
+    def _typed_core(
+        self,
+        root: Path,
+        build: ModuleType,
+        version: str,
+        build_data: dict[str, Any],
+        core: _BuildExt | str | None,
+    ) -> None:
+        """Finish compiling the typed core, started by :meth:`_start_core` (``core``); say so, or why
+        not."""
+        models = root / "src" / "speedtrap" / "models"
+        reason: str | None = core if isinstance(core, str) else None
+        if core is None:
+            reason = "it was not started"
+        if isinstance(core, _BuildExt):
             try:
-                built = self._cythonize(build.core_sources(models))
+                built = _core_module(core.result())
             except subprocess.CalledProcessError as exc:
                 reason = f"compiling failed:\n{exc.stdout}"
         if reason is not None:
@@ -208,20 +252,15 @@ class CompiledPoolHook(BuildHookInterface):  # type: ignore[type-arg]
             build_data["force_include"][str(digest_file)] = f"speedtrap/models/{build.CORE_DIGEST_FILE}"
         self.app.display_info("speedtrap: the typed core is compiled with Cython")
 
-    def _cythonize(self, sources: list[Path]) -> Path:
-        """Compile the typed core (``sources``: its ``.pyx``, then the parts it includes) in a temporary
-        directory; return the extension module's file."""
+    def _cythonize(self, sources: list[Path]) -> _BuildExt:
+        """Start compiling the typed core (``sources``: its ``.pyx``, then the parts it includes) in a
+        temporary directory (:func:`_core_module` finds the module it built)."""
         work = Path(tempfile.mkdtemp(prefix="speedtrap-cython-"))
         (work / "setup.py").write_text(CYTHON_SETUP, encoding="utf-8")
         for path in sources:
             shutil.copy2(path, work / path.name)
-        source = sources[0]
-        self.app.display_info("speedtrap: compiling the typed core with Cython (a minute)")
-        out = _build_ext(work, source.name)
-        found = list(out.rglob("_typed_core*.so"))
-        if not found:
-            raise subprocess.CalledProcessError(1, "cython", output="no compiled typed core was built")
-        return found[0]
+        self.app.display_info("speedtrap: compiling the typed core with Cython (under a minute)")
+        return _BuildExt(work, sources[0].name)
 
     def _remove_in_tree(self, root: Path, build: ModuleType) -> None:
         """Remove compiled modules an earlier editable install left in the source tree."""

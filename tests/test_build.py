@@ -122,6 +122,16 @@ def test_the_reported_typed_core_is_the_one_the_models_use(monkeypatch: pytest.M
     assert typed_core.core_module() is None
 
 
+def _hatch_build():
+    spec = importlib.util.spec_from_file_location(
+        "hatch_build_for_tests", Path(__file__).resolve().parents[1] / "hatch_build.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_an_editable_install_replaces_a_compiled_module_in_one_step(tmp_path: Path) -> None:
     """The editable install puts each compiled module in place by a rename (hatch_build.place): a
     process that has the old file mapped keeps reading its bytes (a copy onto the loaded file ended
@@ -129,12 +139,7 @@ def test_an_editable_install_replaces_a_compiled_module_in_one_step(tmp_path: Pa
     temporary file is left."""
     import mmap
 
-    spec = importlib.util.spec_from_file_location(
-        "hatch_build", Path(__file__).resolve().parents[1] / "hatch_build.py"
-    )
-    assert spec is not None and spec.loader is not None
-    hatch_build = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(hatch_build)
+    hatch_build = _hatch_build()
     target, built = tmp_path / "pool.cpython-312-x86_64-linux-gnu.so", tmp_path / "built" / "pool.so"
     built.parent.mkdir()
     target.write_bytes(b"old" * 4096)
@@ -144,3 +149,26 @@ def test_an_editable_install_replaces_a_compiled_module_in_one_step(tmp_path: Pa
         assert mapped[:6] == b"oldold" and len(mapped) == 3 * 4096  # the loaded file is untouched
     assert target.read_bytes() == b"new"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["built", target.name])
+
+
+def test_a_background_compile_reports_its_output_on_failure_and_can_be_stopped(tmp_path: Path) -> None:
+    """The typed core compiles in the background while mypyc compiles the pool (hatch_build._BuildExt):
+    a failed build raises with what it printed (read from its log file), and one whose result is not
+    wanted (the pool failed to compile) is stopped, not left running."""
+    import time
+
+    hatch_build = _hatch_build()
+    failing = tmp_path / "failing"
+    failing.mkdir()
+    (failing / "setup.py").write_text("import sys\nprint('the compiler said no ' * 2000)\nsys.exit(3)\n")
+    job = hatch_build._BuildExt(failing, "ignored")
+    with pytest.raises(subprocess.CalledProcessError) as raised:
+        job.result()
+    assert raised.value.returncode == 3 and raised.value.output.count("the compiler said no") == 2000
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    (slow / "setup.py").write_text("import time\ntime.sleep(60)\n")
+    start = time.monotonic()
+    job = hatch_build._BuildExt(slow, "ignored")
+    job.cancel()
+    assert time.monotonic() - start < 10 and job._process.returncode is not None
