@@ -91,6 +91,11 @@ def test_a_teams_measurements_read_each_decision_over_the_members_consistent_wit
     assert narrow.exit_code == 0, narrow.output
     for row in json.loads(narrow.stdout)["decisions"]:
         assert row["team_members"] == 0 and row["team_verdict"] == "too few members (0)"
+        assert row["team_net_member_low"] is None and row["team_share_low"] is None  # no interval
+    few = runner.invoke(app, [*args, "--measured", "usd_per_dev_day=20:1000", "--replications", "8"])
+    assert few.exit_code == 0, few.output  # 4 members, all kept: below the minimum of 5
+    team_rows = few.output.split("Your team's answer")[1].split("┡")[1].split("└")[0]
+    assert "too few members (4)" in team_rows and "$" not in team_rows and "%" not in team_rows
 
 
 @pytest.mark.parametrize(

@@ -172,11 +172,12 @@ def decision_rows(
                     {
                         "team_members": t.members,
                         "team_share_paying": t.share_paying,
-                        "team_share_low": t.share_low,
-                        "team_share_high": t.share_high,
+                        # below the minimum no interval is given (docs/intervals.md)
+                        "team_share_low": t.share_low if t.members >= MIN_MEMBERS else math.nan,
+                        "team_share_high": t.share_high if t.members >= MIN_MEMBERS else math.nan,
                         "team_mean_net_usd_per_dev_day": t.mean_net,
-                        "team_net_member_low": t.net_low,
-                        "team_net_member_high": t.net_high,
+                        "team_net_member_low": t.net_low if t.members >= MIN_MEMBERS else math.nan,
+                        "team_net_member_high": t.net_high if t.members >= MIN_MEMBERS else math.nan,
                         "team_verdict": t.verdict(MIN_MEMBERS),
                     }
                     if t is not None
@@ -324,20 +325,24 @@ def _print_team(
         "errors); net value per developer-day, USD, mean [the kept members' central 95%]; share paying "
         "with its Wilson 95% interval",
         ["decision", "members kept", "mean net", "pays for", "verdict"],
-        [
-            (
-                r["decision"],
-                str(r["team_members"]),
-                f"${r['team_mean_net_usd_per_dev_day']:+,.0f} [{r['team_net_member_low']:+,.0f}, "
-                f"{r['team_net_member_high']:+,.0f}]"
-                if r["team_members"]
-                else "—",
-                f"{100 * r['team_share_paying']:.0f}% [{100 * r['team_share_low']:.0f}, "
-                f"{100 * r['team_share_high']:.0f}]"
-                if r["team_members"]
-                else "—",
-                r["team_verdict"],
-            )
-            for r in rows
-        ],
+        [(r["decision"], str(r["team_members"]), *_team_cells(r), r["team_verdict"]) for r in rows],
     )
+
+
+def _team_cells(r: Mapping[str, Any]) -> tuple[str, str]:
+    """The mean net and share paying of a team's kept members, with their intervals; below the
+    minimum member count, "too few members (n)" instead of intervals that cannot mean much."""
+    from speedtrap.analysis.intervals import MIN_MEMBERS
+
+    n = int(r["team_members"])
+    if n < MIN_MEMBERS:
+        return (f"too few members ({n})",) * 2
+    net = (
+        f"${r['team_mean_net_usd_per_dev_day']:+,.0f} [{r['team_net_member_low']:+,.0f}, "
+        f"{r['team_net_member_high']:+,.0f}]"
+    )
+    share = (
+        f"{100 * r['team_share_paying']:.0f}% [{100 * r['team_share_low']:.0f}, "
+        f"{100 * r['team_share_high']:.0f}]"
+    )
+    return net, share
