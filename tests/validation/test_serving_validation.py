@@ -284,7 +284,7 @@ def test_the_profile_bounds_the_gemm_half_point_the_fit_puts_at_zero() -> None:
 def test_the_refits_in_worker_processes_are_the_refits_in_one(table) -> None:
     # leave_one_group_out runs its independent, deterministic refits in worker processes: the same
     # factors as one process gives, group by group
-    part = table[table["group"].isin(sorted(set(table["group"]))[:5])]
+    part = table[table["group"].isin(sorted(set(table["group"]))[:3])]  # three refits on each side
     serial, parallel = leave_one_group_out(part, n_jobs=1), leave_one_group_out(part, n_jobs=2)
     assert list(serial) == list(parallel) == sorted(set(part["group"]))
     assert all(serial[group] == parallel[group] for group in serial)
