@@ -176,7 +176,7 @@ class CompiledPoolHook(BuildHookInterface):  # type: ignore[type-arg]
             self.app.display_info(f"speedtrap: {build.PURE_ENV} is set: the serving pool stays pure Python")
             return
         reason = _why_not_compile()
-        core: _BuildExt | str | None = None
+        core: _BuildExt | str = "the serving pool was not compiled"
         if reason is None:
             core = self._start_core(root, build)  # beside the pool's compile (_BuildExt)
             try:
@@ -224,14 +224,12 @@ class CompiledPoolHook(BuildHookInterface):  # type: ignore[type-arg]
         build: ModuleType,
         version: str,
         build_data: dict[str, Any],
-        core: _BuildExt | str | None,
+        core: _BuildExt | str,
     ) -> None:
         """Finish compiling the typed core, started by :meth:`_start_core` (``core``); say so, or why
         not."""
         models = root / "src" / "speedtrap" / "models"
         reason: str | None = core if isinstance(core, str) else None
-        if core is None:
-            reason = "it was not started"
         if isinstance(core, _BuildExt):
             try:
                 built = _core_module(core.result())

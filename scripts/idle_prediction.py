@@ -28,7 +28,7 @@ import pandas as pd
 from speedtrap.experiments.ensemble import default_ensemble, member_overrides
 from speedtrap.experiments.seeds import replication_seeds
 from speedtrap.models.workflow import simulate
-from speedtrap.validation.workflow import default_scenarios
+from speedtrap.validation.workflow import default_scenarios, task_time_share
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,9 +52,15 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
         overrides, _ = member_overrides(scenario, values)
         member = scenario.with_overrides(overrides)
         for seed in seeds[k * args.seeds : (k + 1) * args.seeds]:
-            summary = simulate(member, seed).summary()
-            idle, other = summary["share_idle"], summary["share_other_work"]
-            rows.append({"member": k, "seed": seed, "of_task_time": idle / (1.0 - other), "of_the_day": idle})
+            result = simulate(member, seed)
+            rows.append(
+                {
+                    "member": k,
+                    "seed": seed,
+                    "of_task_time": task_time_share(result, "idle"),
+                    "of_the_day": result.summary()["share_idle"],
+                }
+            )
     per_member = pd.DataFrame(rows).groupby("member")[["of_task_time", "of_the_day"]].mean()
     print(
         f"Idle share on METR's AI-allowed issues (scenario metr, sonnet-2025), {len(per_member)} members × "

@@ -72,7 +72,10 @@ __all__ = [
     "evppi",
     "explained_share",
     "inb_by_member",
+    "minority_side",
+    "rank_by_evppi",
     "rank_candidates",
+    "verdict_of_share",
     "wilson_interval",
 ]
 
@@ -234,14 +237,35 @@ class DecisionResult:
     @property
     def settled(self) -> bool:
         """Whether the ensemble all but agrees (share paying outside the boundary band)."""
-        low, high = BOUNDARY_SHARE
-        return not low < self.share_paying < high
+        return verdict_of_share(self.share_paying) != "depends"
 
     def verdict(self) -> str:
         """ "pays", "does not pay" (settled either way) or "depends"."""
-        if not self.settled:
-            return "depends"
-        return "pays" if self.share_paying >= BOUNDARY_SHARE[1] else "does not pay"
+        return verdict_of_share(self.share_paying)
+
+
+def verdict_of_share(share: float) -> str:
+    """ "pays" or "does not pay" when the share of members paying is at or beyond a
+    :data:`BOUNDARY_SHARE` end (the ensemble all but agrees), "depends" between them."""
+    low, high = BOUNDARY_SHARE
+    if low < share < high:
+        return "depends"
+    return "pays" if share >= high else "does not pay"
+
+
+def minority_side(values: np.ndarray) -> tuple[str, np.ndarray]:
+    """The side a decision's boundary describes (module docstring) and its members: ("pays", INB > 0)
+    when at most half the members pay, else ("does not pay", INB ≤ 0)."""
+    paying = np.asarray(values, dtype=float) > 0
+    if len(paying) and paying.mean() <= 0.5:
+        return "pays", paying
+    return "does not pay", ~paying
+
+
+def rank_by_evppi(values: np.ndarray, x: pd.DataFrame) -> pd.Series:
+    """Each column's EVPPI (:func:`evppi`) for the members' INB ``values``, highest first, NaN last."""
+    ranked = pd.Series({str(c): evppi(values, x[c].to_numpy(float)) for c in x.columns}, dtype=float)
+    return ranked.sort_values(ascending=False, na_position="last")
 
 
 def analyse_decision(
@@ -265,16 +289,14 @@ def analyse_decision(
     n = len(values)
     paying = int((values > 0).sum())
     low, high = wilson_interval(paying, n)
-    ranked = pd.Series(
-        {str(c): evppi(values, x[c].to_numpy(float)) for c in x.columns}, dtype=float
-    ).sort_values(ascending=False, na_position="last")
+    ranked = rank_by_evppi(values, x)
     notes: list[str] = []
     if n < MIN_EVPPI_MEMBERS:
         notes.append(f"EVPPI needs at least {MIN_EVPPI_MEMBERS} members, got {n}")
     share = paying / n if n else math.nan
     value = evpi(values)
     noise = evpi_seed_noise(*runs) if runs is not None else math.nan
-    depends = bool(n) and BOUNDARY_SHARE[0] < share < BOUNDARY_SHARE[1]
+    depends = bool(n) and verdict_of_share(share) == "depends"
     if depends and np.isfinite(noise) and value < EVPI_NOISE_RATIO * noise:
         notes.append(
             f"EVPI ${value:,.2f} is not clearly above the ${noise:,.2f} that the seed noise of the "
@@ -283,9 +305,8 @@ def analyse_decision(
     prim = cart = stable = None
     chosen = rank_candidates(values, x, ranked, boundary_parameters)
     pair_value = evppi(values, x[chosen].to_numpy(float)) if len(chosen) > 1 else math.nan
-    seeks = "pays" if share <= 0.5 else "does not pay"  # the minority side (module docstring)
+    seeks, flags = minority_side(values)
     if depends and chosen:
-        flags = values > 0 if seeks == "pays" else values <= 0
         prim = prim_box(x[chosen], flags)
         cart = cart_box(x[chosen], flags)
         if stability:

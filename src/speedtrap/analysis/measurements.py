@@ -48,17 +48,21 @@ import numpy as np
 import pandas as pd
 
 from speedtrap.analysis.decisions import (
-    BOUNDARY_SHARE,
     conditional_mean,
-    evppi,
     explained_share,
+    minority_side,
+    rank_by_evppi,
     rank_candidates,
+    verdict_of_share,
+    wilson_interval,
 )
 from speedtrap.analysis.history_matching import CUTOFF
 from speedtrap.analysis.stable_boxes import StableBox, stable_prim_box
 
 __all__ = [
+    "BY_COLUMN",
     "MEASUREMENTS",
+    "SHARE_UNIT",
     "Measurement",
     "MeasurementResult",
     "TeamDecision",
@@ -81,37 +85,45 @@ class Measurement:
     unit: str
     how: str
 
+    @property
+    def is_share(self) -> bool:
+        """Whether it is a fraction of developer time (between 0 and 1)."""
+        return self.unit == SHARE_UNIT
+
+
+SHARE_UNIT = "fraction of developer time"
+"""The unit of the ledger's shares."""
 
 MEASUREMENTS: tuple[Measurement, ...] = (
     Measurement(
         "share_idle",
         "idle share",
-        "fraction of developer time",
+        SHARE_UNIT,
         "time away from a running agent doing nothing else (screen recordings or time tracking: METR's "
         "2025 trial labelled such time idle)",
     ),
     Measurement(
         "share_other_work",
         "other-work share",
-        "fraction of developer time",
+        SHARE_UNIT,
         "time spent on other work while agents run (time tracking)",
     ),
     Measurement(
         "waiting_share",
         "waiting share",
-        "fraction of developer time",
+        SHARE_UNIT,
         "time watching an agent work: queue, first token, generation and tools (screen recordings)",
     ),
     Measurement(
         "share_reviewing",
         "reviewing share",
-        "fraction of developer time",
+        SHARE_UNIT,
         "time reading the agent's output (screen recordings)",
     ),
     Measurement(
         "share_fixing",
         "fixing share",
-        "fraction of developer time",
+        SHARE_UNIT,
         "time repairing the agent's mistakes and reworking escaped defects (screen recordings, or "
         "post-review time as METR measured it)",
     ),
@@ -136,6 +148,8 @@ MEASUREMENTS: tuple[Measurement, ...] = (
 )
 """The measurements, in the order they are listed (each a summary key of the run, or derived from
 them: ``requests_per_dev_day`` = requests / developer_days)."""
+BY_COLUMN: dict[str, Measurement] = {m.column: m for m in MEASUREMENTS}
+"""The measurements by their column."""
 
 
 def member_measurements(runs: pd.DataFrame, arm: str) -> pd.DataFrame:
@@ -188,7 +202,7 @@ def break_even_interval(
     if len(points) != 1:
         return math.nan, math.nan
     centre = points[0]
-    pays_below = bool(conditional_mean(x, v)[np.argmin(v)] > 0)
+    pays_below = _pays_below(x, v)
     rng = np.random.default_rng(seed)
     found = []
     for _ in range(draws):
@@ -203,6 +217,12 @@ def break_even_interval(
         found.append(float(v.max() if everywhere == pays_below else v.min()))
     low, high = np.percentile(found, [2.5, 97.5])
     return float(low), float(high)
+
+
+def _pays_below(inb: np.ndarray, values: np.ndarray) -> bool:
+    """Whether the regression of ``inb`` on ``values`` is above 0 at the lowest measurement (the side
+    of a single break-even where the decision pays)."""
+    return bool(conditional_mean(inb, values)[np.argmin(values)] > 0)
 
 
 @dataclass(frozen=True)
@@ -229,13 +249,13 @@ class MeasurementResult:
         """The boundary in the first measurement, in words ("" where the decision is settled)."""
         if self.stable is None:
             return ""
-        return self.stable.describe(self.seeks, {m.column: m.label for m in MEASUREMENTS})
+        return self.stable.describe(self.seeks, {c: m.label for c, m in BY_COLUMN.items()})
 
     def break_even_words(self) -> str:
         """E.g. "idle share 0.297 (net value > 0 below it)"; "" without a measurement or crossing."""
         if not self.first or not self.break_even:
             return ""
-        label = _label(self.first)
+        label = BY_COLUMN[self.first].label if self.first in BY_COLUMN else self.first
         if len(self.break_even) > 1:
             points = ", ".join(f"{p:.3g}" for p in self.break_even)
             return f"{label}: the fit crosses 0 at {points} (no single threshold)"
@@ -248,10 +268,6 @@ class MeasurementResult:
         return f"{label} {point:.3g} (the fitted net value is > 0 {self.side} it{interval})"
 
 
-def _label(column: str) -> str:
-    return next((m.label for m in MEASUREMENTS if m.column == column), column)
-
-
 def analyse_measurements(
     label: str, inb_by_member: pd.Series, measurements: pd.DataFrame, *, stability: bool = True
 ) -> MeasurementResult:
@@ -262,26 +278,22 @@ def analyse_measurements(
     x = measurements.loc[inb.index]
     x = x.loc[:, [c for c in x.columns if x[c].nunique() > 1]]
     values = inb.to_numpy(float)
-    ranked = pd.Series({str(c): evppi(values, x[c].to_numpy(float)) for c in x.columns}, dtype=float)
-    ranked = ranked.sort_values(ascending=False, na_position="last")
+    ranked = rank_by_evppi(values, x)
     explained = pd.Series(
         {str(c): explained_share(values, x[c].to_numpy(float)) for c in x.columns}, dtype=float
     )
     chosen = rank_candidates(values, x, ranked, 1)
     first = chosen[0] if chosen else ""
-    n = len(values)
-    share = float((values > 0).mean()) if n else math.nan
-    depends = bool(n) and BOUNDARY_SHARE[0] < share < BOUNDARY_SHARE[1]
-    seeks = "pays" if share <= 0.5 else "does not pay"
+    depends = bool(len(values)) and verdict_of_share(float((values > 0).mean())) == "depends"
+    seeks, flags = minority_side(values)
     points = break_even_points(values, x[first].to_numpy(float)) if first else []
     side, low, high = "", math.nan, math.nan
     if len(points) == 1:
         column = x[first].to_numpy(float)
-        side = "below" if conditional_mean(values, column)[np.argmin(column)] > 0 else "above"
+        side = "below" if _pays_below(values, column) else "above"
         low, high = break_even_interval(values, column)
     stable = None
     if depends and first and stability:
-        flags = values > 0 if seeks == "pays" else values <= 0
         stable = stable_prim_box(x[[first]], flags)
     return MeasurementResult(
         label=label,
@@ -301,11 +313,10 @@ def analyse_measurements(
 def measurement_rows(results: Sequence[MeasurementResult]) -> list[dict[str, object]]:
     """One plain row per decision × measurement (``measurements.csv``): EVPPI, explained share, unit
     and how a team measures it."""
-    units = {m.column: m for m in MEASUREMENTS}
     rows: list[dict[str, object]] = []
     for r in results:
         for column, value in r.evppi.items():
-            m = units[str(column)]
+            m = BY_COLUMN[str(column)]
             rows.append(
                 {
                     "decision": r.label,
@@ -327,13 +338,12 @@ def consistent_members(
     (``{column: (value, standard error)}``), ``|member's − value| / standard error``, the largest
     (``implausibility``) and whether it is at most ``cutoff`` (``kept``). Raises ``ValueError`` for an
     unknown measurement or a standard error that is not positive."""
-    known = {m.column for m in MEASUREMENTS}
     if not observed:
         raise ValueError("no measurement given")
     out = pd.DataFrame(index=measurements.index)
     for column, (value, error) in observed.items():
-        if column not in known:
-            raise ValueError(f"unknown measurement {column!r} (known: {', '.join(sorted(known))})")
+        if column not in BY_COLUMN:
+            raise ValueError(f"unknown measurement {column!r} (known: {', '.join(sorted(BY_COLUMN))})")
         if not (math.isfinite(error) and error > 0) or not math.isfinite(value):
             raise ValueError(f"{column}: the value must be finite and its standard error positive")
         out[column] = (measurements[column] - value).abs() / error
@@ -361,16 +371,12 @@ class TeamDecision:
         members (n)" below ``min_members``."""
         if self.members < min_members:
             return f"too few members ({self.members})"
-        if self.share_paying >= BOUNDARY_SHARE[1]:
-            return "pays"
-        return "does not pay" if self.share_paying <= BOUNDARY_SHARE[0] else "depends"
+        return verdict_of_share(self.share_paying)
 
 
 def decide_for(label: str, inb_by_member: pd.Series, kept: pd.Series) -> TeamDecision:
     """The decision ``label`` over the members ``kept`` (a boolean per member, from
     :func:`consistent_members`), from each member's mean net value ``inb_by_member``."""
-    from speedtrap.analysis.decisions import wilson_interval
-
     values = inb_by_member.dropna()
     values = values[kept.reindex(values.index, fill_value=False).to_numpy(bool)].to_numpy(float)
     n = len(values)

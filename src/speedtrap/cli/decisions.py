@@ -25,7 +25,7 @@ def check_measured(texts: Sequence[str], decisions: Path | None) -> dict[str, tu
     """``--measured NAME=VALUE:SE`` options as ``{NAME: (VALUE, SE)}``, checked before any run: a known
     measurement (:data:`speedtrap.analysis.measurements.MEASUREMENTS`), finite numbers, a positive
     standard error, a share within 0–1, each name once, and ``--decisions`` given."""
-    from speedtrap.analysis.measurements import MEASUREMENTS
+    from speedtrap.analysis.measurements import BY_COLUMN
 
     if not texts:
         return {}
@@ -33,21 +33,20 @@ def check_measured(texts: Sequence[str], decisions: Path | None) -> dict[str, tu
         fail(
             "--measured needs --decisions DIR: it reads the decisions over the members it is consistent with"
         )
-    units = {m.column: m.unit for m in MEASUREMENTS}
     out: dict[str, tuple[float, float]] = {}
     for text in texts:
         name, _, rest = text.partition("=")
         value_text, _, error_text = rest.partition(":")
         name = name.strip()
-        if name not in units:
-            fail(f"--measured {text!r}: unknown measurement {name!r} (known: {', '.join(units)})")
+        if name not in BY_COLUMN:
+            fail(f"--measured {text!r}: unknown measurement {name!r} (known: {', '.join(BY_COLUMN)})")
         try:
             value, error = float(value_text), float(error_text)
         except ValueError:
             fail(f"--measured {text!r}: expected NAME=VALUE:SE, e.g. share_idle=0.12:0.03")
         if not (math.isfinite(value) and math.isfinite(error) and error > 0):
             fail(f"--measured {text!r}: the value must be finite and its standard error positive")
-        if units[name] == "fraction of developer time" and not 0.0 <= value <= 1.0:
+        if BY_COLUMN[name].is_share and not 0.0 <= value <= 1.0:
             fail(f"--measured {text!r}: {name} is a fraction of developer time, between 0 and 1")
         if name in out:
             fail(f"--measured {name} given twice")
@@ -295,9 +294,9 @@ def report_decisions(
 
 def _print_measured(measured: Sequence[MeasurementResult], baseline: str) -> None:
     """The table of what a team can measure on ``baseline`` that decides (docs/decisions.md)."""
-    from speedtrap.analysis.measurements import MEASUREMENTS
+    from speedtrap.analysis.measurements import BY_COLUMN
 
-    words = {m.column: m.label for m in MEASUREMENTS}
+    words = {c: m.label for c, m in BY_COLUMN.items()}
 
     def top(r: MeasurementResult) -> str:
         known = r.evppi.dropna().head(3)

@@ -292,6 +292,10 @@ def validate_workflow_command(
         typer.echo(f"Note: {replications} replications give intervals that cannot mean much; use 5 or more.")
 
 
+RESULT_WORDS = {"pass": "pass", "undecided": "undecided", "miss": "MISS"}
+"""How the table writes each verdict of :data:`speedtrap.validation.workflow.VERDICTS`."""
+
+
 ROLE_TITLES = {
     "calibration": "In sample (calibration targets, fitted by history matching)",
     "consistency": "Consistency checks (inputs and closed forms of the model: they pass by construction)",
@@ -575,7 +579,3 @@ def validate_serving_command(
     )
     if figure is not None:
         typer.echo(f"figure: {figure}")
-
-
-RESULT_WORDS = {"pass": "pass", "undecided": "undecided", "miss": "MISS"}
-"""How the table writes each verdict of :data:`speedtrap.validation.workflow.VERDICTS`."""

@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from speedtrap.analysis.decisions import DecisionResult
-from speedtrap.analysis.measurements import MEASUREMENTS, MeasurementResult
+from speedtrap.analysis.measurements import BY_COLUMN, MeasurementResult
 
 TOP_PARAMETERS = 6
 """Parameters shown per decision in the EVPPI panel (highest first)."""
@@ -75,7 +75,7 @@ def _draw_measured(
         ax.text(0.5, 0.5, "no measurement varies over the members", ha="center", va="center")
         ax.set_axis_off()
         return
-    unit = next((x for x in MEASUREMENTS if x.column == m.first), None)
+    unit = BY_COLUMN.get(m.first)
     values = inb.dropna()
     x = measurements.loc[values.index, m.first].to_numpy(float)
     y = values.to_numpy(float)

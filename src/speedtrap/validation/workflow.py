@@ -46,6 +46,7 @@ __all__ = [
     "run_plan",
     "run_statistics",
     "swe_bench_resolved",
+    "task_time_share",
     "validate_workflow",
 ]
 
@@ -69,7 +70,7 @@ def load_targets() -> pd.DataFrame:
         return pd.read_csv(f)
 
 
-def _task_time_share(result: RunResult, category: str) -> float:
+def task_time_share(result: RunResult, category: str) -> float:
     """``category``'s share of the time charged to tasks: every second but other work, which no task
     is charged with (idle time and switching into other work are charged to the sessions open at the
     time, as a time-tracking study like METR's counts them: docs/validation.md, "One productivity
@@ -186,9 +187,9 @@ def metr_statistics(with_ai: RunResult, by_hand: RunResult) -> dict[str, float]:
     return {
         "ai_vs_manual_time_ratio": effort_ratio(with_ai, by_hand),
         **{f"ai_vs_manual_time_ratio_{half}_half": effort_ratio(with_ai, by_hand, half) for half in HALVES},
-        "waiting_share_of_task_time": _task_time_share(with_ai, "waiting"),
-        "reviewing_share_of_task_time": _task_time_share(with_ai, "reviewing"),
-        "fixing_share_of_task_time": _task_time_share(with_ai, "fixing"),
+        "waiting_share_of_task_time": task_time_share(with_ai, "waiting"),
+        "reviewing_share_of_task_time": task_time_share(with_ai, "reviewing"),
+        "fixing_share_of_task_time": task_time_share(with_ai, "fixing"),
         "manual_task_time_median": float(m["human_s"].median() / 60.0),
         "acceptance_rate": 1.0 - float(tasks["outputs_rejected"].sum()) / outputs if outputs else math.nan,
         "ai_vs_manual_throughput_ratio": ai_rate / manual_rate if manual_rate > 0 else math.nan,
