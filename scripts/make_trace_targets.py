@@ -19,7 +19,9 @@ developer, SOURCES.md there) are vendored whole, and read from there unless ``--
 must be left out of the copy). Each source's statistics come from
 ``speedtrap.sessions.targets.trace_targets`` (n_boot = 4000, seed 0); the signatures also from all
 sources pooled (tool ``pooled``: every source's developer kept apart, the bootstrap over the
-sessions of all). Deterministic: the same logs give the same files.
+sessions of all); the pooled table also carries the spread of the check-in responses after short
+stretches (``response_log_sd_after_short``), the source of ``developer.checkin_s.sigma``'s range in
+behaviour_parameters.csv, which is not a target row. Deterministic: the same logs give the same files.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from speedtrap.analysis.signatures import SIGNATURE_STATISTICS
+from speedtrap.analysis.signatures import RESPONSE_SPREAD, SIGNATURE_STATISTICS
 from speedtrap.analysis.trace_structure import CACHE_STATISTICS
 from speedtrap.sessions import load_sessions
 from speedtrap.sessions.targets import trace_targets
@@ -368,7 +370,7 @@ def main(argv: list[str] | None = None) -> None:
             traces[tool] = load_sessions(files).trace
     tables = [_table(trace, SOURCES[tool]) for tool, trace in traces.items()]
     pooled_trace, pooled_source = _pooled(traces)
-    pooled = _table(pooled_trace, pooled_source, list(POOLED))
+    pooled = _table(pooled_trace, pooled_source, [*POOLED, RESPONSE_SPREAD])
     table = pd.concat([*tables, pooled], ignore_index=True)
     table["value"] = table["value"].astype(float)
     table.to_csv(args.out, index=False, float_format="%.4g")

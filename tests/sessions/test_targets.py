@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from speedtrap.analysis.signatures import SIGNATURE_STATISTICS
+from speedtrap.analysis.signatures import RESPONSE_SPREAD, SIGNATURE_STATISTICS, response_log_sd
 from speedtrap.config.scenario import Scenario
 from speedtrap.models.workflow import simulate
 from speedtrap.sessions import load_sessions, trace_from_result
@@ -77,7 +77,8 @@ def test_the_recorded_figures_name_their_source_and_how_few_sessions_they_rest_o
     assert set(table["tool"]) == {*tools, "pooled"}
     for tool in tools:
         assert list(table.loc[table["tool"] == tool, "statistic"]) == list(TARGET_STATISTICS)
-    pooled = [*SIGNATURE_STATISTICS, "cached_share_after_long_gap"]  # the statistics written as target rows
+    # the statistics written as target rows, and the spread behind checkin_s.sigma's range
+    pooled = [*SIGNATURE_STATISTICS, "cached_share_after_long_gap", RESPONSE_SPREAD]
     assert list(table.loc[table["tool"] == "pooled", "statistic"]) == pooled
     for column in ("repository", "commit", "licence", "files", "how_computed", "note"):
         assert table[column].notna().all(), column
@@ -181,3 +182,28 @@ def test_signatures_of_a_real_codex_session_are_its_check_ins_read_by_hand() -> 
     assert table.loc["response_median_after_short", "value"] == pytest.approx((24.8 + 47.7) / 2, abs=0.5)
     assert table.loc["response_stretch_rank_correlation", "value"] == pytest.approx(0.9)
     assert np.isnan(table.loc["response_stretch_rank_correlation", "low"])  # one session: no interval
+
+
+def test_the_response_spread_is_the_log_sd_of_the_responses_after_short_stretches_only() -> None:
+    stretch = np.array([10.0, 20.0, 59.0, 61.0, 400.0, 30.0, 30.0, 30.0])
+    response = np.array([5.0, 50.0, 500.0, 3.0, 2000.0, 0.5, 1_900.0, np.nan])
+    # usable and after a stretch < 60 s: 5, 50 and 500 s (0.5 s was typed during the stretch; 1,900 s
+    # is time away; 61 and 400 s stretches are not short)
+    assert response_log_sd(stretch, response) == pytest.approx(np.std(np.log([5.0, 50.0, 500.0]), ddof=1))
+    assert np.isnan(response_log_sd(stretch[:1], response[:1]))  # one response: no spread
+
+
+def test_the_check_in_spread_s_range_is_the_recorded_figure_of_the_logs() -> None:
+    """developer.checkin_s.sigma's sourced high end is the upper bound of the pooled logs' bootstrap
+    95% interval of the responses' log-sd after short stretches, which bounds the reply's own spread
+    from above (the parameter's source says so)."""
+    from speedtrap.validation.parameters import load_parameters
+
+    path = resources.files("speedtrap.validation.data").joinpath("session_trace_targets.csv")
+    with path.open("rb") as f:
+        table = pd.read_csv(f)
+    row = table[(table["tool"] == "pooled") & (table["statistic"] == RESPONSE_SPREAD)].iloc[0]
+    parameter = load_parameters().set_index("path").loc["developer.checkin_s.sigma"]
+    assert row["low"] < row["value"] < row["high"] <= parameter["high"] < row["high"] + 0.01
+    assert f"{row['value']:.2f}" in parameter["source"] and f"{row['high']:.2f}" in parameter["source"]
+    assert int(row["n"]) == 201 and f"{int(row['n'])} responses" in parameter["source"]

@@ -64,9 +64,11 @@ __all__ = [
     "LONG_STRETCH_S",
     "MIN_CORRELATION_PAIRS",
     "MIN_RESPONSE_S",
+    "RESPONSE_SPREAD",
     "SHORT_STRETCH_S",
     "SIGNATURE_STATISTICS",
     "SignatureEstimate",
+    "response_log_sd",
     "signature_bootstrap",
     "signature_pairs",
     "signature_values",
@@ -105,6 +107,10 @@ SIGNATURE_STATISTICS: dict[str, str] = {
 }
 """The statistics :func:`signature_values` computes, with their units."""
 
+RESPONSE_SPREAD = "response_log_sd_after_short"
+"""The spread of check-in responses after short stretches (:func:`response_log_sd`): not a target
+but the source of the range of ``developer.checkin_s.sigma`` (docs/calibration.md)."""
+
 
 def signature_pairs(
     stretch_s: Sequence[float] | np.ndarray,
@@ -139,6 +145,25 @@ def _values(s: np.ndarray, r: np.ndarray) -> dict[str, float]:
         "response_median_after_long": float(np.median(long)) if len(long) else math.nan,
         "response_stretch_rank_correlation": _rank_correlation(s, r),
     }
+
+
+def response_log_sd(
+    stretch_s: Sequence[float] | np.ndarray,
+    response_s: Sequence[float] | np.ndarray,
+    away_gap_s: float = AWAY_GAP_S,
+) -> float:
+    """The sample standard deviation (ddof 1) of the log of the responses after stretches shorter
+    than :data:`SHORT_STRETCH_S` (usable pairs only, :func:`signature_pairs`); NaN below two.
+
+    Most developers sit through a short stretch, so these responses are mostly the time to read a
+    check-in and reply; the few from developers who left add their time away and widen the spread.
+    The log-sd is therefore an upper bound on the spread of the reply time itself
+    (``developer.checkin_s.sigma``). Pure."""
+    s = np.asarray(stretch_s, dtype=float)
+    r = np.asarray(response_s, dtype=float)
+    keep = signature_pairs(s, r, away_gap_s) & (s < SHORT_STRETCH_S)
+    logs = np.log(r[keep])
+    return float(np.std(logs, ddof=1)) if len(logs) >= 2 else math.nan
 
 
 def signature_values(

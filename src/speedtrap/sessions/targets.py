@@ -27,6 +27,9 @@ mean, session_max_tool_calls_   with none, the mean over those with any, the med
 median                          of the most in one stretch
 cached_share_after_long_gap     cached share of the input tokens of requests sent after a human gap
                                 of 5–30 min (:mod:`speedtrap.analysis.trace_structure`)
+response_log_sd_after_short     the log-sd of the check-in responses after stretches < 60 s
+                                (:func:`speedtrap.analysis.signatures.response_log_sd`): the source
+                                of ``developer.checkin_s.sigma``'s range, not a target
 ==============================  ====================================================================
 
 Each comes with a percentile bootstrap 95% interval over sessions (resampled with replacement;
@@ -45,7 +48,15 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from speedtrap.analysis.signatures import MIN_RESPONSE_S, SIGNATURE_STATISTICS, signature_bootstrap
+from speedtrap.analysis.signatures import (
+    MIN_RESPONSE_S,
+    RESPONSE_SPREAD,
+    SHORT_STRETCH_S,
+    SIGNATURE_STATISTICS,
+    response_log_sd,
+    signature_bootstrap,
+    signature_pairs,
+)
 from speedtrap.analysis.trace_structure import (
     CACHE_STATISTICS,
     TOOL_CALL_STATISTICS,
@@ -69,6 +80,7 @@ TARGET_STATISTICS: dict[str, str] = {
     "interruptions_per_stretch": "count",
     **TOOL_CALL_STATISTICS,
     **CACHE_STATISTICS,
+    RESPONSE_SPREAD: "log-sd",
 }
 """The statistics :func:`trace_targets` computes, with their units."""
 
@@ -221,6 +233,19 @@ def trace_targets(
         counts=lambda _name, pick: cached_share_after_gap(gaps[pick], cached[pick], inputs[pick])[1],
         behind=lambda pick: cached_share_after_gap(gaps[pick], cached[pick], inputs[pick])[1] > 0,
     )
+    # last, so that adding it left every earlier statistic's bootstrap draws as they were
+    pair_stretch = checkins["seconds"].to_numpy(float)
+    pair_response = checkins["gap_after_s"].to_numpy(float)
+    after_short = signature_pairs(pair_stretch, pair_response, long_gap_s) & (pair_stretch < SHORT_STRETCH_S)
+    rows += _session_bootstrap(
+        st_groups[checkins.index].to_numpy(str),
+        lambda pick: {RESPONSE_SPREAD: response_log_sd(pair_stretch[pick], pair_response[pick], long_gap_s)},
+        {RESPONSE_SPREAD: "log-sd"},
+        n_boot,
+        rng,
+        counts=lambda _name, pick: int(after_short[pick].sum()),
+        behind=lambda pick: bool(after_short[pick].any()),
+    )
     return pd.DataFrame(rows)
 
 
@@ -253,7 +278,10 @@ def _session_bootstrap(
     for name, unit in statistics.items():
         d = np.asarray(draws[name], dtype=float)
         d = d[np.isfinite(d)]
-        low, high = (float(q) for q in np.quantile(d, [0.025, 0.975])) if len(d) else (math.nan, math.nan)
+        no_value = not math.isfinite(point[name])  # no interval around no value (one pair resampled)
+        low, high = (
+            (float(q) for q in np.quantile(d, [0.025, 0.975])) if len(d) and not no_value else (math.nan, math.nan)
+        )
         out.append(
             {
                 "statistic": name,
