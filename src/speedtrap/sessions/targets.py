@@ -279,9 +279,9 @@ def _session_bootstrap(
         d = np.asarray(draws[name], dtype=float)
         d = d[np.isfinite(d)]
         no_value = not math.isfinite(point[name])  # no interval around no value (one pair resampled)
-        low, high = (
-            (float(q) for q in np.quantile(d, [0.025, 0.975])) if len(d) and not no_value else (math.nan, math.nan)
-        )
+        low, high = (math.nan, math.nan)
+        if len(d) and not no_value:
+            low, high = (float(q) for q in np.quantile(d, [0.025, 0.975]))
         out.append(
             {
                 "statistic": name,
