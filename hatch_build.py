@@ -159,7 +159,7 @@ def place(built: Path, target: Path) -> None:
         temporary.unlink(missing_ok=True)
 
 
-class CompiledPoolHook(BuildHookInterface):  # type: ignore[type-arg]
+class CompiledPoolHook(BuildHookInterface):
     """Compiles the serving pool (module docstring)."""
 
     PLUGIN_NAME = "custom"
