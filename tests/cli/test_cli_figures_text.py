@@ -105,7 +105,8 @@ def test_validate_workflows_default_runs_every_stored_member_on_two_seeds_and_20
     # the default must run every member, or which members a run draws moves the pass count (20 of the
     # 40 members x 2 seeds gave 19 of 21 in sample at seed 0 and 16 at seed 1000); at least two seeds
     # each (a member's seed spread needs two) and at least 200 runs in all (40 x 3 = 120 and 28 x 4 =
-    # 112 before; 110 x 2 = 220 since the 110-member ensemble): what still moves the count is a target
+    # 112 before; 110 x 2 = 220 over the 110-member ensemble; 61 x 4 = 244 since the 61-member one):
+    # what still moves the count is a target
     # whose interval crosses its bound, and validate workflow calls those "undecided"
     from speedtrap.cli.validate import DEFAULT_REPLICATIONS
     from speedtrap.experiments.ensemble import choose_members, default_ensemble

@@ -64,9 +64,9 @@ COMPARE_OUTCOMES: list[tuple[str, str, float, str]] = [
 
 QUICK_REPLICATIONS = 3
 QUICK_HORIZON_DAYS = 1.0
-FULL_REPLICATIONS = 440
+FULL_REPLICATIONS = 244
 """The replications ``compare --quick`` suggests for the answer to act on (the README's command: all
-110 members of the stored ensemble × 4 seeds per arm, tested; with 2 seeds per member, seed noise once
+61 members of the stored ensemble × 4 seeds per arm, tested; with 2 seeds per member, seed noise once
 gave half the fast-mode decision's EVPI, $6.7 of $14; with 4, $2.1 of $26)."""
 
 

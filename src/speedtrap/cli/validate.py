@@ -23,9 +23,9 @@ from speedtrap.cli.common import (
     writing,
 )
 
-DEFAULT_REPLICATIONS = 220
+DEFAULT_REPLICATIONS = 244
 """``validate workflow``'s default runs: every member of the stored ensemble, as many seeds each as fit
-(110 members × 2 seeds since the fourth calibration of 2026-12-07; 28 × 4 and 40 × 3 before). With 2 members
+(61 members × 4 seeds since the calibration of 2026-12-08; 110 × 2, 28 × 4 and 40 × 3 before). With 2 members
 (an earlier default of 5 replications) the pass count moved with the draw: 14 of 19 at the default,
 15 with 10 members, 17 with 50; with 20 of the 40 members × 2 seeds, 19 of 21 in sample at seed 0 and
 16 at seed 1000; with all 40 × 3, 16 of 21 at both, the same targets."""
@@ -41,8 +41,8 @@ def validate_workflow_command(
             "--replications",
             min=2,
             max=MAX_REPLICATIONS,
-            help="Seeded replications: under an ensemble K members × r ≥ 2 seeds (default 220: every member "
-            "of the 110-member ensemble on 2 seeds, so that the members a run draws do not move the count; "
+            help="Seeded replications: under an ensemble K members × r ≥ 2 seeds (default 244: every member "
+            "of the 61-member ensemble on 4 seeds, so that the members a run draws do not move the count; "
             "a target whose 95% interval crosses its bound is undecided, as seeds may flip its mean).",
         ),
     ] = DEFAULT_REPLICATIONS,
