@@ -139,3 +139,29 @@ def test_value_sentence_says_net_ci_caveat_and_break_even() -> None:
     assert "would not pay even if its inference were free" in free and "×" not in free
     assert pays_phrase("never", math.nan) == "pays at no developer cost"
     assert pays_phrase("n/a", math.nan) == "has no break-even developer cost"
+
+
+def test_the_net_value_says_why_an_ensemble_gives_no_behavioural_interval() -> None:
+    """Under an ensemble where fewer than the minimum of members have a net value (a member whose
+    baseline completed no task has none), the sentence gives the seed interval and says why there is
+    no behavioural one instead of dropping it silently."""
+    row = {
+        "arm": "wafer-distilled",
+        "n": 8,
+        "net_usd_per_dev_day": 1752.0,
+        "net_ci_low": -1432.0,
+        "net_ci_high": 4936.0,
+        "net_usd_per_dev_month": 36792.0,
+        "break_even_price_multiple": 37.25,
+        "break_even_usd_per_dev_hour": math.nan,
+        "pays": "always",
+        "net_behaviour_low": math.nan,
+        "net_behaviour_high": math.nan,
+        "members": 4,
+        "notes": "too few members (4) for a behavioural interval (at least 5)",
+    }
+    text = value_sentence(row, against="gpu-batched", usd_per_dev_hour=200.0)
+    assert "(95% CI -1,432 to +4,936; no behavioural interval: too few members (4)" in text
+    assert "behavioural interval over the ensemble" not in text
+    plain = value_sentence(row | {"notes": ""}, against="gpu-batched", usd_per_dev_hour=200.0)
+    assert "no behavioural interval" not in plain  # one parameter set: nothing to explain

@@ -305,7 +305,8 @@ def net_phrase(value: Mapping[str, Any], *, against: str = "") -> str:
     """Net value per developer-day with its 95% CI (and its caveat) in words: "+12 USD per
     developer-day against gpu-batched (95% CI +3 to +21)", or "(no interval from 1 value)"; under an
     ensemble (a finite behavioural interval) the seed interval and then the behavioural one, with which
-    dominates. ``value`` holds :data:`VALUE_COLUMNS`."""
+    dominates, or why there is none ("too few members (4)": members whose runs give no net value, as a
+    run with no task done on the baseline, do not count). ``value`` holds :data:`VALUE_COLUMNS`."""
     n, low, high = int(value["n"]), value["net_ci_low"], value["net_ci_high"]
     where = f" against {against}" if against else ""
     if math.isnan(low) or math.isnan(high):  # one value: no interval, only the caveat
@@ -318,6 +319,10 @@ def net_phrase(value: Mapping[str, Any], *, against: str = "") -> str:
             f"seed noise: {interval}; behavioural interval over the ensemble {b_low:+,.0f} to "
             f"{b_high:+,.0f}, {value.get('dominant', 'n/a')} dominates"
         )
+    else:  # under an ensemble with too few members that have a value: say why there is no such interval
+        too_few = [n for n in str(value.get("notes") or "").split("; ") if n.startswith("too few members")]
+        if too_few:
+            interval += f"; no behavioural interval: {too_few[0]}"
     return f"{value['net_usd_per_dev_day']:+,.0f} USD per developer-day{where} ({interval})"
 
 
