@@ -52,7 +52,7 @@ ASSERTED = (
     "metr_time_ratio_long_half",
 )
 """The targets whose tolerances the stored ensemble's least implausible member (checked set 799,
-implausibility 2.43 at its worst in the final check of the 2026-12-08 calibration, 61 members, the
+implausibility 2.43 at its worst in the final check of the 2026-12-07 calibration, 61 members, the
 check-in reply's spread calibrated) meets there, the fast replies after long stretches among them
 (16.2% against the logs' 19.2% ± 15 points). A set accepted by implausibility may still miss a
 tolerance (the implausibility adds each target's model discrepancy, and for a point target its

@@ -25,10 +25,10 @@ from speedtrap.cli.common import (
 
 DEFAULT_REPLICATIONS = 244
 """``validate workflow``'s default runs: every member of the stored ensemble, as many seeds each as fit
-(61 members × 4 seeds since the calibration of 2026-12-08; 110 × 2, 28 × 4 and 40 × 3 before). With 2 members
-(an earlier default of 5 replications) the pass count moved with the draw: 14 of 19 at the default,
-15 with 10 members, 17 with 50; with 20 of the 40 members × 2 seeds, 19 of 21 in sample at seed 0 and
-16 at seed 1000; with all 40 × 3, 16 of 21 at both, the same targets."""
+(61 members × 4 seeds since the sixth calibration of 2026-12-07; 110 × 2, 28 × 4 and 40 × 3
+before). With 2 members (an earlier default of 5 replications) the pass count moved with the draw:
+14 of 19 at the default, 15 with 10 members, 17 with 50; with 20 of the 40 members × 2 seeds, 19 of
+21 in sample at seed 0 and 16 at seed 1000; with all 40 × 3, 16 of 21 at both, the same targets."""
 
 
 def validate_workflow_command(
