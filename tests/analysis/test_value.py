@@ -161,7 +161,7 @@ def test_the_net_value_says_why_an_ensemble_gives_no_behavioural_interval() -> N
         "notes": "too few members (4) for a behavioural interval (at least 5)",
     }
     text = value_sentence(row, against="gpu-batched", usd_per_dev_hour=200.0)
-    assert "(95% CI -1,432 to +4,936; no behavioural interval: too few members (4)" in text
+    assert "(95% CI -1,432 to +4,936; no behavioural interval: too few members (4))" in text
     assert "behavioural interval over the ensemble" not in text
-    plain = value_sentence(row | {"notes": ""}, against="gpu-batched", usd_per_dev_hour=200.0)
+    plain = value_sentence(row | {"members": 1, "notes": ""}, against="gpu-batched", usd_per_dev_hour=200.0)
     assert "no behavioural interval" not in plain  # one parameter set: nothing to explain

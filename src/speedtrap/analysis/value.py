@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from speedtrap.analysis.intervals import BreakEven, break_even, describe_set, two_intervals
+from speedtrap.analysis.intervals import BreakEven, behaviour_words, break_even, describe_set, two_intervals
 from speedtrap.analysis.statistics import caveat_suffix
 from speedtrap.config.value import Value
 
@@ -319,10 +319,9 @@ def net_phrase(value: Mapping[str, Any], *, against: str = "") -> str:
             f"seed noise: {interval}; behavioural interval over the ensemble {b_low:+,.0f} to "
             f"{b_high:+,.0f}, {value.get('dominant', 'n/a')} dominates"
         )
-    else:  # under an ensemble with too few members that have a value: say why there is no such interval
-        too_few = [n for n in str(value.get("notes") or "").split("; ") if n.startswith("too few members")]
-        if too_few:
-            interval += f"; no behavioural interval: {too_few[0]}"
+    elif int(value.get("members", 1)) >= 2:  # an ensemble without one: say why, as every table does
+        words = behaviour_words(b_low, b_high, int(value["members"]))
+        interval += f"; no behavioural interval: {words}"
     return f"{value['net_usd_per_dev_day']:+,.0f} USD per developer-day{where} ({interval})"
 
 
