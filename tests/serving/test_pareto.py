@@ -1,7 +1,9 @@
 import pytest
 
 from speedtrap.config import backend_preset
-from speedtrap.serving.pareto import PARETO_COLUMNS, default_batches, pareto_frontier
+from speedtrap.config.catalog import hardware_preset, llm_preset
+from speedtrap.config.parallel import Parallelism
+from speedtrap.serving.pareto import PARETO_COLUMNS, default_batches, pareto_frontier, steady_load
 from speedtrap.serving.replica import ReplicaPhysics
 
 
@@ -73,3 +75,50 @@ def test_frontier_searches_the_uncapped_loads_where_no_stream_fits_the_kv_memory
     assert batch == pytest.approx(32, rel=1e-3) and load.tok_s_per_chip == pytest.approx(at_32.tok_s_per_chip)
     load, batch = load_at_throughput(physics, at_32.tok_s_per_chip, isl=7373, osl=922)
     assert batch == pytest.approx(32, rel=1e-3) and load.tok_s_per_user == pytest.approx(at_32.tok_s_per_user)
+
+
+def _steady_step_s(physics: ReplicaPhysics, batch: int, isl: float, osl: float) -> float:
+    return steady_load(physics, batch, context_tokens=0.0, isl=isl, osl=osl).step_s
+
+
+@pytest.mark.parametrize("chunk", [None, 2048])
+def test_prompts_share_the_steps_in_whole_chunks(chunk: int | None) -> None:
+    # 4 streams of 8k prompts and 1k outputs on DeepSeek-R1 (8 H200s, tensor parallel): the other 3
+    # streams bring 3·8192/1024 = 24 prompt tokens per step on average, but in chunks of the budget (or
+    # whole prompts): a share q = 24/chunk of the steps carries one chunk and the rest none
+    physics = ReplicaPhysics.from_parts(
+        hardware_preset("h200"), llm_preset("deepseek-r1"), 8, parallel=Parallelism(prefill_chunk_tokens=chunk)
+    )
+    isl, osl, batch = 8192.0, 1024.0, 4
+    context, prompt = isl + osl / 2.0, isl
+    size = float(chunk or isl)
+    share = (batch - 1) * isl / osl / size
+    mixture = (1.0 - share) * physics.decode_step_s(batch, context) + share * physics.decode_step_s(
+        batch, context, size, prompt
+    )
+    assert _steady_step_s(physics, batch, isl, osl) == pytest.approx(mixture, rel=1e-12)
+    # the mean share in every step would read the experts 24 tokens route to in each (1 − (1 − 8/256)^28
+    # of the 256 at 4 + 24 tokens, against 1 − (1 − 8/256)^4 in a decode-only step): slower
+    spread = physics.decode_step_s(batch, context, share * size, prompt)
+    assert spread > 1.2 * mixture
+
+
+def test_prompts_in_chunks_cost_what_the_mean_share_costs_on_a_dense_model() -> None:
+    # a dense model's step is linear in the prompt tokens it carries (memory and decode compute do not
+    # change; the prefill adds its compute), so whole chunks and the mean share give the same mean step
+    physics = ReplicaPhysics.from_parts(hardware_preset("h100-sxm"), llm_preset("llama-3.1-70b"), 8)
+    isl, osl, batch = 1024.0, 1024.0, 16
+    prompt = isl
+    spread = physics.decode_step_s(batch, isl + osl / 2.0, (batch - 1) * isl / osl, prompt)
+    assert _steady_step_s(physics, batch, isl, osl) == pytest.approx(spread, rel=1e-9)
+
+
+def test_every_step_carries_prompts_when_one_chunk_per_step_is_not_enough() -> None:
+    # 64 streams of 8k prompts and 1k outputs bring 504 prompt tokens per step, more than a 256-token
+    # budget: every step carries the mean share
+    physics = ReplicaPhysics.from_parts(
+        hardware_preset("h200"), llm_preset("deepseek-r1"), 8, parallel=Parallelism(prefill_chunk_tokens=256)
+    )
+    isl, osl, batch = 8192.0, 1024.0, 64
+    expected = physics.decode_step_s(batch, isl + osl / 2.0, (batch - 1) * isl / osl, isl)
+    assert _steady_step_s(physics, batch, isl, osl) == pytest.approx(expected, rel=1e-12)

@@ -56,24 +56,34 @@ def test_the_hops_are_the_sourced_values_not_a_bound_of_zero() -> None:
 def test_wafer_distilled_steady_load_speed_is_its_unloaded_speed_less_the_prompts_it_carries() -> None:
     # The preset's stated speed is its decode-only step at 8 streams of 96k tokens (as the pool times
     # it). Under steady load (the default agent request: 9.6k new tokens on a cached 96k context, 213
-    # out) each step also carries the other 7 streams' prompts, (8 − 1)·9600/213 tokens, which the
-    # whole replica prefills inside the step. The steady speed is exactly that step's.
+    # out) the steps also carry the other 7 streams' prompts, (8 − 1)·9600/213 tokens per step on
+    # average, which the whole replica prefills inside the steps. A prompt comes whole (the replica has
+    # no chunk budget), so a share q = that average / 9600 of the steps carries one and the rest none:
+    # the steady speed is that mixture's mean step's.
     backend = backend_preset("wafer-distilled")
     physics = ReplicaPhysics.from_backend(backend)
+    assert physics.prefill_chunk_tokens is None
     batch, context = backend.typical_batch, float(backend.typical_context_tokens)
     uncached, output = 9_600, 213
     speed = preset_under_steady_load(backend, uncached_tokens=uncached, output_tokens=output)
     cached = context - uncached - output / 2.0
-    prompts = (batch - 1) * uncached / output
+    share = (batch - 1) * uncached / output / uncached
     plain = step_parts(physics.steps, batch, context)
-    loaded = step_parts(physics.steps, batch, context, prompts, 2.0 * cached + uncached)
+    loaded = step_parts(physics.steps, batch, context, uncached, 2.0 * cached + uncached)
     plain_s = max(plain.memory_s, plain.compute_s) + plain.latency_s
     loaded_s = max(loaded.memory_s, loaded.compute_s) + loaded.prefill_s + loaded.latency_s
+    mean_s = (1.0 - share) * plain_s + share * loaded_s
     assert speed.decode_only_tok_s == pytest.approx(1.0 / plain_s, rel=1e-9)
-    assert speed.steady_tok_s == pytest.approx(1.0 / loaded_s, rel=1e-9)
-    # the prompts' prefill is most of the difference (the rest: the experts their tokens route to)
+    assert speed.steady_tok_s == pytest.approx(1.0 / mean_s, rel=1e-9)
+    # the prompt's prefill is most of what a step that carries one adds (the rest: the experts its
+    # tokens route to)
     assert loaded.prefill_s > 0.5 * (loaded_s - plain_s) > 0
-    assert speed.steady_tok_s / speed.decode_only_tok_s == pytest.approx(plain_s / loaded_s, rel=1e-9)
+    # a step carrying the mean share of prompt tokens instead would be slower: it reads the experts
+    # that share routes to in every step (1 − (1 − k/E)^T of them, concave in the tokens T)
+    spread = step_parts(physics.steps, batch, context, share * uncached, 2.0 * cached + uncached)
+    spread_s = max(spread.memory_s, spread.compute_s) + spread.prefill_s + spread.latency_s
+    assert spread_s > mean_s
+    assert speed.steady_tok_s / speed.decode_only_tok_s == pytest.approx(plain_s / mean_s, rel=1e-9)
     # the preset states ≈1,380 tok/s per stream (config/presets.py, docs/backends.md) and the design
     # card's ±10% holds under steady load too
     assert speed.decode_only_tok_s == pytest.approx(1_380, rel=0.10)

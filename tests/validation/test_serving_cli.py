@@ -45,7 +45,7 @@ def test_validate_serving_json_covers_every_row(tmp_path: Path) -> None:
         "at_concurrency",
     }
     assert payload["fit"]["date"] and payload["fit"]["rows"] == FITTED_ROWS < len(table)
-    assert payload["targets"]["worst_abs_error"] == 0.5
+    assert payload["targets"]["worst_abs_error"] == 1.0  # serving physics v3's acceptance
     assert figure.stat().st_size > 10_000
 
 

@@ -2,9 +2,12 @@
 
 Each point is a steady load of ``B`` streams (:func:`steady_load`): every request brings ``isl``
 uncached prompt tokens on top of ``cached_tokens`` already in the prompt cache and decodes ``osl``
-output tokens. On a replica that prefills its own prompts each decode step also carries its share of
-the other requests' prompts (chunked prefill, ``(B − 1)·isl/osl`` tokens per emitted token); with a
-separate prefill pool (disaggregation) the decode steps carry none.
+output tokens. On a replica that prefills its own prompts the decode steps also carry the other
+requests' prompts, ``(B − 1)·isl/osl`` tokens per emitted token on average, in chunks of the layout's
+``prefill_chunk_tokens`` (or whole prompts): while one chunk per step is enough, that share of the
+steps carries a chunk and the rest none, and the mean step is the mean over both kinds
+(:func:`_mean_step_s`; a step's cost is concave in its tokens, so one step carrying the mean share
+would overstate it); with a separate prefill pool (disaggregation) the decode steps carry none.
 
 **Time to first token** = the scheduling time of the request (``ttft_overhead_s``) + on a replica
 that is decoding other streams, the rest of the step in flight when it arrives (half a step on
@@ -86,6 +89,26 @@ class SteadyLoad:
     wait for the prefill server (module docstring); NaN where not computed."""
 
 
+def _mean_step_s(
+    physics: ReplicaPhysics, running: float, context: float, prefill_per_step: float, isl: float, prompt: float
+) -> float:
+    """Mean seconds of a decode step that carries, on average, ``prefill_per_step`` prompt tokens of
+    the other streams (module docstring). Prompts come in chunks of ``prefill_chunk_tokens`` (or whole,
+    ``isl``): while one chunk per step is enough, a share ``q = prefill_per_step / chunk`` of the steps
+    carries a chunk and the rest carry none, and the mean step is the mean over the two kinds — not one
+    step carrying the mean, since a step's cost is concave in its tokens (a mixture-of-experts step
+    reads each expert its tokens route to once: 1 − (1 − k/E)^T of them)."""
+    if prefill_per_step <= 0.0:
+        return physics.decode_step_s(running, context)
+    chunk = min(float(physics.prefill_chunk_tokens or isl), isl)
+    if chunk <= prefill_per_step:
+        return physics.decode_step_s(running, context, prefill_per_step, prompt)
+    share = prefill_per_step / chunk
+    return (1.0 - share) * physics.decode_step_s(running, context) + share * physics.decode_step_s(
+        running, context, chunk, prompt
+    )
+
+
 def _own_prefill_s(
     physics: ReplicaPhysics, others: float, context: float, isl: float, prompt: float
 ) -> float:
@@ -134,7 +157,7 @@ def steady_load(
     running = min(b, float(cap)) if cap >= 1 else b
     aggregated = physics.prefill_pool is None
     prefill_per_step = (running - 1.0) * isl * physics.tokens_per_step / osl if aggregated else 0.0
-    step = physics.decode_step_s(running, context, prefill_per_step, prompt)
+    step = _mean_step_s(physics, running, context, prefill_per_step, isl, prompt)
     per_user = tps / step
     decode_s = max(osl - 1.0, 0.0) / per_user
     in_flight = 0.5 * step * (running - 1.0) / running if aggregated else 0.0
