@@ -87,7 +87,10 @@ def test_prompts_share_the_steps_in_whole_chunks(chunk: int | None) -> None:
     # streams bring 3·8192/1024 = 24 prompt tokens per step on average, but in chunks of the budget (or
     # whole prompts): a share q = 24/chunk of the steps carries one chunk and the rest none
     physics = ReplicaPhysics.from_parts(
-        hardware_preset("h200"), llm_preset("deepseek-r1"), 8, parallel=Parallelism(prefill_chunk_tokens=chunk)
+        hardware_preset("h200"),
+        llm_preset("deepseek-r1"),
+        8,
+        parallel=Parallelism(prefill_chunk_tokens=chunk),
     )
     isl, osl, batch = 8192.0, 1024.0, 4
     context, prompt = isl + osl / 2.0, isl

@@ -99,10 +99,11 @@ def test_stored_factors_are_the_fit_on_the_rows_they_were_fitted_to(table) -> No
 
 @pytest.mark.xfail(
     strict=True,
-    reason="measured (2026-12-08): since a step's prompts come in whole chunks (serving.pareto._mean_step_s) "
-    "the refit on the stored fit's 50 rows moves NVIDIA η_mem 0.855 → 0.790, AMD η_mem 0.605 → 0.563 and the "
-    "NVIDIA per-layer latency 71.6 → 61.1 µs at a cost 0.18% below the stored factors' (18.57 against 18.60): "
-    "the backend presets still run on the stored factors of 2026-11-27 until they are refitted",
+    reason="measured (2026-12-08): since a step's prompts come in whole chunks (serving.pareto."
+    "_mean_step_s) the refit on the stored fit's 50 rows moves NVIDIA η_mem 0.855 → 0.790, AMD η_mem "
+    "0.605 → 0.563 and the NVIDIA per-layer latency 71.6 → 61.1 µs at a cost 0.18% below the stored "
+    "factors' (18.57 against 18.60): the backend presets still run on the stored factors of 2026-11-27 "
+    "until they are refitted",
 )
 def test_stored_factors_are_the_refit_factor_by_factor(table) -> None:
     fitted = stored_fit_table(table)
@@ -166,10 +167,10 @@ def _headline(check, metric: str):  # type: ignore[no-untyped-def]
 
 @pytest.mark.xfail(
     strict=True,
-    reason="measured (2026-12-08, 176 rows, prompts in whole chunks, per-stack efficiency and scheduling time "
-    "fitted): held out by group, median |error| of tok/s per GPU at equal interactivity 67% (164 rows), of tok/s "
-    "per user at equal throughput 30% (172 rows); at the stated concurrencies 22% and 20% (2026-12-07: 73% and "
-    "32%; 24% and 23%)",
+    reason="measured (2026-12-08, 176 rows, prompts in whole chunks, per-stack efficiency and "
+    "scheduling time fitted): held out by group, median |error| of tok/s per GPU at equal interactivity "
+    "67% (164 rows), of tok/s per user at equal throughput 30% (172 rows); at the stated concurrencies "
+    "22% and 20% (2026-12-07: 73% and 32%; 24% and 23%)",
 )
 @pytest.mark.parametrize("metric", ["tok_s_per_gpu", "tok_s_per_user"])
 def test_held_out_median_error_within_20_percent(check, metric: str) -> None:
@@ -178,9 +179,9 @@ def test_held_out_median_error_within_20_percent(check, metric: str) -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="measured (2026-12-08, 176 rows, prompts in whole chunks, stack scheduling time): worst held-out "
-    "tok/s per GPU 3696% (nim-l33-70b-tp2-500-2k-c1), tok/s per user 284% (ix-l33-70b-mi355x-vllm-1k1k); 1155% "
-    "and 626% on 2026-12-07",
+    reason="measured (2026-12-08, 176 rows, prompts in whole chunks, stack scheduling time): worst "
+    "held-out tok/s per GPU 3696% (nim-l33-70b-tp2-500-2k-c1), tok/s per user 284% "
+    "(ix-l33-70b-mi355x-vllm-1k1k); 1155% and 626% on 2026-12-07",
 )
 def test_no_held_out_error_worse_than_100_percent(check) -> None:
     for metric in ("tok_s_per_gpu", "tok_s_per_user"):

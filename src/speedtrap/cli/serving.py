@@ -351,9 +351,10 @@ def pareto(
 ) -> None:
     """Trace tokens/s per user against throughput per chip by sweeping the batch (powers of two up to
     the KV-memory cap, plus the cap, or the --batch sizes), with time to first token (no network
-    time) and the chip cost of a million output tokens beside the list price. With --isl/--osl each
-    step also carries its share of the other requests' prompts (steady load) and time to first token
-    queues: for the prefill server (an M/D/1 wait, mean and median) and, beyond the KV-memory cap,
+    time) and the chip cost of a million output tokens beside the list price. With --isl/--osl the
+    steps also carry the other requests' prompts (steady load: a share of the steps carries a prompt
+    chunk, the rest none) and time to first token queues: for the prefill server (an M/D/1 wait,
+    mean and median) and, beyond the KV-memory cap,
     for admission; without them it is one prompt of the whole context, unqueued. Throughput counts
     output tokens only. Each tok/s per user and per chip carries its 95% prediction interval for the
     measured speed: the prediction divided by the 97.5% and 2.5% quantiles of the ratio predicted /

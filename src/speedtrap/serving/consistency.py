@@ -3,9 +3,10 @@
 The serving pool (``speedtrap.serving.pool``) times decode steps that carry no prompt tokens, and the
 presets' speeds (``speedtrap backends``; docs/design.md §2) are such decode-only steps at the typical
 batch and context. The serving physics is fitted and validated with the steady-load rule of
-:func:`speedtrap.serving.pareto.steady_load`, in which every decode step also carries its share of
-the other requests' prompts (``(B − 1)·uncached/output`` tokens) unless a separate prefill pool takes
-them, and time to first token queues for the prefill. :func:`preset_under_steady_load` evaluates a
+:func:`speedtrap.serving.pareto.steady_load`, in which the decode steps also carry the other
+requests' prompts (``(B − 1)·uncached/output`` tokens per step on average, in whole chunks: a share of
+the steps carries one) unless a separate prefill pool takes them, and time to first token queues for
+the prefill. :func:`preset_under_steady_load` evaluates a
 preset both ways, so that a test can hold them equal: the GPU presets prefill on a separate pool
 (disaggregated), which makes the two rules agree. :func:`batch_for_speed` finds the load that would
 give a target speed under the rule.

@@ -90,7 +90,12 @@ class SteadyLoad:
 
 
 def _mean_step_s(
-    physics: ReplicaPhysics, running: float, context: float, prefill_per_step: float, isl: float, prompt: float
+    physics: ReplicaPhysics,
+    running: float,
+    context: float,
+    prefill_per_step: float,
+    isl: float,
+    prompt: float,
 ) -> float:
     """Mean seconds of a decode step that carries, on average, ``prefill_per_step`` prompt tokens of
     the other streams (module docstring). Prompts come in chunks of ``prefill_chunk_tokens`` (or whole,
