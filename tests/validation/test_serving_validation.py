@@ -140,6 +140,7 @@ def test_a_held_out_fit_never_sees_its_group(table, monkeypatch) -> None:
         assert group not in groups and groups == set(table["group"]) - {group}
 
 
+@pytest.mark.slow  # the leave-one-group-out fixture: about a minute (make test-slow)
 def test_every_measurement_is_predicted_both_ways(check, table) -> None:
     for fit in ("in_sample", "held_out"):
         part = check[check["fit"] == fit]
@@ -155,6 +156,7 @@ def test_every_measurement_is_predicted_both_ways(check, table) -> None:
     assert check.loc[at_derived, "concurrency"].eq(1).all()
 
 
+@pytest.mark.slow  # the leave-one-group-out fixture: about a minute (make test-slow)
 def test_equal_interactivity_compares_where_the_frontier_has_the_measured_speed(check) -> None:
     points = check[(check["comparison"] == "equal_interactivity") & check["reached"]]
     assert len(points) >= 30
@@ -165,6 +167,7 @@ def _headline(check, metric: str):  # type: ignore[no-untyped-def]
     return summary[(summary["fit"] == "held_out") & (summary["metric"] == metric)].iloc[0]
 
 
+@pytest.mark.slow  # the leave-one-group-out fixture: about a minute (make test-slow)
 @pytest.mark.xfail(
     strict=True,
     reason="measured (2026-12-08, 176 rows, prompts in whole chunks, per-stack efficiency and "
@@ -177,6 +180,7 @@ def test_held_out_median_error_within_20_percent(check, metric: str) -> None:
     assert _headline(check, metric)["median_abs_error"] <= TARGET_MEDIAN_ABS_ERROR
 
 
+@pytest.mark.slow  # the leave-one-group-out fixture: about a minute (make test-slow)
 @pytest.mark.xfail(
     strict=True,
     reason="measured (2026-12-08, 176 rows, prompts in whole chunks, stack scheduling time): worst "
@@ -188,6 +192,7 @@ def test_no_held_out_error_worse_than_100_percent(check) -> None:
         assert _headline(check, metric)["worst_abs_error"] <= TARGET_WORST_ABS_ERROR
 
 
+@pytest.mark.slow  # the leave-one-group-out fixture: about a minute (make test-slow)
 @pytest.mark.xfail(
     strict=True,
     reason="measured (2026-12-08, 176 rows, prompts in whole chunks, stack scheduling time): held-out median "
@@ -197,6 +202,7 @@ def test_held_out_ttft_median_within_30_percent(check) -> None:
     assert _headline(check, "ttft_s")["median_abs_error"] <= TARGET_TTFT_MEDIAN_ABS_ERROR
 
 
+@pytest.mark.slow  # the leave-one-group-out fixture: about a minute (make test-slow)
 def test_summary_reports_both_fits_and_the_stated_concurrencies(check) -> None:
     for headline in (True, False):
         summary = summarize(check, headline=headline)
@@ -244,6 +250,7 @@ def test_decode_flop_efficiency_never_exceeds_the_prefill_efficiency() -> None:
     assert factors_of_fit(vector).amd_eta_flop == pytest.approx(0.3)
 
 
+@pytest.mark.slow  # the leave-one-group-out fixture: about a minute (make test-slow)
 def test_the_stored_residuals_are_this_fits_held_out_errors(check) -> None:
     # speedtrap pareto's prediction intervals read them; regenerate with write_residuals(check)
     from speedtrap.validation.serving_intervals import held_out_residuals, load_residuals
@@ -253,6 +260,7 @@ def test_the_stored_residuals_are_this_fits_held_out_errors(check) -> None:
     assert np.allclose(stored["log_error"], fresh["log_error"], rtol=0.0, atol=1e-9)
 
 
+@pytest.mark.slow  # the leave-one-group-out fixture: about a minute (make test-slow)
 def test_error_by_vendor_and_stack_summarises_the_held_out_rows(check) -> None:
     from speedtrap.validation.serving_intervals import error_by_vendor_and_stack, stack_of, vendor_of
 
@@ -364,6 +372,7 @@ def test_a_held_out_groups_stack_factor_is_fitted_only_from_other_groups(table) 
     )
 
 
+@pytest.mark.slow  # the leave-one-group-out fixture: about a minute (make test-slow)
 def test_the_documented_command_prints_this_fit(check, tmp_path, monkeypatch) -> None:
     """``speedtrap validate serving`` as the README and docs give it, on the module's held-out fit: the
     command's own call is the fixture's (the stored factors, the whole table, held out), so the fit is
