@@ -73,9 +73,23 @@ def test_the_gpu_presets_run_as_fast_under_the_fits_own_steady_load_rule(
     # typical 96k-token context, so the steady-load speed is the preset's speed.
     speed = preset_under_steady_load(backend_preset(name), uncached_tokens=uncached, output_tokens=output)
     assert speed.steady_tok_s == pytest.approx(speed.decode_only_tok_s, rel=1e-9)
-    # without the separate prefill pool the prompts would share the decode steps and slow them
+    # without the separate prefill pool the prompts would share the decode steps and slow them: a
+    # share q of the steps carries a whole prompt (the layout has no chunk budget), (B − 1)·uncached per
+    # output token over uncached tokens per chunk, and the rest none
     aggregated = backend_preset(name).model_copy(update={"disaggregation": None})
     shared = preset_under_steady_load(aggregated, uncached_tokens=uncached, output_tokens=output)
+    physics = ReplicaPhysics.from_backend(aggregated)
+    batch, context = aggregated.typical_batch, float(aggregated.typical_context_tokens)
+    assert physics.prefill_chunk_tokens is None and physics.max_batch(context) >= batch
+    cached = context - uncached - output / 2.0
+    share = (batch - 1) * physics.tokens_per_step / output
+    assert 0.0 < share < 1.0
+    plain = physics.decode_step_s(batch, context)
+    carrying = physics.decode_step_s(batch, context, uncached, 2.0 * cached + uncached)
+    mean_step = (1.0 - share) * plain + share * carrying
+    assert shared.steady_tok_s == pytest.approx(
+        physics.decode_speedup * physics.tokens_per_step / mean_step, rel=1e-9
+    )
     assert shared.steady_tok_s < speed.steady_tok_s
 
 

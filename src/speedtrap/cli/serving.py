@@ -354,12 +354,12 @@ def pareto(
     time) and the chip cost of a million output tokens beside the list price. With --isl/--osl the
     steps also carry the other requests' prompts (steady load: a share of the steps carries a prompt
     chunk, the rest none) and time to first token queues: for the prefill server (an M/D/1 wait,
-    mean and median) and, beyond the KV-memory cap,
-    for admission; without them it is one prompt of the whole context, unqueued. Throughput counts
-    output tokens only. Each tok/s per user and per chip carries its 95% prediction interval for the
-    measured speed: the prediction divided by the 97.5% and 2.5% quantiles of the ratio predicted /
-    measured over the held-out rows of `speedtrap validate serving` (leave one configuration group
-    out) on the hardware's vendor (and --stack), with the count they rest on.
+    mean and median) and, beyond the KV-memory cap, for admission; without them it is one prompt of
+    the whole context, unqueued. Throughput counts output tokens only. Each tok/s per user and per
+    chip carries its 95% prediction interval for the measured speed: the prediction divided by the
+    97.5% and 2.5% quantiles of the ratio predicted / measured over the held-out rows of `speedtrap
+    validate serving` (leave one configuration group out) on the hardware's vendor (and --stack),
+    with the count they rest on.
 
     JSON (--json), schema_version 1: {"schema_version": 1, "model", "hardware": str,
     "chips_per_replica", "context_tokens", "kv_batch_cap" (streams), "cached_tokens": int, "isl_tokens",
